@@ -1,0 +1,120 @@
+#include "framework/tensor.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "platform/device.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+
+int64_t NumElements(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  return count;
+}
+
+std::string DimsToString(absl::Span<const int64_t> dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+absl::Status Tensor::Allocate(const Place& place, DataType dtype, Dims dims) {
+  SF_CHECK(IsValidDataType(dtype), "cannot allocate a tensor of dtype %s",
+           DataTypeName(dtype));
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    SF_CHECK(d >= 0, "cannot allocate a tensor of shape %s: negative dimension",
+             DimsToString(dims));
+    SF_CHECK(d == 0 || count <= INT64_MAX / d,
+             "cannot allocate a tensor of shape %s: too many elements",
+             DimsToString(dims));
+    count *= d;
+  }
+  const size_t bytes = static_cast<size_t>(count) * SizeOf(dtype);
+  const bool reuse = buffer_ != nullptr && place_ == place &&
+                     buffer_.use_count() == 1 &&
+                     buffer_->size() - byte_offset_ >= bytes;
+  if (!reuse) {
+    SF_ASSIGN_OR_RETURN(Allocator * allocator, GetAllocator(place));
+    SF_ASSIGN_OR_RETURN(buffer_, allocator->Allocate(bytes));
+    byte_offset_ = 0;
+  }
+  dims_ = std::move(dims);
+  numel_ = count;
+  dtype_ = dtype;
+  place_ = place;
+  return absl::OkStatus();
+}
+
+void Tensor::ShareBufferWith(const Tensor& other) { *this = other; }
+
+absl::StatusOr<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
+  SF_CHECK(rank() >= 1, "cannot slice %s: a scalar has no dimension 0",
+           DebugString());
+  SF_CHECK(0 <= begin && begin <= end && end <= dims_[0],
+           "cannot slice rows [%d, %d) of %s", begin, end, DebugString());
+  Tensor slice = *this;
+  const int64_t row_elements = dims_[0] == 0 ? 0 : numel_ / dims_[0];
+  slice.dims_[0] = end - begin;
+  slice.numel_ = row_elements * (end - begin);
+  slice.byte_offset_ +=
+      static_cast<size_t>(begin * row_elements) * SizeOf(dtype_);
+  return slice;
+}
+
+absl::Status Tensor::Reshape(Dims dims) {
+  int inferred_axis = -1;
+  int64_t known = 1;
+  for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
+    if (dims[i] == -1) {
+      SF_CHECK(inferred_axis < 0,
+               "cannot reshape %s to %s: more than one dimension is -1",
+               DebugString(), DimsToString(dims));
+      inferred_axis = i;
+      continue;
+    }
+    SF_CHECK(dims[i] >= 0, "cannot reshape %s to %s: negative dimension",
+             DebugString(), DimsToString(dims));
+    known *= dims[i];
+  }
+  if (inferred_axis >= 0) {
+    SF_CHECK(known > 0 && numel_ % known == 0,
+             "cannot reshape %s to %s: %d elements do not divide evenly",
+             DebugString(), DimsToString(dims), numel_);
+    dims[inferred_axis] = numel_ / known;
+    known = numel_;
+  }
+  SF_CHECK(known == numel_,
+           "cannot reshape %s to %s: %d elements, the new shape holds %d",
+           DebugString(), DimsToString(dims), numel_, known);
+  dims_ = std::move(dims);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> Tensor::CopyTo(const Place& place) const {
+  SF_CHECK_CODE(initialized() || numel_ == 0,
+                absl::StatusCode::kFailedPrecondition,
+                "cannot copy %s: it has no buffer", DebugString());
+  Tensor copy;
+  SF_RETURN_IF_ERROR(copy.Allocate(place, dtype_, dims_));
+  SF_RETURN_IF_ERROR(
+      CopyBytes(place, copy.raw_data(), place_, raw_data(), nbytes()));
+  return copy;
+}
+
+absl::Status Tensor::CheckType(DataType dtype) const {
+  SF_CHECK_CODE(initialized() || numel_ == 0,
+                absl::StatusCode::kFailedPrecondition,
+                "tensor %s has no buffer", DebugString());
+  SF_CHECK(dtype_ == dtype, "expected a tensor of dtype %s, got %s",
+           DataTypeName(dtype), DebugString());
+  return absl::OkStatus();
+}
+
+std::string Tensor::DebugString() const {
+  return absl::StrFormat("Tensor<%s, %s, %s>", DataTypeName(dtype_),
+                         DimsToString(dims_), place_.ToString());
+}
+
+}  // namespace scopeflow

@@ -1,0 +1,63 @@
+#include "platform/allocator.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+
+Allocation::Allocation(void* data, size_t size,
+                       std::shared_ptr<Allocator> allocator)
+    : data_(data), size_(size), allocator_(std::move(allocator)) {}
+
+Allocation::~Allocation() {
+  if (data_ != nullptr) allocator_->Free(data_, size_);
+}
+
+const Place& Allocation::place() const { return allocator_->place(); }
+
+absl::StatusOr<std::shared_ptr<Allocation>> Allocator::Allocate(size_t bytes) {
+  if (bytes == 0) {
+    return std::make_shared<Allocation>(nullptr, 0, shared_from_this());
+  }
+  absl::StatusOr<void*> data = AllocateRaw(bytes);
+  if (!data.ok()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "out of memory on %s: asked for %d bytes with %d bytes in use in %d "
+        "allocations (%s)",
+        place_.ToString(), bytes, bytes_in_use_.load(),
+        live_allocations_.load(), data.status().message()));
+  }
+  const int64_t in_use =
+      bytes_in_use_.fetch_add(static_cast<int64_t>(bytes)) + bytes;
+  int64_t peak = peak_bytes_in_use_.load(std::memory_order_relaxed);
+  while (in_use > peak &&
+         !peak_bytes_in_use_.compare_exchange_weak(peak, in_use)) {
+  }
+  num_allocations_.fetch_add(1, std::memory_order_relaxed);
+  live_allocations_.fetch_add(1, std::memory_order_relaxed);
+  return std::make_shared<Allocation>(*data, bytes, shared_from_this());
+}
+
+void Allocator::Free(void* data, size_t bytes) {
+  FreeRaw(data, bytes);
+  bytes_in_use_.fetch_sub(static_cast<int64_t>(bytes));
+  live_allocations_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+AllocatorStats Allocator::stats() const {
+  AllocatorStats stats;
+  stats.bytes_in_use = bytes_in_use_.load();
+  stats.peak_bytes_in_use = peak_bytes_in_use_.load();
+  stats.num_allocations = num_allocations_.load();
+  stats.live_allocations = live_allocations_.load();
+  return stats;
+}
+
+absl::StatusOr<AllocatorStats> GetAllocatorStats(const Place& place) {
+  SF_ASSIGN_OR_RETURN(Allocator * allocator, GetAllocator(place));
+  return allocator->stats();
+}
+
+}  // namespace scopeflow

@@ -1,0 +1,29 @@
+// The build of platform/cuda_runtime.h without CUDA: there is no device.
+#include "platform/cuda_runtime.h"
+
+namespace scopeflow {
+namespace {
+
+absl::Status NoCuda() {
+  return absl::FailedPreconditionError(
+      "this build of scopeflow has no CUDA support (no nvcc was found at "
+      "build time, or --config=cpu_only was given)");
+}
+
+}  // namespace
+
+bool BuiltWithCuda() { return false; }
+
+int CudaDeviceCount() { return 0; }
+
+absl::StatusOr<void*> CudaMalloc(int /*device*/, size_t /*bytes*/) {
+  return NoCuda();
+}
+
+void CudaFree(int /*device*/, void* /*data*/) {}
+
+absl::Status CudaMemcpy(void* /*dst*/, const void* /*src*/, size_t /*bytes*/) {
+  return NoCuda();
+}
+
+}  // namespace scopeflow

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package scopeflow needs to build, test and benchmark.
+# Idempotent: packages already present are skipped, so calling it before every
+# command costs a second.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap bazel-rules-java bazel-platforms
+  g++ pkg-config
+  libprotobuf-dev protobuf-compiler
+  libabsl-dev
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  libdnnl-dev
+  clang-format
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
