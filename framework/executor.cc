@@ -1,0 +1,547 @@
+#include "framework/executor.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "framework/net_io.h"
+#include "platform/device.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+std::string InfoToString(const VarInfo& info) {
+  return absl::StrCat(DataTypeName(info.dtype), " ",
+                      info.has_dims ? DimsToString(info.dims) : "[?]");
+}
+
+// Whether a declared shape admits `dims` (-1 matches anything).
+bool ShapeAdmits(const VarInfo& declared, absl::Span<const int64_t> dims) {
+  if (!declared.has_dims) return true;
+  if (declared.dims.size() != dims.size()) return false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (declared.dims[i] >= 0 && dims[i] >= 0 && declared.dims[i] != dims[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string SlotNames(const std::vector<SlotSpec>& slots) {
+  std::vector<std::string> names;
+  for (const SlotSpec& slot : slots) names.push_back(slot.name);
+  return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+// Builds a PreparedNet, collecting every problem instead of stopping at the
+// first.
+class Preparer {
+ public:
+  Preparer(const BlockDef& block, const Place& place, PreparedNet& net,
+           std::vector<PreparedOp>& ops, std::vector<std::string>& names,
+           absl::flat_hash_map<std::string, int>& index,
+           std::vector<VarInfo>& infos, std::vector<bool>& persistable,
+           std::vector<bool>& written, std::vector<bool>& is_input)
+      : block_(block),
+        place_(place),
+        ops_(ops),
+        names_(names),
+        index_(index),
+        infos_(infos),
+        persistable_(persistable),
+        written_(written),
+        is_input_(is_input) {}
+
+  std::vector<std::string> Run() {
+    DeclareVars();
+    for (int i = 0; i < block_.ops_size(); ++i) PrepareOp(i, block_.ops(i));
+    return std::move(errors_);
+  }
+
+ private:
+  int VarIndex(const std::string& name) {
+    auto [it, inserted] = index_.try_emplace(name, names_.size());
+    if (inserted) {
+      names_.push_back(name);
+      infos_.emplace_back();
+      declared_.emplace_back();
+      persistable_.push_back(false);
+      written_.push_back(false);
+      is_input_.push_back(false);
+      defined_.push_back(false);
+      is_declared_.push_back(false);
+    }
+    return it->second;
+  }
+
+  void DeclareVars() {
+    for (const VarDef& var : block_.vars()) {
+      if (var.name().empty()) {
+        errors_.push_back("a variable of the block has an empty name");
+        continue;
+      }
+      if (index_.contains(var.name())) {
+        errors_.push_back(
+            absl::StrFormat("variable \"%s\" is declared twice", var.name()));
+        continue;
+      }
+      if (var.dtype() != DATA_TYPE_UNSPECIFIED &&
+          !IsValidDataType(var.dtype())) {
+        errors_.push_back(
+            absl::StrFormat("variable \"%s\" has invalid dtype %s", var.name(),
+                            DataTypeName(var.dtype())));
+      }
+      const int v = VarIndex(var.name());
+      VarInfo info;
+      info.dtype = var.dtype();
+      info.dims.assign(var.shape().begin(), var.shape().end());
+      info.has_dims = var.shape_size() > 0;
+      infos_[v] = info;
+      declared_[v] = info;
+      is_declared_[v] = true;
+      persistable_[v] = var.persistable();
+      defined_[v] = var.persistable();
+    }
+  }
+
+  // Binds the op's slots; false if any is wrong.
+  bool BindSlots(const std::string& prefix, const OpSpec& spec,
+                 const OpDef& def, PreparedOp& op, bool inputs) {
+    const auto& given = inputs ? def.inputs() : def.outputs();
+    const std::vector<SlotSpec>& declared =
+        inputs ? spec.inputs() : spec.outputs();
+    std::vector<std::vector<int>>& bound = inputs ? op.inputs : op.outputs;
+    const char* kind = inputs ? "input" : "output";
+    bound.assign(declared.size(), {});
+    std::vector<bool> seen(declared.size(), false);
+    bool ok = true;
+    for (const OpSlot& slot : given) {
+      const int s =
+          inputs ? spec.InputIndex(slot.slot()) : spec.OutputIndex(slot.slot());
+      if (s < 0) {
+        errors_.push_back(
+            absl::StrFormat("%s: unknown %s slot \"%s\" (%ss: %s)", prefix,
+                            kind, slot.slot(), kind, SlotNames(declared)));
+        ok = false;
+        continue;
+      }
+      if (seen[s]) {
+        errors_.push_back(absl::StrFormat("%s: %s slot \"%s\" is given twice",
+                                          prefix, kind, slot.slot()));
+        ok = false;
+        continue;
+      }
+      seen[s] = true;
+      for (const std::string& name : slot.vars()) {
+        if (name.empty()) {
+          errors_.push_back(
+              absl::StrFormat("%s: %s slot \"%s\" names an empty variable",
+                              prefix, kind, slot.slot()));
+          ok = false;
+          continue;
+        }
+        bound[s].push_back(VarIndex(name));
+      }
+    }
+    for (size_t s = 0; s < declared.size(); ++s) {
+      if (!declared[s].optional && bound[s].empty()) {
+        errors_.push_back(absl::StrFormat("%s: missing required %s \"%s\"",
+                                          prefix, kind, declared[s].name));
+        ok = false;
+      }
+      if (!declared[s].variadic && bound[s].size() > 1) {
+        errors_.push_back(
+            absl::StrFormat("%s: %s \"%s\" takes one variable, got %d", prefix,
+                            kind, declared[s].name, bound[s].size()));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  bool BindAttrs(const std::string& prefix, const OpSpec& spec,
+                 const OpDef& def, PreparedOp& op) {
+    bool ok = true;
+    for (const AttrDef& attr : def.attrs()) {
+      const AttrSpec* attr_spec = spec.FindAttr(attr.name());
+      if (attr_spec == nullptr) {
+        std::vector<std::string> known;
+        for (const AttrSpec& a : spec.attrs()) known.push_back(a.name);
+        errors_.push_back(absl::StrFormat(
+            "%s: unknown attribute \"%s\" (attributes: %s)", prefix,
+            attr.name(), known.empty() ? "none" : absl::StrJoin(known, ", ")));
+        ok = false;
+        continue;
+      }
+      absl::StatusOr<AttrValue> value = AttrValueFromProto(attr);
+      if (value.ok()) value = ConvertAttrValue(*value, attr_spec->type);
+      if (!value.ok()) {
+        errors_.push_back(absl::StrFormat("%s: attribute \"%s\": %s", prefix,
+                                          attr.name(),
+                                          value.status().message()));
+        ok = false;
+        continue;
+      }
+      if (attr_spec->check != nullptr) {
+        absl::Status checked = attr_spec->check(*value);
+        if (!checked.ok()) {
+          errors_.push_back(absl::StrFormat("%s: attribute \"%s\" %s", prefix,
+                                            attr.name(), checked.message()));
+          ok = false;
+          continue;
+        }
+      }
+      op.attrs.Set(attr.name(), *std::move(value));
+    }
+    for (const AttrSpec& attr_spec : spec.attrs()) {
+      if (op.attrs.Has(attr_spec.name)) continue;
+      if (attr_spec.default_value.has_value()) {
+        op.attrs.Set(attr_spec.name, *attr_spec.default_value);
+      } else {
+        errors_.push_back(absl::StrFormat(
+            "%s: missing required attribute \"%s\" (%s)", prefix,
+            attr_spec.name, AttrTypeName(attr_spec.type)));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  bool CheckReads(const std::string& prefix, const OpSpec& spec,
+                  const PreparedOp& op) {
+    bool ok = true;
+    for (size_t s = 0; s < op.inputs.size(); ++s) {
+      for (int v : op.inputs[s]) {
+        if (defined_[v]) continue;
+        if (is_declared_[v]) {
+          if (declared_[v].dtype == DATA_TYPE_UNSPECIFIED) {
+            errors_.push_back(absl::StrFormat(
+                "%s: input \"%s\" reads variable \"%s\", an input of the net "
+                "that declares no dtype",
+                prefix, spec.inputs()[s].name, names_[v]));
+            ok = false;
+          }
+          // Declared and read before any write: the net's input, fed at Run.
+          is_input_[v] = true;
+          defined_[v] = true;
+          continue;
+        }
+        errors_.push_back(absl::StrFormat(
+            "%s: input \"%s\" reads variable \"%s\" before any op writes it "
+            "(it is not persistable, and not declared in the block's vars "
+            "as an input to feed)",
+            prefix, spec.inputs()[s].name, names_[v]));
+        defined_[v] = true;  // Report each such variable once.
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  void CheckOutputsAgainstDeclarations(const std::string& prefix,
+                                       const OpSpec& spec,
+                                       const PreparedOp& op) {
+    for (size_t s = 0; s < op.outputs.size(); ++s) {
+      for (int v : op.outputs[s]) {
+        if (!is_declared_[v]) continue;
+        const VarInfo& declared = declared_[v];
+        const VarInfo& inferred = infos_[v];
+        const bool dtype_clash = declared.dtype != DATA_TYPE_UNSPECIFIED &&
+                                 inferred.dtype != DATA_TYPE_UNSPECIFIED &&
+                                 declared.dtype != inferred.dtype;
+        const bool shape_clash =
+            inferred.has_dims && !ShapeAdmits(declared, inferred.dims);
+        if (dtype_clash || shape_clash) {
+          errors_.push_back(absl::StrFormat(
+              "%s: output \"%s\" (variable \"%s\") is inferred as %s but "
+              "declared as %s",
+              prefix, spec.outputs()[s].name, names_[v], InfoToString(inferred),
+              InfoToString(declared)));
+        }
+      }
+    }
+  }
+
+  void PrepareOp(int i, const OpDef& def) {
+    const std::string prefix = absl::StrFormat("op %d (%s)", i, def.type());
+    PreparedOp op;
+    op.index = i;
+    op.spec = OpRegistry::Global().Find(def.type());
+    if (op.spec == nullptr) {
+      errors_.push_back(
+          absl::StrFormat("%s: unknown op type \"%s\"", prefix, def.type()));
+      MarkOutputsDefined(def);
+      return;
+    }
+    const OpSpec& spec = *op.spec;
+    bool ok = BindSlots(prefix, spec, def, op, /*inputs=*/true);
+    ok = BindSlots(prefix, spec, def, op, /*inputs=*/false) && ok;
+    ok = BindAttrs(prefix, spec, def, op) && ok;
+    if (ok) ok = CheckReads(prefix, spec, op);
+    if (ok && spec.infer() != nullptr) {
+      InferContext context(op, infos_, names_);
+      absl::Status inferred = spec.infer()(context);
+      if (!inferred.ok()) {
+        errors_.push_back(absl::StrCat(prefix, ": ", inferred.message()));
+        ok = false;
+      }
+    }
+    if (ok) {
+      CheckOutputsAgainstDeclarations(prefix, spec, op);
+      ok = ChooseKernel(prefix, op);
+    }
+    MarkOutputsDefined(def);
+    for (const auto& slot : op.outputs) {
+      for (int v : slot) written_[v] = true;
+    }
+    if (ok) ops_.push_back(std::move(op));
+  }
+
+  bool ChooseKernel(const std::string& prefix, PreparedOp& op) {
+    const OpSpec& spec = *op.spec;
+    const int slot = spec.kernel_dtype_slot();
+    const bool from_input =
+        spec.kernel_dtype_from_input() && !spec.inputs().empty();
+    const auto& slots = from_input ? op.inputs : op.outputs;
+    DataType dtype = DATA_TYPE_UNSPECIFIED;
+    if (slot >= 0 && slot < static_cast<int>(slots.size()) &&
+        !slots[slot].empty()) {
+      dtype = infos_[slots[slot][0]].dtype;
+    }
+    op.kernel = spec.FindKernel(KernelKey{place_.type(), dtype});
+    if (op.kernel == nullptr) {
+      errors_.push_back(absl::StrFormat(
+          "%s: no kernel for dtype %s on %s (kernels there: %s)", prefix,
+          DataTypeName(dtype), place_.ToString(),
+          spec.KernelDtypes(place_.type())));
+      return false;
+    }
+    return true;
+  }
+
+  void MarkOutputsDefined(const OpDef& def) {
+    for (const OpSlot& slot : def.outputs()) {
+      for (const std::string& name : slot.vars()) {
+        if (!name.empty()) defined_[VarIndex(name)] = true;
+      }
+    }
+  }
+
+  const BlockDef& block_;
+  const Place& place_;
+  std::vector<PreparedOp>& ops_;
+  std::vector<std::string>& names_;
+  absl::flat_hash_map<std::string, int>& index_;
+  std::vector<VarInfo>& infos_;
+  std::vector<bool>& persistable_;
+  std::vector<bool>& written_;
+  std::vector<bool>& is_input_;
+  std::vector<VarInfo> declared_;
+  std::vector<bool> is_declared_;
+  std::vector<bool> defined_;
+  std::vector<std::string> errors_;
+};
+
+// Deletes the run's child scope however the run ends.
+class RunScope {
+ public:
+  explicit RunScope(Scope& parent)
+      : parent_(parent), scope_(parent.NewScope()) {}
+  ~RunScope() { parent_.DeleteScope(&scope_).IgnoreError(); }
+  Scope& get() { return scope_; }
+
+ private:
+  Scope& parent_;
+  Scope& scope_;
+};
+
+VarInfo InfoOf(const Tensor& tensor) {
+  VarInfo info;
+  info.dtype = tensor.dtype();
+  info.dims = tensor.dims();
+  info.has_dims = true;
+  return info;
+}
+
+bool FullyKnown(const VarInfo& info) {
+  if (!info.has_dims || !IsValidDataType(info.dtype)) return false;
+  for (int64_t d : info.dims) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int PreparedNet::VarIndex(absl::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? -1 : it->second;
+}
+
+absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
+                                              const Place& place) const {
+  SF_RETURN_IF_ERROR(CheckNetFormatVersion(net));
+  SF_CHECK(block >= 0 && block < net.blocks_size(),
+           "net \"%s\" has no block %d (it has %d)", net.name(), block,
+           net.blocks_size());
+  SF_RETURN_IF_ERROR(CheckPlaceAvailable(place));
+  PreparedNet prepared;
+  prepared.place_ = place;
+  Preparer preparer(net.blocks(block), place, prepared, prepared.ops_,
+                    prepared.names_, prepared.index_, prepared.infos_,
+                    prepared.persistable_, prepared.written_,
+                    prepared.is_input_);
+  std::vector<std::string> errors = preparer.Run();
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "net \"%s\" block %d has %d problem(s):\n  %s", net.name(), block,
+        errors.size(), absl::StrJoin(errors, "\n  ")));
+  }
+  prepared.last_use_.assign(prepared.names_.size(), -1);
+  for (const PreparedOp& op : prepared.ops_) {
+    for (const auto* slots : {&op.inputs, &op.outputs}) {
+      for (const auto& slot : *slots) {
+        for (int v : slot) prepared.last_use_[v] = op.index;
+      }
+    }
+  }
+  for (size_t v = 0; v < prepared.names_.size(); ++v) {
+    if (prepared.is_input_[v])
+      prepared.input_names_.push_back(prepared.names_[v]);
+  }
+  return prepared;
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::Run(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches) const {
+  const int n = static_cast<int>(prepared.names_.size());
+  const Place& place = prepared.place_;
+  RunScope run_scope(scope);
+  std::vector<Tensor*> tensors(n);
+  std::vector<VarInfo> infos = prepared.infos_;
+  for (int v = 0; v < n; ++v) {
+    const std::string& name = prepared.names_[v];
+    Variable* var = nullptr;
+    if (!prepared.persistable_[v]) {
+      var = run_scope.get().Var(name);
+    } else if (prepared.written_[v]) {
+      var = scope.Var(name);
+    } else {
+      var = scope.FindVar(name);
+      SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
+                    "persistable variable \"%s\" is not in the scope: run the "
+                    "startup net or load the parameters first",
+                    name);
+    }
+    absl::StatusOr<Tensor*> tensor = var->GetMutable<Tensor>();
+    if (!tensor.ok()) {
+      return absl::Status(
+          tensor.status().code(),
+          absl::StrCat("variable \"", name, "\": ", tensor.status().message()));
+    }
+    tensors[v] = *tensor;
+    if (prepared.persistable_[v] && !prepared.written_[v]) {
+      SF_CHECK_CODE(tensors[v]->initialized(),
+                    absl::StatusCode::kFailedPrecondition,
+                    "persistable variable \"%s\" holds no tensor: run the "
+                    "startup net or load the parameters first",
+                    name);
+      infos[v] = InfoOf(*tensors[v]);
+    }
+  }
+
+  std::vector<bool> fed(n, false);
+  for (const Feed& feed : feeds) {
+    const int v = prepared.VarIndex(feed.name);
+    SF_CHECK(v >= 0 && prepared.is_input_[v],
+             "feed \"%s\" is not an input of the net (inputs: %s)", feed.name,
+             absl::StrJoin(prepared.input_names_, ", "));
+    const VarInfo& declared = prepared.infos_[v];
+    SF_CHECK(feed.tensor.dtype() == declared.dtype &&
+                 ShapeAdmits(declared, feed.tensor.dims()),
+             "feed \"%s\": expected %s, got %s", feed.name,
+             InfoToString(declared), feed.tensor.DebugString());
+    if (feed.tensor.place() == place) {
+      tensors[v]->ShareBufferWith(feed.tensor);
+    } else {
+      SF_ASSIGN_OR_RETURN(*tensors[v], feed.tensor.CopyTo(place));
+    }
+    infos[v] = InfoOf(feed.tensor);
+    fed[v] = true;
+  }
+  for (int v = 0; v < n; ++v) {
+    SF_CHECK(!prepared.is_input_[v] || fed[v], "input \"%s\" is not fed",
+             prepared.names_[v]);
+  }
+
+  std::vector<int> fetch_index;
+  std::vector<bool> fetched(n, false);
+  for (const std::string& name : fetches) {
+    const int v = prepared.VarIndex(name);
+    SF_CHECK(v >= 0, "fetch \"%s\": the net has no such variable", name);
+    fetch_index.push_back(v);
+    fetched[v] = true;
+  }
+
+  for (const PreparedOp& op : prepared.ops_) {
+    if (op.spec->infer() != nullptr) {
+      InferContext context(op, infos, prepared.names_);
+      absl::Status inferred = op.spec->infer()(context);
+      if (!inferred.ok()) {
+        return absl::Status(
+            inferred.code(),
+            absl::StrFormat("op %d (%s): %s", op.index, op.spec->type(),
+                            inferred.message()));
+      }
+    }
+    for (const auto& slot : op.outputs) {
+      for (int v : slot) {
+        if (!FullyKnown(infos[v])) continue;
+        absl::Status allocated =
+            tensors[v]->Allocate(place, infos[v].dtype, infos[v].dims);
+        if (!allocated.ok()) {
+          return absl::Status(
+              allocated.code(),
+              absl::StrFormat("op %d (%s): output \"%s\": %s", op.index,
+                              op.spec->type(), prepared.names_[v],
+                              allocated.message()));
+        }
+      }
+    }
+    KernelContext context(op, tensors.data(), place);
+    absl::Status status = op.kernel(context);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrFormat("op %d (%s): %s", op.index,
+                                          op.spec->type(), status.message()));
+    }
+    if (!options_.free_dead_tensors) continue;
+    for (const auto* slots : {&op.inputs, &op.outputs}) {
+      for (const auto& slot : *slots) {
+        for (int v : slot) {
+          if (prepared.last_use_[v] == op.index && !prepared.persistable_[v] &&
+              !fetched[v]) {
+            *tensors[v] = Tensor();
+          }
+        }
+      }
+    }
+  }
+
+  std::vector<Tensor> results;
+  results.reserve(fetch_index.size());
+  for (int v : fetch_index) {
+    SF_CHECK_CODE(tensors[v]->initialized(),
+                  absl::StatusCode::kFailedPrecondition,
+                  "fetch \"%s\": no op of the net wrote it and it was not fed",
+                  prepared.names_[v]);
+    results.push_back(*tensors[v]);
+  }
+  return results;
+}
+
+}  // namespace scopeflow

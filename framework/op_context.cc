@@ -1,0 +1,80 @@
+#include "framework/op_context.h"
+
+#include <cassert>
+
+namespace scopeflow {
+namespace {
+
+int SlotSize(const std::vector<std::vector<int>>& slots, int slot) {
+  return slot < 0 ? 0 : static_cast<int>(slots[slot].size());
+}
+
+}  // namespace
+
+int InferContext::InputCount(absl::string_view slot) const {
+  return SlotSize(op_.inputs, op_.spec->InputIndex(slot));
+}
+
+int InferContext::OutputCount(absl::string_view slot) const {
+  return SlotSize(op_.outputs, op_.spec->OutputIndex(slot));
+}
+
+int InferContext::InputVar(absl::string_view slot, int i) const {
+  const int index = op_.spec->InputIndex(slot);
+  assert(index >= 0 && i < static_cast<int>(op_.inputs[index].size()));
+  return op_.inputs[index][i];
+}
+
+int InferContext::OutputVar(absl::string_view slot, int i) const {
+  const int index = op_.spec->OutputIndex(slot);
+  assert(index >= 0 && i < static_cast<int>(op_.outputs[index].size()));
+  return op_.outputs[index][i];
+}
+
+const VarInfo& InferContext::Input(absl::string_view slot, int i) const {
+  return table_[InputVar(slot, i)];
+}
+
+const std::string& InferContext::InputName(absl::string_view slot,
+                                           int i) const {
+  return names_[InputVar(slot, i)];
+}
+
+const std::string& InferContext::OutputName(absl::string_view slot,
+                                            int i) const {
+  return names_[OutputVar(slot, i)];
+}
+
+void InferContext::SetOutput(absl::string_view slot, int i, DataType dtype,
+                             Dims dims) {
+  VarInfo& info = table_[OutputVar(slot, i)];
+  info.dtype = dtype;
+  info.dims = std::move(dims);
+  info.has_dims = true;
+}
+
+void InferContext::SetOutput(absl::string_view slot, const VarInfo& info) {
+  table_[OutputVar(slot, 0)] = info;
+}
+
+int KernelContext::InputCount(absl::string_view slot) const {
+  return SlotSize(op_.inputs, op_.spec->InputIndex(slot));
+}
+
+int KernelContext::OutputCount(absl::string_view slot) const {
+  return SlotSize(op_.outputs, op_.spec->OutputIndex(slot));
+}
+
+const Tensor& KernelContext::Input(absl::string_view slot, int i) const {
+  const int index = op_.spec->InputIndex(slot);
+  assert(index >= 0 && i < static_cast<int>(op_.inputs[index].size()));
+  return *tensors_[op_.inputs[index][i]];
+}
+
+Tensor* KernelContext::Output(absl::string_view slot, int i) const {
+  const int index = op_.spec->OutputIndex(slot);
+  assert(index >= 0 && i < static_cast<int>(op_.outputs[index].size()));
+  return tensors_[op_.outputs[index][i]];
+}
+
+}  // namespace scopeflow

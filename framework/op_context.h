@@ -1,0 +1,97 @@
+// What shape inference and kernels see of the op they work for.
+#ifndef SCOPEFLOW_FRAMEWORK_OP_CONTEXT_H_
+#define SCOPEFLOW_FRAMEWORK_OP_CONTEXT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "framework/attribute.h"
+#include "framework/data_type.h"
+#include "framework/op_spec.h"
+#include "framework/tensor.h"
+#include "platform/place.h"
+
+namespace scopeflow {
+
+// A variable's dtype and shape as inference knows them. A dimension of -1
+// is unknown; has_dims false means even the rank is unknown.
+struct VarInfo {
+  DataType dtype = DATA_TYPE_UNSPECIFIED;
+  Dims dims;
+  bool has_dims = false;
+};
+
+// An op of a net, validated and bound to variable indices by Prepare.
+// Immutable after Prepare.
+struct PreparedOp {
+  int index = 0;  // position in its block
+  const OpSpec* spec = nullptr;
+  Attributes attrs;
+  // Per slot of spec->inputs() / outputs(): indices into the net's
+  // variable table (possibly empty for optional slots).
+  std::vector<std::vector<int>> inputs;
+  std::vector<std::vector<int>> outputs;
+  KernelFn kernel = nullptr;
+};
+
+// Shape inference's view: the op's attributes and the VarInfo of its
+// inputs and outputs in a table indexed like the net's variables.
+class InferContext {
+ public:
+  InferContext(const PreparedOp& op, std::vector<VarInfo>& table,
+               const std::vector<std::string>& names)
+      : op_(op), table_(table), names_(names) {}
+
+  int InputCount(absl::string_view slot) const;
+  bool HasInput(absl::string_view slot) const { return InputCount(slot) > 0; }
+  const VarInfo& Input(absl::string_view slot, int i = 0) const;
+  const std::string& InputName(absl::string_view slot, int i = 0) const;
+
+  int OutputCount(absl::string_view slot) const;
+  bool HasOutput(absl::string_view slot) const { return OutputCount(slot) > 0; }
+  const std::string& OutputName(absl::string_view slot, int i = 0) const;
+  void SetOutput(absl::string_view slot, int i, DataType dtype, Dims dims);
+  void SetOutput(absl::string_view slot, const VarInfo& info);
+
+  const Attributes& attrs() const { return op_.attrs; }
+  const std::string& op_type() const { return op_.spec->type(); }
+
+ private:
+  int InputVar(absl::string_view slot, int i) const;
+  int OutputVar(absl::string_view slot, int i) const;
+
+  const PreparedOp& op_;
+  std::vector<VarInfo>& table_;
+  const std::vector<std::string>& names_;
+};
+
+// A kernel's view of one run of its op: input and output tensors (outputs
+// already allocated as inference said), attributes and place.
+class KernelContext {
+ public:
+  KernelContext(const PreparedOp& op, Tensor* const* tensors,
+                const Place& place)
+      : op_(op), tensors_(tensors), place_(place) {}
+
+  int InputCount(absl::string_view slot) const;
+  bool HasInput(absl::string_view slot) const { return InputCount(slot) > 0; }
+  const Tensor& Input(absl::string_view slot, int i = 0) const;
+
+  int OutputCount(absl::string_view slot) const;
+  bool HasOutput(absl::string_view slot) const { return OutputCount(slot) > 0; }
+  Tensor* Output(absl::string_view slot, int i = 0) const;
+
+  const Attributes& attrs() const { return op_.attrs; }
+  const Place& place() const { return place_; }
+  const std::string& op_type() const { return op_.spec->type(); }
+
+ private:
+  const PreparedOp& op_;
+  Tensor* const* tensors_;
+  const Place& place_;
+};
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_FRAMEWORK_OP_CONTEXT_H_

@@ -1,0 +1,153 @@
+// OpSpec: what an operator declares (slots, attributes, shape inference,
+// kernels), and the registry of all of them.
+#ifndef SCOPEFLOW_FRAMEWORK_OP_SPEC_H_
+#define SCOPEFLOW_FRAMEWORK_OP_SPEC_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "framework/attribute.h"
+#include "framework/data_type.h"
+#include "platform/place.h"
+
+namespace scopeflow {
+
+class InferContext;
+class KernelContext;
+
+// Shape and dtype inference: reads the inputs' VarInfo and the attributes,
+// sets every output's. Runs at Prepare (dimensions may be -1, unknown) and
+// again before each kernel call (all dimensions known), so that the
+// executor allocates the outputs and kernels only compute.
+using InferFn = std::function<absl::Status(InferContext&)>;
+
+// Computes the outputs from the inputs. Outputs arrive allocated with the
+// inferred shape and dtype.
+using KernelFn = absl::Status (*)(KernelContext&);
+
+// An AttrSpec's check: OK or an error saying what was expected, e.g.
+// "must be positive"; the executor adds the op and attribute names.
+using AttrCheckFn = std::function<absl::Status(const AttrValue&)>;
+
+struct SlotSpec {
+  std::string name;
+  // May be absent or empty.
+  bool optional = false;
+  // May hold several variables (otherwise exactly one).
+  bool variadic = false;
+};
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  // Used when the op does not give the attribute; none: it is required.
+  std::optional<AttrValue> default_value;
+  AttrCheckFn check;
+};
+
+struct KernelKey {
+  DeviceType device;
+  DataType dtype;
+  friend bool operator==(const KernelKey& a, const KernelKey& b) {
+    return a.device == b.device && a.dtype == b.dtype;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const KernelKey& key) {
+    return H::combine(std::move(h), key.device, key.dtype);
+  }
+};
+
+// Declared once per op type, next to its kernels, with a chain of calls:
+//
+//   SF_REGISTER_OP(relu)
+//       .Input("X")
+//       .Output("Out")
+//       .Infer(SameShapeAsInput("X", "Out"))
+//       .Kernel(DeviceType::kCPU, kFloat32, &ReluKernel<float>);
+//
+// Specs are immutable once static initialisation is over, so any number of
+// threads may read them.
+class OpSpec {
+ public:
+  explicit OpSpec(std::string type) : type_(std::move(type)) {}
+
+  OpSpec& Input(std::string name, bool optional = false, bool variadic = false);
+  OpSpec& Output(std::string name, bool optional = false,
+                 bool variadic = false);
+  // A required attribute.
+  OpSpec& Attr(std::string name, AttrType type, AttrCheckFn check = nullptr);
+  // An attribute with a default.
+  OpSpec& Attr(std::string name, AttrType type, AttrValue default_value,
+               AttrCheckFn check = nullptr);
+  OpSpec& Infer(InferFn infer);
+  OpSpec& Kernel(DeviceType device, DataType dtype, KernelFn kernel);
+  // The kernel is chosen by the dtype of this input (default: the first
+  // declared input) or, for ops without inputs, of the first output.
+  OpSpec& KernelDtypeFromInput(std::string slot);
+  OpSpec& KernelDtypeFromOutput(std::string slot);
+
+  const std::string& type() const { return type_; }
+  const std::vector<SlotSpec>& inputs() const { return inputs_; }
+  const std::vector<SlotSpec>& outputs() const { return outputs_; }
+  const std::vector<AttrSpec>& attrs() const { return attrs_; }
+  const InferFn& infer() const { return infer_; }
+  // -1 if there is no such slot.
+  int InputIndex(absl::string_view slot) const;
+  int OutputIndex(absl::string_view slot) const;
+  const AttrSpec* FindAttr(absl::string_view name) const;
+  // Null if there is no kernel for `key`.
+  KernelFn FindKernel(const KernelKey& key) const;
+  // The dtypes with a kernel on `device`, e.g. "float32, float64".
+  std::string KernelDtypes(DeviceType device) const;
+  // Which slot picks the kernel dtype: (true, index) for an input slot,
+  // (false, index) for an output slot.
+  bool kernel_dtype_from_input() const { return kernel_dtype_from_input_; }
+  int kernel_dtype_slot() const;
+
+ private:
+  std::string type_;
+  std::vector<SlotSpec> inputs_;
+  std::vector<SlotSpec> outputs_;
+  std::vector<AttrSpec> attrs_;
+  InferFn infer_;
+  absl::flat_hash_map<KernelKey, KernelFn> kernels_;
+  bool kernel_dtype_from_input_ = true;
+  std::string kernel_dtype_slot_;
+};
+
+// Every registered op type. Registration happens during static
+// initialisation (SF_REGISTER_OP); lookups may come from any thread after.
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+
+  // A new spec for `type`; registering a type twice aborts the program
+  // (two definitions of one op are a build error, not a user error).
+  OpSpec& Add(absl::string_view type);
+  // Null if unknown.
+  const OpSpec* Find(absl::string_view type) const;
+  // All registered types, sorted.
+  std::vector<std::string> Types() const;
+
+ private:
+  absl::flat_hash_map<std::string, std::unique_ptr<OpSpec>> specs_;
+};
+
+#define SF_REGISTER_OP_CONCAT_INNER_(a, b) a##b
+#define SF_REGISTER_OP_CONCAT_(a, b) SF_REGISTER_OP_CONCAT_INNER_(a, b)
+
+// Registers op type `type` (an identifier) at static initialisation. Op
+// libraries are linked with alwayslink = True so the linker keeps them.
+#define SF_REGISTER_OP(type)                                           \
+  [[maybe_unused]] static ::scopeflow::OpSpec& SF_REGISTER_OP_CONCAT_( \
+      sf_op_spec_, __COUNTER__) = ::scopeflow::OpRegistry::Global().Add(#type)
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_FRAMEWORK_OP_SPEC_H_

@@ -1,0 +1,49 @@
+// Helpers for operator tests: build tensors and run one op through the
+// executor, as a net would.
+#ifndef SCOPEFLOW_FRAMEWORK_OP_TEST_UTIL_H_
+#define SCOPEFLOW_FRAMEWORK_OP_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/executor.h"
+#include "framework/tensor.h"
+
+namespace scopeflow {
+
+// A CPU tensor of `dims` holding `values` (row-major).
+template <typename T>
+Tensor MakeTensor(Dims dims, const std::vector<T>& values) {
+  Tensor tensor;
+  absl::Status status = tensor.Allocate(CPUPlace(), DataTypeOf<T>(), dims);
+  if (status.ok() && static_cast<int64_t>(values.size()) == tensor.numel()) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      tensor.data<T>()[i] = values[i];
+    }
+  }
+  return tensor;
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& tensor) {
+  const T* data = tensor.data<T>();
+  return std::vector<T>(data, data + tensor.numel());
+}
+
+// Runs the op written in protobuf text format (an OpDef, e.g.
+// `type: "relu" inputs { slot: "X" vars: "x" } outputs { slot: "Out" vars:
+// "y" }`) on the CPU. Each feed becomes a declared input variable with the
+// feed's dtype and shape; returns the `fetches` in order. Prepare's and
+// Run's errors come back as they are.
+absl::StatusOr<std::vector<Tensor>> RunOp(
+    const std::string& op_text, const std::vector<Feed>& feeds,
+    const std::vector<std::string>& fetches);
+
+// Prepares the one-op net RunOp would run and returns Prepare's status.
+absl::Status PrepareOp(const std::string& op_text,
+                       const std::vector<Feed>& feeds);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_FRAMEWORK_OP_TEST_UTIL_H_

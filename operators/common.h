@@ -1,0 +1,56 @@
+// Helpers shared by operator registrations: attribute checks, common shape
+// inference, broadcasting.
+#ifndef SCOPEFLOW_OPERATORS_COMMON_H_
+#define SCOPEFLOW_OPERATORS_COMMON_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "framework/attribute.h"
+#include "framework/op_context.h"
+#include "framework/op_spec.h"
+#include "framework/tensor.h"
+
+namespace scopeflow {
+
+// Attribute checks for OpSpec::Attr.
+AttrCheckFn Positive();     // int, int64, float, or every element of a list
+AttrCheckFn NonNegative();  // same
+AttrCheckFn InRange(double low, double high);         // low <= value <= high
+AttrCheckFn OneOf(std::vector<std::string> choices);  // string attributes
+
+// Inference: `out` gets the dtype and shape of `in`.
+InferFn SameAsInput(std::string in = "X", std::string out = "Out");
+
+// numpy broadcasting of two shapes (-1: unknown, matches anything). An
+// InvalidArgument error names both shapes when they do not broadcast.
+absl::StatusOr<Dims> BroadcastDims(absl::Span<const int64_t> a,
+                                   absl::Span<const int64_t> b);
+
+// `axis` in [-rank, rank) made non-negative; InvalidArgument naming the
+// attribute and the rank otherwise.
+absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank,
+                                  absl::string_view attr = "axis");
+
+// OK if the input of `slot` has rank within [min_rank, max_rank]; errors
+// name the slot, the variable and its shape.
+absl::Status CheckRank(const InferContext& context, absl::string_view slot,
+                       int min_rank, int max_rank);
+
+// Error unless the input of `slot` has `dtype`, naming slot and variable.
+absl::Status CheckDtype(const InferContext& context, absl::string_view slot,
+                        DataType dtype);
+
+// Error unless the inputs of slots `a` and `b` have one dtype.
+absl::Status CheckSameDtype(const InferContext& context, absl::string_view a,
+                            absl::string_view b);
+
+// Row-major strides of `dims`, in elements.
+Dims StridesOf(absl::Span<const int64_t> dims);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_COMMON_H_

@@ -1,0 +1,118 @@
+// Ops that create tensors: fill_constant, gaussian_random, uniform_random,
+// assign.
+#include <cstdint>
+#include <cstring>
+#include <random>
+
+#include "framework/op_spec.h"
+#include "operators/common.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+// Output "Out" of the dtype and shape the attributes give.
+absl::Status InferFromShapeAttr(InferContext& context) {
+  const auto& shape = context.attrs().Get<std::vector<int64_t>>("shape");
+  const auto dtype =
+      static_cast<DataType>(context.attrs().Get<int32_t>("dtype"));
+  SF_CHECK(IsValidDataType(dtype), "attribute \"dtype\" = %d is not a dtype",
+           static_cast<int>(dtype));
+  context.SetOutput("Out", 0, dtype, Dims(shape.begin(), shape.end()));
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status FillConstant(KernelContext& context) {
+  Tensor* out = context.Output("Out");
+  const T value = static_cast<T>(context.attrs().Get<float>("value"));
+  T* data = out->data<T>();
+  for (int64_t i = 0; i < out->numel(); ++i) data[i] = value;
+  return absl::OkStatus();
+}
+
+// The random ops draw from std::mt19937 seeded by the "seed" attribute, and
+// std::normal_distribution / uniform_real_distribution: the same seed gives
+// the same tensor on every run (libstdc++'s distributions are fixed).
+absl::Status GaussianRandom(KernelContext& context) {
+  Tensor* out = context.Output("Out");
+  std::mt19937 engine(
+      static_cast<uint32_t>(context.attrs().Get<int32_t>("seed")));
+  std::normal_distribution<float> dist(context.attrs().Get<float>("mean"),
+                                       context.attrs().Get<float>("std"));
+  float* data = out->data<float>();
+  for (int64_t i = 0; i < out->numel(); ++i) data[i] = dist(engine);
+  return absl::OkStatus();
+}
+
+absl::Status UniformRandom(KernelContext& context) {
+  Tensor* out = context.Output("Out");
+  const float low = context.attrs().Get<float>("min");
+  const float high = context.attrs().Get<float>("max");
+  SF_CHECK(low < high, "attribute \"min\" (%g) must be below \"max\" (%g)", low,
+           high);
+  std::mt19937 engine(
+      static_cast<uint32_t>(context.attrs().Get<int32_t>("seed")));
+  std::uniform_real_distribution<float> dist(low, high);
+  float* data = out->data<float>();
+  for (int64_t i = 0; i < out->numel(); ++i) data[i] = dist(engine);
+  return absl::OkStatus();
+}
+
+absl::Status Assign(KernelContext& context) {
+  // A deep copy: later writes to Out never show in X.
+  const Tensor& x = context.Input("X");
+  Tensor* out = context.Output("Out");
+  std::memcpy(out->raw_data(), x.raw_data(), x.nbytes());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(fill_constant)
+    .Output("Out")
+    .Attr("shape", AttrType::kInt64s, NonNegative())
+    .Attr("value", AttrType::kFloat, AttrValue(0.0f))
+    .Attr("dtype", AttrType::kInt, AttrValue(static_cast<int32_t>(kFloat32)))
+    .Infer(InferFromShapeAttr)
+    .KernelDtypeFromOutput("Out")
+    .Kernel(DeviceType::kCPU, kFloat32, &FillConstant<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &FillConstant<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &FillConstant<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &FillConstant<int64_t>)
+    .Kernel(DeviceType::kCPU, kBool, &FillConstant<bool>);
+
+SF_REGISTER_OP(gaussian_random)
+    .Output("Out")
+    .Attr("shape", AttrType::kInt64s, NonNegative())
+    .Attr("mean", AttrType::kFloat, AttrValue(0.0f))
+    .Attr("std", AttrType::kFloat, AttrValue(1.0f), Positive())
+    .Attr("seed", AttrType::kInt, AttrValue(0))
+    .Attr("dtype", AttrType::kInt, AttrValue(static_cast<int32_t>(kFloat32)))
+    .Infer(InferFromShapeAttr)
+    .KernelDtypeFromOutput("Out")
+    .Kernel(DeviceType::kCPU, kFloat32, &GaussianRandom);
+
+SF_REGISTER_OP(uniform_random)
+    .Output("Out")
+    .Attr("shape", AttrType::kInt64s, NonNegative())
+    .Attr("min", AttrType::kFloat, AttrValue(-1.0f))
+    .Attr("max", AttrType::kFloat, AttrValue(1.0f))
+    .Attr("seed", AttrType::kInt, AttrValue(0))
+    .Attr("dtype", AttrType::kInt, AttrValue(static_cast<int32_t>(kFloat32)))
+    .Infer(InferFromShapeAttr)
+    .KernelDtypeFromOutput("Out")
+    .Kernel(DeviceType::kCPU, kFloat32, &UniformRandom);
+
+SF_REGISTER_OP(assign)
+    .Input("X")
+    .Output("Out")
+    .Infer(SameAsInput())
+    .Kernel(DeviceType::kCPU, kFloat32, &Assign)
+    .Kernel(DeviceType::kCPU, kFloat64, &Assign)
+    .Kernel(DeviceType::kCPU, kInt32, &Assign)
+    .Kernel(DeviceType::kCPU, kInt64, &Assign)
+    .Kernel(DeviceType::kCPU, kUInt8, &Assign)
+    .Kernel(DeviceType::kCPU, kBool, &Assign);
+
+}  // namespace scopeflow
