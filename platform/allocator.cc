@@ -55,6 +55,10 @@ AllocatorStats Allocator::stats() const {
   return stats;
 }
 
+void Allocator::ResetPeakBytesInUse() {
+  peak_bytes_in_use_.store(bytes_in_use_.load());
+}
+
 absl::StatusOr<AllocatorStats> GetAllocatorStats(const Place& place) {
   SF_ASSIGN_OR_RETURN(Allocator * allocator, GetAllocator(place));
   return allocator->stats();

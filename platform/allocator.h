@@ -71,6 +71,10 @@ class Allocator : public std::enable_shared_from_this<Allocator> {
 
   AllocatorStats stats() const;
 
+  // Starts a new peak: peak_bytes_in_use becomes the bytes in use now, so a
+  // later stats() shows the peak of what ran in between.
+  void ResetPeakBytesInUse();
+
  protected:
   virtual absl::StatusOr<void*> AllocateRaw(size_t bytes) = 0;
   virtual void FreeRaw(void* data, size_t bytes) = 0;

@@ -1,0 +1,350 @@
+// The executor end to end: bad nets, startup and main nets, scopes, memory,
+// concurrent runs.
+#include "framework/executor.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/net_io.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "platform/allocator.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+NetDef Net(const std::string& blocks) {
+  absl::StatusOr<NetDef> net =
+      ParseNetText("format_version: 1 name: \"test\" " + blocks);
+  EXPECT_TRUE(net.ok()) << net.status();
+  return *net;
+}
+
+absl::Status PrepareStatus(const std::string& blocks) {
+  return Executor().Prepare(Net(blocks), 0, CPUPlace()).status();
+}
+
+// A startup net filling w [3, 2] and b [2], and a main net out = x w + b.
+constexpr char kStartup[] = R"pb(
+  blocks {
+    vars {
+      name: "w"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 3, 2 ]
+      persistable: true
+    }
+    vars {
+      name: "b"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 2 ]
+      persistable: true
+    }
+    ops {
+      type: "fill_constant"
+      outputs { slot: "Out" vars: "w" }
+      attrs {
+        name: "shape"
+        i64s { values: [ 3, 2 ] }
+      }
+      attrs { name: "value" f: 0.5 }
+    }
+    ops {
+      type: "fill_constant"
+      outputs { slot: "Out" vars: "b" }
+      attrs {
+        name: "shape"
+        i64s { values: [ 2 ] }
+      }
+      attrs { name: "value" f: 1 }
+    }
+  })pb";
+
+constexpr char kMain[] = R"pb(
+  blocks {
+    vars {
+      name: "x"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ -1, 3 ]
+    }
+    vars {
+      name: "w"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 3, 2 ]
+      persistable: true
+    }
+    vars {
+      name: "b"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 2 ]
+      persistable: true
+    }
+    ops {
+      type: "fc"
+      inputs { slot: "X" vars: "x" }
+      inputs { slot: "W" vars: "w" }
+      inputs { slot: "Bias" vars: "b" }
+      outputs { slot: "Out" vars: "h" }
+    }
+    ops {
+      type: "matmul"
+      inputs { slot: "X" vars: "h" }
+      inputs { slot: "Y" vars: "h" }
+      outputs { slot: "Out" vars: "gram" }
+      attrs { name: "transpose_y" b: true }
+    }
+  })pb";
+
+TEST(ExecutorTest, StartupFillsParametersThenMainRunsInChildScopes) {
+  Executor executor;
+  Scope root;
+  auto startup = executor.Prepare(Net(kStartup), 0, CPUPlace());
+  ASSERT_TRUE(startup.ok()) << startup.status();
+  ASSERT_TRUE(executor.Run(*startup, root, {}, {}).ok());
+  EXPECT_THAT(root.LocalVarNames(), ElementsAre("b", "w"));
+
+  auto main = executor.Prepare(Net(kMain), 0, CPUPlace());
+  ASSERT_TRUE(main.ok()) << main.status();
+  EXPECT_THAT(main->input_names(), ElementsAre("x"));
+  Tensor x = MakeTensor<float>({2, 3}, {1, 2, 3, 0, 0, 2});
+  auto out = executor.Run(*main, root, {{"x", x}}, {"h", "gram"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // h = [[4 4] [2 2]]; gram = h h^T = [[32 16] [16 8]].
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(4, 4, 2, 2));
+  EXPECT_THAT(Values<float>((*out)[1]), ElementsAre(32, 16, 16, 8));
+  // Temporaries died with the run scope; parameters stayed.
+  EXPECT_THAT(root.LocalVarNames(), ElementsAre("b", "w"));
+  EXPECT_EQ(root.num_kids(), 0);
+  // The feed was bound without a copy and is untouched.
+  EXPECT_EQ(x.data<float>()[0], 1.0f);
+}
+
+TEST(ExecutorTest, RunErrorsNameTheVariable) {
+  Executor executor;
+  auto main = executor.Prepare(Net(kMain), 0, CPUPlace());
+  ASSERT_TRUE(main.ok());
+  Scope empty;
+  Tensor x = MakeTensor<float>({1, 3}, {1, 2, 3});
+  EXPECT_THAT(executor.Run(*main, empty, {{"x", x}}, {"h"}).status().message(),
+              HasSubstr("persistable variable \"w\" is not in the scope: run "
+                        "the startup net"));
+  Scope root;
+  ASSERT_TRUE(
+      executor
+          .Run(*executor.Prepare(Net(kStartup), 0, CPUPlace()), root, {}, {})
+          .ok());
+  EXPECT_THAT(executor.Run(*main, root, {}, {"h"}).status().message(),
+              HasSubstr("input \"x\" is not fed"));
+  Tensor wrong = MakeTensor<float>({1, 4}, {1, 2, 3, 4});
+  EXPECT_THAT(
+      executor.Run(*main, root, {{"x", wrong}}, {"h"}).status().message(),
+      HasSubstr("feed \"x\": expected float32 [-1, 3], got "
+                "Tensor<float32, [1, 4], cpu>"));
+  Tensor ints = MakeTensor<int32_t>({1, 3}, {1, 2, 3});
+  EXPECT_THAT(
+      executor.Run(*main, root, {{"x", ints}}, {"h"}).status().message(),
+      HasSubstr("feed \"x\": expected float32"));
+  EXPECT_THAT(executor.Run(*main, root, {{"h", x}}, {"h"}).status().message(),
+              HasSubstr("feed \"h\" is not an input of the net (inputs: x)"));
+  EXPECT_THAT(
+      executor.Run(*main, root, {{"x", x}}, {"nope"}).status().message(),
+      HasSubstr("fetch \"nope\": the net has no such variable"));
+  EXPECT_EQ(root.num_kids(), 0);  // Failed runs clean up their scope too.
+}
+
+TEST(ExecutorTest, PrepareReportsEveryProblem) {
+  absl::Status status = PrepareStatus(R"pb(
+    blocks {
+      vars {
+        name: "x"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 2, 3 ]
+      }
+      ops {
+        type: "no_such_op"
+        outputs { slot: "Out" vars: "a" }
+      }
+      ops {
+        type: "matmul"
+        inputs { slot: "X" vars: "x" }
+        inputs { slot: "Y" vars: "undefined" }
+        outputs { slot: "Out" vars: "b" }
+      }
+      ops {
+        type: "fill_constant"
+        outputs { slot: "Result" vars: "c" }
+        attrs {
+          name: "shape"
+          i64s { values: [ 1 ] }
+        }
+        attrs { name: "colour" s: "red" }
+      }
+      ops {
+        type: "fc"
+        inputs { slot: "X" vars: "x" vars: "x" }
+        inputs { slot: "W" vars: "x" }
+        outputs { slot: "Out" vars: "d" }
+        attrs { name: "in_num_col_dims" i: 0 }
+      }
+    })pb");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("net \"test\" block 0 has 7 problem(s)"));
+  EXPECT_THAT(
+      message,
+      HasSubstr("op 2 (fill_constant): missing required output \"Out\""));
+  EXPECT_THAT(message, HasSubstr("op 0 (no_such_op): unknown op type"));
+  EXPECT_THAT(message, HasSubstr("op 1 (matmul): input \"Y\" reads variable "
+                                 "\"undefined\" before any op writes it"));
+  EXPECT_THAT(message, HasSubstr("op 2 (fill_constant): unknown output slot "
+                                 "\"Result\" (outputs: Out)"));
+  EXPECT_THAT(message,
+              HasSubstr("op 2 (fill_constant): unknown attribute "
+                        "\"colour\" (attributes: shape, value, dtype)"));
+  EXPECT_THAT(message,
+              HasSubstr("op 3 (fc): input \"X\" takes one variable, got 2"));
+  EXPECT_THAT(message, HasSubstr("op 3 (fc): attribute \"in_num_col_dims\" "
+                                 "must be positive, got 0"));
+}
+
+TEST(ExecutorTest, PrepareChecksInferredAgainstDeclared) {
+  absl::Status status = PrepareStatus(R"pb(
+    blocks {
+      vars {
+        name: "x"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 2, 3 ]
+      }
+      vars {
+        name: "y"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 3, 3 ]
+      }
+      ops {
+        type: "matmul"
+        inputs { slot: "X" vars: "x" }
+        inputs { slot: "Y" vars: "x" }
+        outputs { slot: "Out" vars: "y" }
+        attrs { name: "transpose_y" b: true }
+      }
+    })pb");
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (matmul): output \"Out\" (variable \"y\") is "
+                        "inferred as float32 [2, 2] but declared as float32 "
+                        "[3, 3]"));
+  EXPECT_THAT(PrepareStatus(R"pb(
+                blocks {
+                  vars {
+                    name: "x"
+                    shape: [ 2 ]
+                  }
+                  ops {
+                    type: "assign"
+                    inputs { slot: "X" vars: "x" }
+                    outputs { slot: "Out" vars: "y" }
+                  }
+                })pb")
+                  .message(),
+              HasSubstr("an input of the net that declares no dtype"));
+}
+
+TEST(ExecutorTest, BadNetFilesAndBlocks) {
+  NetDef net = Net(kMain);
+  EXPECT_THAT(Executor().Prepare(net, 3, CPUPlace()).status().message(),
+              HasSubstr("net \"test\" has no block 3 (it has 1)"));
+  net.set_format_version(9);
+  EXPECT_THAT(Executor().Prepare(net, 0, CPUPlace()).status().message(),
+              HasSubstr("format_version 9"));
+  EXPECT_THAT(
+      Executor().Prepare(Net(kMain), 0, CUDAPlace(99)).status().message(),
+      HasSubstr("cuda:99 is not available"));
+}
+
+// A chain of `n` matmuls of [64, 64] matrices: each intermediate is 16 KiB.
+NetDef Chain(int n) {
+  std::string ops;
+  for (int i = 0; i < n; ++i) {
+    ops += absl::StrCat(R"pb(ops { type: "matmul"
+                                   inputs { slot: "X" vars: ")pb",
+                        i == 0 ? "x" : absl::StrCat("t", i - 1),
+                        R"pb(" } inputs { slot: " Y " vars: " x
+                             " } outputs { slot: " Out " vars: ")pb",
+                        absl::StrCat("t", i), R"pb(" } })pb");
+  }
+  return Net(R"pb(blocks { vars {
+                    name: "x"
+                    dtype: DATA_TYPE_FLOAT32
+                    shape: [ 64, 64 ]
+                  })pb" +
+             ops + "}");
+}
+
+// The peak bytes in use on the CPU while `executor` runs `net`, above the
+// bytes in use before.
+int64_t PeakGrowth(const Executor& executor, const NetDef& net) {
+  auto prepared = executor.Prepare(net, 0, CPUPlace());
+  EXPECT_TRUE(prepared.ok()) << prepared.status();
+  Tensor x = MakeTensor<float>({64, 64}, std::vector<float>(64 * 64, 0.01f));
+  Scope scope;
+  Allocator* cpu = *GetAllocator(CPUPlace());
+  const int64_t before = cpu->stats().bytes_in_use;
+  cpu->ResetPeakBytesInUse();
+  auto out = executor.Run(*prepared, scope, {{"x", x}}, {"t99"});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return cpu->stats().peak_bytes_in_use - before;
+}
+
+TEST(ExecutorTest, FreesTemporariesAfterTheirLastUse) {
+  constexpr int64_t kTensorBytes = 64 * 64 * 4;
+  const NetDef net = Chain(100);
+  const int64_t freeing = PeakGrowth(Executor(), net);
+  const int64_t keeping =
+      PeakGrowth(Executor(ExecutorOptions{/*free_dead_tensors=*/false}), net);
+  // Freeing: an op's input and output, plus a little for the run itself.
+  EXPECT_LE(freeing, 3 * kTensorBytes);
+  // Keeping: every one of the 100 intermediates.
+  EXPECT_GE(keeping, 100 * kTensorBytes);
+}
+
+TEST(ExecutorTest, ConcurrentRunsEqualTheSingleThreadedResult) {
+  Executor executor;
+  Scope root;
+  ASSERT_TRUE(
+      executor
+          .Run(*executor.Prepare(Net(kStartup), 0, CPUPlace()), root, {}, {})
+          .ok());
+  auto main = executor.Prepare(Net(kMain), 0, CPUPlace());
+  ASSERT_TRUE(main.ok());
+  auto input = [](int t) {
+    return MakeTensor<float>({2, 3}, {1.0f * t, 2, 3, 0, 1, 2.0f * t});
+  };
+  std::vector<std::vector<float>> expected;
+  for (int t = 0; t < 4; ++t) {
+    auto out = executor.Run(*main, root, {{"x", input(t)}}, {"gram"});
+    ASSERT_TRUE(out.ok());
+    expected.push_back(Values<float>((*out)[0]));
+  }
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        auto out = executor.Run(*main, root, {{"x", input(t)}}, {"gram"});
+        if (!out.ok() || Values<float>((*out)[0]) != expected[t]) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(mismatches, ElementsAre(0, 0, 0, 0));
+  EXPECT_EQ(root.num_kids(), 0);
+}
+
+}  // namespace
+}  // namespace scopeflow
