@@ -267,21 +267,15 @@ TEST(ExecutorTest, BadNetFilesAndBlocks) {
 
 // A chain of `n` matmuls of [64, 64] matrices: each intermediate is 16 KiB.
 NetDef Chain(int n) {
-  std::string ops;
+  std::string text =
+      "blocks { vars { name: 'x' dtype: DATA_TYPE_FLOAT32 shape: [64, 64] }";
   for (int i = 0; i < n; ++i) {
-    ops += absl::StrCat(R"pb(ops { type: "matmul"
-                                   inputs { slot: "X" vars: ")pb",
-                        i == 0 ? "x" : absl::StrCat("t", i - 1),
-                        R"pb(" } inputs { slot: " Y " vars: " x
-                             " } outputs { slot: " Out " vars: ")pb",
-                        absl::StrCat("t", i), R"pb(" } })pb");
+    const std::string in = i == 0 ? "x" : absl::StrCat("t", i - 1);
+    absl::StrAppend(&text, " ops { type: 'matmul' inputs { slot: 'X' vars: '",
+                    in, "' } inputs { slot: 'Y' vars: 'x' } outputs { slot: ",
+                    "'Out' vars: 't", i, "' } }");
   }
-  return Net(R"pb(blocks { vars {
-                    name: "x"
-                    dtype: DATA_TYPE_FLOAT32
-                    shape: [ 64, 64 ]
-                  })pb" +
-             ops + "}");
+  return Net(text + " }");
 }
 
 // The peak bytes in use on the CPU while `executor` runs `net`, above the
