@@ -1,5 +1,6 @@
 #include "framework/executor.h"
 
+#include <chrono>
 #include <memory>
 #include <utility>
 
@@ -12,6 +13,8 @@
 
 namespace scopeflow {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string InfoToString(const VarInfo& info) {
   return absl::StrCat(DataTypeName(info.dtype), " ",
@@ -417,7 +420,7 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
 
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
-    absl::Span<const std::string> fetches) const {
+    absl::Span<const std::string> fetches, RunProfile* profile) const {
   const int n = static_cast<int>(prepared.names_.size());
   const Place& place = prepared.place_;
   RunScope run_scope(scope);
@@ -487,7 +490,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     fetched[v] = true;
   }
 
-  for (const PreparedOp& op : prepared.ops_) {
+  if (profile != nullptr) profile->ops.resize(prepared.ops_.size());
+  for (size_t position = 0; position < prepared.ops_.size(); ++position) {
+    const PreparedOp& op = prepared.ops_[position];
+    const Clock::time_point op_start =
+        profile != nullptr ? Clock::now() : Clock::time_point();
     if (op.spec->infer() != nullptr) {
       InferContext context(op, infos, prepared.names_);
       absl::Status inferred = op.spec->infer()(context);
@@ -513,22 +520,33 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
       }
     }
     KernelContext context(op, tensors.data(), place);
+    const Clock::time_point kernel_start =
+        profile != nullptr ? Clock::now() : Clock::time_point();
     absl::Status status = op.kernel(context);
+    if (profile != nullptr) {
+      profile->ops[position].kernel_seconds +=
+          std::chrono::duration<double>(Clock::now() - kernel_start).count();
+    }
     if (!status.ok()) {
       return absl::Status(status.code(),
                           absl::StrFormat("op %d (%s): %s", op.index,
                                           op.spec->type(), status.message()));
     }
-    if (!options_.free_dead_tensors) continue;
-    for (const auto* slots : {&op.inputs, &op.outputs}) {
-      for (const auto& slot : *slots) {
-        for (int v : slot) {
-          if (prepared.last_use_[v] == op.index && !prepared.persistable_[v] &&
-              !fetched[v]) {
-            *tensors[v] = Tensor();
+    if (options_.free_dead_tensors) {
+      for (const auto* slots : {&op.inputs, &op.outputs}) {
+        for (const auto& slot : *slots) {
+          for (int v : slot) {
+            if (prepared.last_use_[v] == op.index &&
+                !prepared.persistable_[v] && !fetched[v]) {
+              *tensors[v] = Tensor();
+            }
           }
         }
       }
+    }
+    if (profile != nullptr) {
+      profile->ops[position].total_seconds +=
+          std::chrono::duration<double>(Clock::now() - op_start).count();
     }
   }
 

@@ -54,6 +54,18 @@ struct Feed {
   Tensor tensor;
 };
 
+// Time spent per op of a PreparedNet, added up over the runs given it.
+struct RunProfile {
+  struct OpTime {
+    // Inference, output allocation, kernel and freeing.
+    double total_seconds = 0;
+    // The kernel alone; the rest of total_seconds is framework overhead.
+    double kernel_seconds = 0;
+  };
+  // Indexed like PreparedNet::ops().
+  std::vector<OpTime> ops;
+};
+
 struct ExecutorOptions {
   // Free each temporary tensor after the last op that uses it, so a deep
   // net's memory stays bounded. Off keeps every temporary until the run
@@ -80,10 +92,13 @@ class Executor {
   // net writes are created there (a startup net fills parameters so), those
   // it only reads must be there already. Every other variable lives in a
   // child scope made for this run and destroyed at its end. Feeds are bound
-  // without copying. Returns the fetched tensors in the order asked.
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
-      absl::Span<const std::string> fetches) const;
+  // without copying. Returns the fetched tensors in the order asked. With a
+  // `profile`, each op's time is added to it.
+  absl::StatusOr<std::vector<Tensor>> Run(const PreparedNet& prepared,
+                                          Scope& scope,
+                                          absl::Span<const Feed> feeds,
+                                          absl::Span<const std::string> fetches,
+                                          RunProfile* profile = nullptr) const;
 
  private:
   ExecutorOptions options_;

@@ -78,32 +78,65 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return contents;
 }
 
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view contents) {
+absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Open(
+    const std::string& path) {
   std::string temporary = absl::StrCat(path, ".tmp.XXXXXX");
-  FileDescriptor file(::mkostemp(temporary.data(), O_CLOEXEC));
-  if (file.get() < 0) return ErrnoError(errno, "cannot create", temporary);
-  absl::Status status = WriteAll(file.get(), contents, temporary);
-  if (status.ok() && ::fsync(file.get()) != 0) {
-    status = ErrnoError(errno, "cannot flush", temporary);
+  const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, "cannot create", temporary);
+  return std::make_unique<AtomicFileWriter>(Key(), path, std::move(temporary),
+                                            fd);
+}
+
+AtomicFileWriter::AtomicFileWriter(Key, std::string path, std::string temporary,
+                                   int fd)
+    : path_(std::move(path)), temporary_(std::move(temporary)), fd_(fd) {}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temporary_.c_str());
+}
+
+absl::Status AtomicFileWriter::Append(absl::string_view bytes) {
+  if (fd_ < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write ", path_, ": the writer is closed"));
   }
-  if (file.Close() != 0 && status.ok()) {
-    status = ErrnoError(errno, "cannot close", temporary);
+  return WriteAll(fd_, bytes, temporary_);
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  if (fd_ < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot commit ", path_, ": the writer is closed"));
   }
-  if (status.ok() && std::rename(temporary.c_str(), path.c_str()) != 0) {
-    status = ErrnoError(errno, "cannot rename the temporary file to", path);
+  absl::Status status;
+  if (::fsync(fd_) != 0) status = ErrnoError(errno, "cannot flush", temporary_);
+  if (::close(fd_) != 0 && status.ok()) {
+    status = ErrnoError(errno, "cannot close", temporary_);
   }
-  if (!status.ok()) {
-    ::unlink(temporary.c_str());
-    return status;
+  fd_ = -1;
+  if (status.ok() && std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    status = ErrnoError(errno, "cannot rename the temporary file to", path_);
   }
+  if (!status.ok()) return status;
+  committed_ = true;
   // Make the rename itself durable.
-  const size_t slash = path.find_last_of('/');
+  const size_t slash = path_.find_last_of('/');
   const std::string directory =
-      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+      slash == std::string::npos ? "." : path_.substr(0, slash + 1);
   FileDescriptor dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY));
   if (dir.get() >= 0) ::fsync(dir.get());
   return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents) {
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+      AtomicFileWriter::Open(path);
+  if (!writer.ok()) return writer.status();
+  absl::Status status = (*writer)->Append(contents);
+  if (!status.ok()) return status;
+  return (*writer)->Commit();
 }
 
 }  // namespace scopeflow

@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libdnnl-dev
+  zlib1g-dev
   clang-format
 )
 

@@ -1,0 +1,106 @@
+#include "framework/npy.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// An .npy file laid out by the format's specification (version 1.0): magic,
+// version, little-endian header length, the header dict padded with spaces
+// and ended by a newline so the data starts at a multiple of 64, then data.
+std::string NpyFile(const std::string& dict, const std::string& data) {
+  std::string header = dict;
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += "\n";
+  std::string file("\x93NUMPY\x01\x00", 8);
+  file.push_back(static_cast<char>(header.size() & 0xff));
+  file.push_back(static_cast<char>(header.size() >> 8));
+  return file + header + data;
+}
+
+std::string Bytes(const void* data, size_t size) {
+  return std::string(static_cast<const char*>(data), size);
+}
+
+TEST(NpyTest, ParsesWhatNumpyWrites) {
+  const float values[] = {1.5f, -2, 3, 4, 5, 6};
+  absl::StatusOr<Tensor> tensor = ParseNpy(
+      NpyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+              Bytes(values, sizeof(values))));
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(tensor->dtype(), kFloat32);
+  EXPECT_THAT(tensor->dims(), ElementsAre(2, 3));
+  EXPECT_EQ(tensor->data<float>()[0], 1.5f);
+  EXPECT_EQ(tensor->data<float>()[5], 6.0f);
+
+  const int64_t scalar = -7;
+  absl::StatusOr<Tensor> zero_d = ParseNpy(
+      NpyFile("{'descr': '<i8', 'fortran_order': False, 'shape': (), }",
+              Bytes(&scalar, 8)));
+  ASSERT_TRUE(zero_d.ok());
+  EXPECT_EQ(zero_d->rank(), 0);
+  EXPECT_EQ(zero_d->data<int64_t>()[0], -7);
+
+  const bool flags[] = {true, false, true};
+  absl::StatusOr<Tensor> one_d = ParseNpy(
+      NpyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+              Bytes(flags, 3)));
+  ASSERT_TRUE(one_d.ok());
+  EXPECT_THAT(one_d->dims(), ElementsAre(3));
+}
+
+TEST(NpyTest, RoundTripThroughAFile) {
+  Tensor tensor;
+  ASSERT_TRUE(tensor.Allocate(CPUPlace(), kInt32, {2, 2, 1}).ok());
+  for (int i = 0; i < 4; ++i) tensor.data<int32_t>()[i] = i * 10;
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/t.npy";
+  ASSERT_TRUE(WriteNpy(path, tensor).ok());
+  absl::StatusOr<Tensor> back = ReadNpy(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT(back->dims(), ElementsAre(2, 2, 1));
+  EXPECT_EQ(back->data<int32_t>()[3], 30);
+  absl::StatusOr<std::string> bytes = SerializeNpy(tensor);
+  EXPECT_THAT(*bytes, HasSubstr("'shape': (2, 2, 1)"));
+  EXPECT_EQ((bytes->size() - 16) % 16, 0);
+}
+
+TEST(NpyTest, Errors) {
+  EXPECT_THAT(ParseNpy("PK\x03\x04 not npy").status().message(),
+              HasSubstr("not an npy file"));
+  const float one = 1;
+  EXPECT_THAT(
+      ParseNpy(
+          NpyFile("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
+                  Bytes(&one, 4)))
+          .status()
+          .message(),
+      HasSubstr("npy dtype '>f4' is not supported"));
+  EXPECT_THAT(
+      ParseNpy(
+          NpyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }",
+                  Bytes(&one, 4)))
+          .status()
+          .message(),
+      HasSubstr("Fortran order"));
+  EXPECT_THAT(
+      ParseNpy(
+          NpyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                  Bytes(&one, 4)))
+          .status()
+          .message(),
+      HasSubstr("npy data holds 4 bytes; float32 of [3] needs 12"));
+  EXPECT_THAT(ReadNpy("/nonexistent/x.npy").status().message(),
+              HasSubstr("/nonexistent/x.npy"));
+}
+
+}  // namespace
+}  // namespace scopeflow
