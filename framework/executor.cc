@@ -1,5 +1,6 @@
 #include "framework/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -213,6 +214,30 @@ class Preparer {
     return ok;
   }
 
+  // An op writing a variable it also reads would have its input replaced by
+  // the freshly allocated output before its kernel runs.
+  bool CheckNotInPlace(const std::string& prefix, const OpSpec& spec,
+                       const PreparedOp& op) {
+    bool ok = true;
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      for (int v : op.outputs[o]) {
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+          if (std::find(op.inputs[i].begin(), op.inputs[i].end(), v) ==
+              op.inputs[i].end()) {
+            continue;
+          }
+          errors_.push_back(absl::StrFormat(
+              "%s: output \"%s\" writes variable \"%s\", which input \"%s\" "
+              "reads; write the result to a new variable",
+              prefix, spec.outputs()[o].name, names_[v],
+              spec.inputs()[i].name));
+          ok = false;
+        }
+      }
+    }
+    return ok;
+  }
+
   bool CheckReads(const std::string& prefix, const OpSpec& spec,
                   const PreparedOp& op) {
     bool ok = true;
@@ -283,6 +308,7 @@ class Preparer {
     bool ok = BindSlots(prefix, spec, def, op, /*inputs=*/true);
     ok = BindSlots(prefix, spec, def, op, /*inputs=*/false) && ok;
     ok = BindAttrs(prefix, spec, def, op) && ok;
+    if (ok) ok = CheckNotInPlace(prefix, spec, op);
     if (ok) ok = CheckReads(prefix, spec, op);
     if (ok && spec.infer() != nullptr) {
       InferContext context(op, infos_, names_);
@@ -519,7 +545,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
         }
       }
     }
-    KernelContext context(op, tensors.data(), place);
+    KernelContext context(op, tensors.data(), prepared.names_, place);
     const Clock::time_point kernel_start =
         profile != nullptr ? Clock::now() : Clock::time_point();
     absl::Status status = op.kernel(context);

@@ -53,8 +53,9 @@ void InferContext::SetOutput(absl::string_view slot, int i, DataType dtype,
   info.has_dims = true;
 }
 
-void InferContext::SetOutput(absl::string_view slot, const VarInfo& info) {
-  table_[OutputVar(slot, 0)] = info;
+void InferContext::SetOutput(absl::string_view slot, int i,
+                             const VarInfo& info) {
+  table_[OutputVar(slot, i)] = info;
 }
 
 int KernelContext::InputCount(absl::string_view slot) const {
@@ -65,16 +66,34 @@ int KernelContext::OutputCount(absl::string_view slot) const {
   return SlotSize(op_.outputs, op_.spec->OutputIndex(slot));
 }
 
-const Tensor& KernelContext::Input(absl::string_view slot, int i) const {
+int KernelContext::InputVar(absl::string_view slot, int i) const {
   const int index = op_.spec->InputIndex(slot);
   assert(index >= 0 && i < static_cast<int>(op_.inputs[index].size()));
-  return *tensors_[op_.inputs[index][i]];
+  return op_.inputs[index][i];
+}
+
+int KernelContext::OutputVar(absl::string_view slot, int i) const {
+  const int index = op_.spec->OutputIndex(slot);
+  assert(index >= 0 && i < static_cast<int>(op_.outputs[index].size()));
+  return op_.outputs[index][i];
+}
+
+const Tensor& KernelContext::Input(absl::string_view slot, int i) const {
+  return *tensors_[InputVar(slot, i)];
 }
 
 Tensor* KernelContext::Output(absl::string_view slot, int i) const {
-  const int index = op_.spec->OutputIndex(slot);
-  assert(index >= 0 && i < static_cast<int>(op_.outputs[index].size()));
-  return tensors_[op_.outputs[index][i]];
+  return tensors_[OutputVar(slot, i)];
+}
+
+const std::string& KernelContext::InputName(absl::string_view slot,
+                                            int i) const {
+  return names_[InputVar(slot, i)];
+}
+
+const std::string& KernelContext::OutputName(absl::string_view slot,
+                                             int i) const {
+  return names_[OutputVar(slot, i)];
 }
 
 }  // namespace scopeflow

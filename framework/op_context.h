@@ -52,7 +52,10 @@ class InferContext {
   bool HasOutput(absl::string_view slot) const { return OutputCount(slot) > 0; }
   const std::string& OutputName(absl::string_view slot, int i = 0) const;
   void SetOutput(absl::string_view slot, int i, DataType dtype, Dims dims);
-  void SetOutput(absl::string_view slot, const VarInfo& info);
+  void SetOutput(absl::string_view slot, const VarInfo& info) {
+    SetOutput(slot, 0, info);
+  }
+  void SetOutput(absl::string_view slot, int i, const VarInfo& info);
 
   const Attributes& attrs() const { return op_.attrs; }
   const std::string& op_type() const { return op_.spec->type(); }
@@ -71,12 +74,15 @@ class InferContext {
 class KernelContext {
  public:
   KernelContext(const PreparedOp& op, Tensor* const* tensors,
-                const Place& place)
-      : op_(op), tensors_(tensors), place_(place) {}
+                const std::vector<std::string>& names, const Place& place)
+      : op_(op), tensors_(tensors), names_(names), place_(place) {}
 
   int InputCount(absl::string_view slot) const;
   bool HasInput(absl::string_view slot) const { return InputCount(slot) > 0; }
   const Tensor& Input(absl::string_view slot, int i = 0) const;
+  // The variable names, for error messages.
+  const std::string& InputName(absl::string_view slot, int i = 0) const;
+  const std::string& OutputName(absl::string_view slot, int i = 0) const;
 
   int OutputCount(absl::string_view slot) const;
   bool HasOutput(absl::string_view slot) const { return OutputCount(slot) > 0; }
@@ -87,8 +93,12 @@ class KernelContext {
   const std::string& op_type() const { return op_.spec->type(); }
 
  private:
+  int InputVar(absl::string_view slot, int i) const;
+  int OutputVar(absl::string_view slot, int i) const;
+
   const PreparedOp& op_;
   Tensor* const* tensors_;
+  const std::vector<std::string>& names_;
   const Place& place_;
 };
 

@@ -253,6 +253,26 @@ TEST(ExecutorTest, PrepareChecksInferredAgainstDeclared) {
               HasSubstr("an input of the net that declares no dtype"));
 }
 
+TEST(ExecutorTest, InPlaceWritesAreRefused) {
+  EXPECT_THAT(PrepareStatus(R"pb(
+                blocks {
+                  vars {
+                    name: "x"
+                    dtype: DATA_TYPE_FLOAT32
+                    shape: [ 2, 2 ]
+                  }
+                  ops {
+                    type: "matmul"
+                    inputs { slot: "X" vars: "x" }
+                    inputs { slot: "Y" vars: "x" }
+                    outputs { slot: "Out" vars: "x" }
+                  }
+                })pb")
+                  .message(),
+              HasSubstr("op 0 (matmul): output \"Out\" writes variable \"x\", "
+                        "which input \"X\" reads"));
+}
+
 TEST(ExecutorTest, BadNetFilesAndBlocks) {
   NetDef net = Net(kMain);
   EXPECT_THAT(Executor().Prepare(net, 3, CPUPlace()).status().message(),

@@ -1,0 +1,244 @@
+// Joining tensors along an axis and cutting one apart: concat and split.
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "framework/op_spec.h"
+#include "operators/common.h"
+#include "operators/shape/shape_util.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+using shape_util::CopyStrided;
+using shape_util::DescribeInput;
+using shape_util::NormalizeAxisOf;
+
+absl::Status InferConcat(InferContext& context) {
+  const int n = context.InputCount("X");
+  const VarInfo& first = context.Input("X", 0);
+  // The first input of known rank sets the rank the others must have.
+  int ranked = -1;
+  for (int i = 0; i < n; ++i) {
+    const VarInfo& x = context.Input("X", i);
+    SF_CHECK(x.dtype == first.dtype,
+             "%s has dtype %s: expected %s, the dtype of %s",
+             DescribeInput(context, "X", i), DataTypeName(x.dtype),
+             DataTypeName(first.dtype), DescribeInput(context, "X", 0));
+    if (ranked < 0 && x.has_dims) ranked = i;
+  }
+  if (ranked < 0) {
+    VarInfo out;
+    out.dtype = first.dtype;
+    context.SetOutput("Out", out);
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(context.Input("X", ranked).dims.size());
+  SF_ASSIGN_OR_RETURN(
+      const int axis,
+      NormalizeAxisOf(context, "X", context.attrs().Get<int32_t>("axis"), rank,
+                      "axis"));
+  Dims out(rank, -1);
+  out[axis] = 0;
+  for (int i = 0; i < n; ++i) {
+    const VarInfo& x = context.Input("X", i);
+    if (!x.has_dims) {
+      out[axis] = -1;
+      continue;
+    }
+    SF_CHECK(static_cast<int>(x.dims.size()) == rank,
+             "%s has rank %d: expected rank %d, that of %s",
+             DescribeInput(context, "X", i), x.dims.size(), rank,
+             DescribeInput(context, "X", ranked));
+    for (int k = 0; k < rank; ++k) {
+      const int64_t d = x.dims[k];
+      if (k == axis) {
+        out[axis] = (d < 0 || out[axis] < 0) ? -1 : out[axis] + d;
+      } else if (d >= 0) {
+        SF_CHECK(out[k] < 0 || out[k] == d,
+                 "%s has dim %d = %d: expected %d like the other inputs (only "
+                 "axis %d may differ)",
+                 DescribeInput(context, "X", i), k, d, out[k], axis);
+        out[k] = d;
+      }
+    }
+  }
+  context.SetOutput("Out", 0, first.dtype, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status ConcatKernel(KernelContext& context) {
+  Tensor* out = context.Output("Out");
+  // A zero-byte tensor has no buffer to offset into.
+  if (out->numel() == 0) return absl::OkStatus();
+  const int32_t attr_axis = context.attrs().Get<int32_t>("axis");
+  const int axis = attr_axis < 0 ? attr_axis + out->rank() : attr_axis;
+  const absl::Span<const int64_t> dims(out->dims());
+  const int64_t outer = NumElements(dims.subspan(0, axis));
+  const int64_t inner = NumElements(dims.subspan(axis + 1));
+  const int64_t out_row = dims[axis] * inner;
+  const size_t size = SizeOf(out->dtype());
+  char* dst = static_cast<char*>(out->raw_data());
+  // Each input is an [outer, rows] box placed at column `offset` of the
+  // output's [outer, out_row] rows.
+  int64_t offset = 0;
+  for (int i = 0; i < context.InputCount("X"); ++i) {
+    const Tensor& x = context.Input("X", i);
+    const int64_t row = x.dims()[axis] * inner;
+    CopyStrided(dst + offset * size, {out_row, 1}, x.raw_data(), {row, 1},
+                {outer, row}, size);
+    offset += row;
+  }
+  return absl::OkStatus();
+}
+
+// "sections": sizes, at most one -1 (the rest of the dim).
+absl::Status CheckSections(const AttrValue& value) {
+  const auto& sections = std::get<std::vector<int32_t>>(value);
+  int inferred = 0;
+  for (int32_t s : sections) {
+    SF_CHECK(s >= -1, "must hold sizes >= -1, got %d", s);
+    if (s == -1) ++inferred;
+  }
+  SF_CHECK(inferred <= 1, "may hold at most one -1, got [%s]",
+           absl::StrJoin(sections, ", "));
+  return absl::OkStatus();
+}
+
+// The size of each output along the axis, from "sections" or "num" and the
+// input's dim `dim` (-1 if unknown: then so are the sizes that depend on
+// it).
+absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& context,
+                                                int64_t dim) {
+  const auto& sections = context.attrs().Get<std::vector<int32_t>>("sections");
+  const int num = context.attrs().Get<int32_t>("num");
+  const int outputs = context.OutputCount("Out");
+  SF_CHECK(sections.empty() != (num == 0),
+           "expected exactly one of attributes \"sections\" (sizes) and "
+           "\"num\" (equal parts), got %s, to split %s",
+           sections.empty() ? "neither" : "both", DescribeInput(context, "X"));
+  if (num > 0) {
+    SF_CHECK(num == outputs,
+             "attribute \"num\" = %d, but output \"Out\" has %d variables, "
+             "to split %s",
+             num, outputs, DescribeInput(context, "X"));
+    SF_CHECK(dim < 0 || dim % num == 0,
+             "attribute \"num\" = %d does not divide %s into equal parts "
+             "along the axis (size %d)",
+             num, DescribeInput(context, "X"), dim);
+    return std::vector<int64_t>(num, dim < 0 ? -1 : dim / num);
+  }
+  SF_CHECK(static_cast<int>(sections.size()) == outputs,
+           "attribute \"sections\" = [%s] has %d sizes, but output \"Out\" "
+           "has %d variables, to split %s",
+           absl::StrJoin(sections, ", "), sections.size(), outputs,
+           DescribeInput(context, "X"));
+  std::vector<int64_t> sizes(sections.begin(), sections.end());
+  int64_t known = 0;
+  int inferred = -1;
+  for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
+    if (sizes[i] < 0) {
+      inferred = i;
+    } else {
+      known += sizes[i];
+    }
+  }
+  if (dim < 0) return sizes;
+  if (inferred >= 0) {
+    SF_CHECK(known <= dim,
+             "attribute \"sections\" = [%s] sums to %d, more than the size %d "
+             "of the axis of %s",
+             absl::StrJoin(sections, ", "), known, dim,
+             DescribeInput(context, "X"));
+    sizes[inferred] = dim - known;
+  } else {
+    SF_CHECK(known == dim,
+             "attribute \"sections\" = [%s] sums to %d, but the axis of %s has "
+             "size %d",
+             absl::StrJoin(sections, ", "), known, DescribeInput(context, "X"),
+             dim);
+  }
+  return sizes;
+}
+
+absl::Status InferSplit(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  if (!x.has_dims) {
+    SF_RETURN_IF_ERROR(SplitSizes(context, -1).status());
+    // InferContext::SetOutput(slot, info) reaches only a slot's first
+    // variable, and SetOutput(slot, i, dtype, dims) always sets a rank: the
+    // other outputs keep no dtype until run-time inference.
+    VarInfo out;
+    out.dtype = x.dtype;
+    context.SetOutput("Out", out);
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(x.dims.size());
+  SF_ASSIGN_OR_RETURN(
+      const int axis,
+      NormalizeAxisOf(context, "X", context.attrs().Get<int32_t>("axis"), rank,
+                      "axis"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes,
+                      SplitSizes(context, x.dims[axis]));
+  for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
+    Dims out = x.dims;
+    out[axis] = sizes[i];
+    context.SetOutput("Out", i, x.dtype, std::move(out));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SplitKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  // Then every output is empty too, and there is no buffer to offset into.
+  if (x.numel() == 0) return absl::OkStatus();
+  const int rank = x.rank();
+  const int32_t attr_axis = context.attrs().Get<int32_t>("axis");
+  const int axis = attr_axis < 0 ? attr_axis + rank : attr_axis;
+  const absl::Span<const int64_t> dims(x.dims());
+  const int64_t outer = NumElements(dims.subspan(0, axis));
+  const int64_t inner = NumElements(dims.subspan(axis + 1));
+  const int64_t x_row = dims[axis] * inner;
+  const size_t size = SizeOf(x.dtype());
+  const char* src = static_cast<const char*>(x.raw_data());
+  int64_t offset = 0;
+  for (int i = 0; i < context.OutputCount("Out"); ++i) {
+    Tensor* out = context.Output("Out", i);
+    const int64_t row = out->dims()[axis] * inner;
+    CopyStrided(out->raw_data(), {row, 1}, src + offset * size, {x_row, 1},
+                {outer, row}, size);
+    offset += row;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(concat)
+    .Input("X", /*optional=*/false, /*variadic=*/true)
+    .Output("Out")
+    .Attr("axis", AttrType::kInt, AttrValue(0))
+    .Infer(InferConcat)
+    .Kernel(DeviceType::kCPU, kFloat32, &ConcatKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ConcatKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ConcatKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ConcatKernel)
+    .Kernel(DeviceType::kCPU, kBool, &ConcatKernel);
+
+SF_REGISTER_OP(split)
+    .Input("X")
+    .Output("Out", /*optional=*/false, /*variadic=*/true)
+    .Attr("axis", AttrType::kInt, AttrValue(0))
+    .Attr("sections", AttrType::kInts, AttrValue(std::vector<int32_t>{}),
+          CheckSections)
+    .Attr("num", AttrType::kInt, AttrValue(0), NonNegative())
+    .Infer(InferSplit)
+    .Kernel(DeviceType::kCPU, kFloat32, &SplitKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &SplitKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &SplitKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &SplitKernel)
+    .Kernel(DeviceType::kCPU, kBool, &SplitKernel);
+
+}  // namespace scopeflow

@@ -1,0 +1,312 @@
+#include <cstdint>
+
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operators/shape/shape_test_util.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(TransposeTest, Matrix) {
+  auto out =
+      RunOp(R"pb(type: "transpose"
+                 inputs { slot: "X" vars: "x" }
+                 outputs { slot: "Out" vars: "y" }
+                 attrs {
+                   name: "perm"
+                   ints { values: [ 1, 0 ] }
+                 })pb",
+            {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 4, 2, 5, 3, 6));
+}
+
+TEST(TransposeTest, ThreeDims) {
+  // x[i][j][k] = 6i + 2j + k; out[a][b][c] = x[b][c][a].
+  auto out = RunOp(
+      R"pb(type: "transpose"
+           inputs { slot: "X" vars: "x" }
+           outputs { slot: "Out" vars: "y" }
+           attrs {
+             name: "perm"
+             ints { values: [ 2, 0, 1 ] }
+           })pb",
+      {{"x", MakeTensor<int64_t>({2, 3, 2},
+                                 {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2, 3));
+  EXPECT_THAT(Values<int64_t>((*out)[0]),
+              ElementsAre(0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11));
+  // The identity permutation copies.
+  auto same = RunOp(R"pb(type: "transpose"
+                         inputs { slot: "X" vars: "x" }
+                         outputs { slot: "Out" vars: "y" }
+                         attrs {
+                           name: "perm"
+                           ints { values: [ 0, 1 ] }
+                         })pb",
+                    {{"x", MakeTensor<bool>({1, 2}, {true, false})}}, {"y"});
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_THAT(Values<bool>((*same)[0]), ElementsAre(true, false));
+}
+
+TEST(TransposeTest, FourDimsMatchIndexArithmetic) {
+  // x[a][b][c][d] = 1000a + 100b + 10c + d, dims [2, 3, 4, 5]; with perm
+  // [3, 1, 0, 2], out[d][b][a][c] = x[a][b][c][d].
+  std::vector<int32_t> values;
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 3; ++b) {
+      for (int c = 0; c < 4; ++c) {
+        for (int d = 0; d < 5; ++d)
+          values.push_back(1000 * a + 100 * b + 10 * c + d);
+      }
+    }
+  }
+  auto out = RunOp(R"pb(type: "transpose"
+                        inputs { slot: "X" vars: "x" }
+                        outputs { slot: "Out" vars: "y" }
+                        attrs {
+                          name: "perm"
+                          ints { values: [ 3, 1, 0, 2 ] }
+                        })pb",
+                   {{"x", MakeTensor<int32_t>({2, 3, 4, 5}, values)}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT((*out)[0].dims(), ElementsAre(5, 3, 2, 4));
+  const std::vector<int32_t> got = Values<int32_t>((*out)[0]);
+  int n = 0;
+  for (int d = 0; d < 5; ++d) {
+    for (int b = 0; b < 3; ++b) {
+      for (int a = 0; a < 2; ++a) {
+        for (int c = 0; c < 4; ++c) {
+          EXPECT_EQ(got[n++], 1000 * a + 100 * b + 10 * c + d);
+        }
+      }
+    }
+  }
+}
+
+TEST(TransposeTest, UnknownDimsAtPrepare) {
+  const std::string op = R"pb(type: "transpose"
+                              inputs { slot: "X" vars: "x" }
+                              outputs { slot: "Out" vars: "y" }
+                              attrs {
+                                name: "perm"
+                                ints { values: [ 1, 2, 0 ] }
+                              })pb";
+  auto info = InferAtPrepare(op, {{"x", kFloat64, {-1, 3, 4}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(3, 4, -1));
+  info = InferAtPrepare(op, {{"x", kFloat64, {}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, -1, -1));
+}
+
+TEST(TransposeTest, BadPermNamesOpAndVariable) {
+  const Tensor x = MakeTensor<float>({2, 3}, std::vector<float>(6));
+  absl::Status status = PrepareOp(R"pb(type: "transpose"
+                                       inputs { slot: "X" vars: "x" }
+                                       outputs { slot: "Out" vars: "y" }
+                                       attrs {
+                                         name: "perm"
+                                         ints { values: [ 1, 1 ] }
+                                       })pb",
+                                  {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (transpose): attribute \"perm\" = [1, 1] is not "
+                        "a permutation of 0..1, for input \"X\" (variable "
+                        "\"x\") of shape [2, 3]"));
+  status = PrepareOp(R"pb(type: "transpose"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs {
+                            name: "perm"
+                            ints { values: [ 0, 2 ] }
+                          })pb",
+                     {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (transpose): attribute \"perm\" = [0, 2] is not "
+                        "a permutation of 0..1, for input \"X\" (variable "
+                        "\"x\")"));
+  // Rank mismatch.
+  status = PrepareOp(R"pb(type: "transpose"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs {
+                            name: "perm"
+                            ints { values: [ 2, 0, 1 ] }
+                          })pb",
+                     {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (transpose): attribute \"perm\" = [2, 0, 1] has "
+                        "3 entries, but input \"X\" (variable \"x\") of shape "
+                        "[2, 3] has rank 2"));
+}
+
+TEST(ExpandTest, BroadcastsLikeNumpy) {
+  auto out = RunOp(R"pb(type: "expand"
+                        inputs { slot: "X" vars: "x" }
+                        outputs { slot: "Out" vars: "y" }
+                        attrs {
+                          name: "shape"
+                          i64s { values: [ 2, 3, 2 ] }
+                        })pb",
+                   {{"x", MakeTensor<int32_t>({3, 1}, {1, 2, 3})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3, 2));
+  EXPECT_THAT(Values<int32_t>((*out)[0]),
+              ElementsAre(1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3));
+  out = RunOp(R"pb(type: "expand"
+                   inputs { slot: "X" vars: "x" }
+                   outputs { slot: "Out" vars: "y" }
+                   attrs {
+                     name: "shape"
+                     ints { values: [ 2, 3 ] }
+                   })pb",
+              {{"x", MakeTensor<bool>({3}, {true, false, true})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<bool>((*out)[0]),
+              ElementsAre(true, false, true, true, false, true));
+  // A scalar fills the whole shape.
+  out = RunOp(R"pb(type: "expand"
+                   inputs { slot: "X" vars: "x" }
+                   outputs { slot: "Out" vars: "y" }
+                   attrs {
+                     name: "shape"
+                     ints { values: [ 2, 2 ] }
+                   })pb",
+              {{"x", MakeTensor<double>({}, {7})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<double>((*out)[0]), ElementsAre(7, 7, 7, 7));
+}
+
+TEST(ExpandTest, ShapeKnownAtPrepareEvenIfInputIsNot) {
+  auto info = InferAtPrepare(R"pb(type: "expand"
+                                  inputs { slot: "X" vars: "x" }
+                                  outputs { slot: "Out" vars: "y" }
+                                  attrs {
+                                    name: "shape"
+                                    i64s { values: [ 4, 3 ] }
+                                  })pb",
+                             {{"x", kFloat32, {-1}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(4, 3));
+}
+
+TEST(ExpandTest, ErrorsNameOpAndVariable) {
+  const Tensor x = MakeTensor<float>({2, 3}, std::vector<float>(6));
+  absl::Status status = PrepareOp(R"pb(type: "expand"
+                                       inputs { slot: "X" vars: "x" }
+                                       outputs { slot: "Out" vars: "y" }
+                                       attrs {
+                                         name: "shape"
+                                         i64s { values: [ 2, 4 ] }
+                                       })pb",
+                                  {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (expand): cannot expand input \"X\" (variable "
+                        "\"x\") of shape [2, 3] to attribute \"shape\" = [2, "
+                        "4]: dim 1 is 3, expected 1 or 4"));
+  status = PrepareOp(R"pb(type: "expand"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs {
+                            name: "shape"
+                            i64s { values: [ 3 ] }
+                          })pb",
+                     {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (expand): cannot expand input \"X\" (variable "
+                        "\"x\") of shape [2, 3] to attribute \"shape\" = [3]: "
+                        "the target has fewer dims than the input"));
+}
+
+TEST(TileTest, RepeatsAlignedToTheRight) {
+  const Tensor x = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  auto out = RunOp(R"pb(type: "tile"
+                        inputs { slot: "X" vars: "x" }
+                        outputs { slot: "Out" vars: "y" }
+                        attrs {
+                          name: "repeat_times"
+                          ints { values: [ 2, 1 ] }
+                        })pb",
+                   {{"x", x}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(4, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 3, 4, 1, 2, 3, 4));
+  out = RunOp(R"pb(type: "tile"
+                   inputs { slot: "X" vars: "x" }
+                   outputs { slot: "Out" vars: "y" }
+                   attrs {
+                     name: "repeat_times"
+                     ints { values: [ 2 ] }
+                   })pb",
+              {{"x", x}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 4));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 1, 2, 3, 4, 3, 4));
+  out = RunOp(R"pb(type: "tile"
+                   inputs { slot: "X" vars: "x" }
+                   outputs { slot: "Out" vars: "y" }
+                   attrs {
+                     name: "repeat_times"
+                     ints { values: [ 2, 1, 2 ] }
+                   })pb",
+              {{"x", x}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2, 4));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              ElementsAre(1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4));
+  out = RunOp(R"pb(type: "tile"
+                   inputs { slot: "X" vars: "x" }
+                   outputs { slot: "Out" vars: "y" }
+                   attrs {
+                     name: "repeat_times"
+                     ints { values: [ 0, 1 ] }
+                   })pb",
+              {{"x", x}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(0, 2));
+}
+
+TEST(TileTest, OtherDtypesAndUnknownDims) {
+  auto out = RunOp(R"pb(type: "tile"
+                        inputs { slot: "X" vars: "x" }
+                        outputs { slot: "Out" vars: "y" }
+                        attrs {
+                          name: "repeat_times"
+                          ints { values: [ 3 ] }
+                        })pb",
+                   {{"x", MakeTensor<int64_t>({2}, {5, -5})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(5, -5, 5, -5, 5, -5));
+  auto info = InferAtPrepare(R"pb(type: "tile"
+                                  inputs { slot: "X" vars: "x" }
+                                  outputs { slot: "Out" vars: "y" }
+                                  attrs {
+                                    name: "repeat_times"
+                                    ints { values: [ 2, 3 ] }
+                                  })pb",
+                             {{"x", kFloat32, {-1, 4}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, 12));
+  absl::Status status = PrepareOp(R"pb(type: "tile"
+                                       inputs { slot: "X" vars: "x" }
+                                       outputs { slot: "Out" vars: "y" }
+                                       attrs {
+                                         name: "repeat_times"
+                                         ints { values: [ -1 ] }
+                                       })pb",
+                                  {{"x", MakeTensor<float>({2}, {1, 2})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (tile): attribute \"repeat_times\" must be "
+                        "non-negative, got -1"));
+}
+
+}  // namespace
+}  // namespace scopeflow

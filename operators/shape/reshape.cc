@@ -1,0 +1,248 @@
+// Ops that change a tensor's dims but not its elements: reshape, flatten,
+// squeeze, unsqueeze (their outputs are views of their inputs, no copy),
+// and shape (the dims as an int64 tensor).
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "framework/op_spec.h"
+#include "operators/common.h"
+#include "operators/shape/shape_util.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+using shape_util::DescribeInput;
+using shape_util::FullyKnown;
+using shape_util::NormalizeAxes;
+using shape_util::ProductOrUnknown;
+using shape_util::ViewKernel;
+
+// "shape": each entry positive, 0 (the input's dim at that index) or -1
+// (inferred from the element count, at most once).
+absl::Status CheckReshapeShape(const AttrValue& value) {
+  const auto& shape = std::get<std::vector<int64_t>>(value);
+  int inferred = 0;
+  for (int64_t d : shape) {
+    SF_CHECK(d >= -1, "must hold dims >= -1, got %d", d);
+    if (d == -1) ++inferred;
+  }
+  SF_CHECK(inferred <= 1, "may hold at most one -1, got [%s]",
+           absl::StrJoin(shape, ", "));
+  return absl::OkStatus();
+}
+
+absl::Status InferReshape(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  const auto& shape = context.attrs().Get<std::vector<int64_t>>("shape");
+  Dims out(shape.begin(), shape.end());
+  int inferred_axis = -1;
+  for (int i = 0; i < static_cast<int>(shape.size()); ++i) {
+    if (shape[i] == -1) {
+      inferred_axis = i;
+    } else if (shape[i] == 0) {
+      if (!x.has_dims) {
+        out[i] = -1;
+        continue;
+      }
+      SF_CHECK(i < static_cast<int>(x.dims.size()),
+               "attribute \"shape\" = [%s] copies dim %d (a 0) from %s, which "
+               "has no such dim",
+               absl::StrJoin(shape, ", "), i, DescribeInput(context, "X"));
+      out[i] = x.dims[i];
+    }
+  }
+  const int64_t in_count = x.has_dims ? ProductOrUnknown(x.dims) : -1;
+  int64_t known = 1;
+  bool all_known = true;
+  for (int i = 0; i < static_cast<int>(out.size()); ++i) {
+    if (i == inferred_axis) continue;
+    if (out[i] < 0) {
+      all_known = false;
+    } else {
+      known *= out[i];
+    }
+  }
+  if (inferred_axis >= 0) {
+    if (all_known) {
+      SF_CHECK(known > 0,
+               "attribute \"shape\" = [%s] cannot infer its -1: the other "
+               "dims hold 0 elements, for %s",
+               absl::StrJoin(shape, ", "), DescribeInput(context, "X"));
+    }
+    if (all_known && in_count >= 0) {
+      SF_CHECK(in_count % known == 0,
+               "cannot reshape %s (%d elements) to [%s]: %d is not a "
+               "multiple of %d",
+               DescribeInput(context, "X"), in_count,
+               absl::StrJoin(shape, ", "), in_count, known);
+      out[inferred_axis] = in_count / known;
+    }
+  } else if (all_known && in_count >= 0) {
+    SF_CHECK(in_count == known,
+             "cannot reshape %s (%d elements) to %s (%d elements): the "
+             "element counts differ",
+             DescribeInput(context, "X"), in_count, DimsToString(out), known);
+  }
+  context.SetOutput("Out", 0, x.dtype, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status InferFlatten(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  const int64_t axis = context.attrs().Get<int32_t>("axis");
+  if (!x.has_dims) {
+    context.SetOutput("Out", 0, x.dtype, {-1, -1});
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(x.dims.size());
+  SF_CHECK(-rank <= axis && axis <= rank,
+           "attribute \"axis\" = %d is out of range for %s (expected [%d, %d])",
+           axis, DescribeInput(context, "X"), -rank, rank);
+  const int split = static_cast<int>(axis < 0 ? axis + rank : axis);
+  const absl::Span<const int64_t> dims(x.dims);
+  context.SetOutput("Out", 0, x.dtype,
+                    {ProductOrUnknown(dims.subspan(0, split)),
+                     ProductOrUnknown(dims.subspan(split))});
+  return absl::OkStatus();
+}
+
+absl::Status InferSqueeze(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  const auto& axes = context.attrs().Get<std::vector<int32_t>>("axes");
+  if (!x.has_dims) {
+    VarInfo out;
+    out.dtype = x.dtype;
+    context.SetOutput("Out", out);
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(x.dims.size());
+  std::vector<bool> drop(rank, false);
+  if (axes.empty()) {
+    // Which dims are 1 decides the output's rank: unknown while any dim is.
+    if (!FullyKnown(x)) {
+      VarInfo out;
+      out.dtype = x.dtype;
+      context.SetOutput("Out", out);
+      return absl::OkStatus();
+    }
+    for (int i = 0; i < rank; ++i) drop[i] = x.dims[i] == 1;
+  } else {
+    SF_ASSIGN_OR_RETURN(std::vector<int> normalized,
+                        NormalizeAxes(context, "X", axes, rank, "axes"));
+    for (int a : normalized) {
+      // An unknown dim is taken to be 1 here and checked at run time.
+      SF_CHECK(x.dims[a] == 1 || x.dims[a] < 0,
+               "cannot squeeze axis %d of %s: its size is %d, expected 1", a,
+               DescribeInput(context, "X"), x.dims[a]);
+      drop[a] = true;
+    }
+  }
+  Dims out;
+  for (int i = 0; i < rank; ++i) {
+    if (!drop[i]) out.push_back(x.dims[i]);
+  }
+  context.SetOutput("Out", 0, x.dtype, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status InferUnsqueeze(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  const auto& axes = context.attrs().Get<std::vector<int32_t>>("axes");
+  if (!x.has_dims) {
+    VarInfo out;
+    out.dtype = x.dtype;
+    context.SetOutput("Out", out);
+    return absl::OkStatus();
+  }
+  // Axes index the output, as in numpy.expand_dims and ONNX.
+  const int out_rank = static_cast<int>(x.dims.size() + axes.size());
+  SF_ASSIGN_OR_RETURN(std::vector<int> normalized,
+                      NormalizeAxes(context, "X", axes, out_rank, "axes"));
+  std::vector<bool> inserted(out_rank, false);
+  for (int a : normalized) inserted[a] = true;
+  Dims out;
+  int next = 0;
+  for (int i = 0; i < out_rank; ++i) {
+    out.push_back(inserted[i] ? 1 : x.dims[next++]);
+  }
+  context.SetOutput("Out", 0, x.dtype, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status InferShape(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  context.SetOutput("Out", 0, kInt64,
+                    {x.has_dims ? static_cast<int64_t>(x.dims.size()) : -1});
+  return absl::OkStatus();
+}
+
+absl::Status ShapeKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  int64_t* out = context.Output("Out")->data<int64_t>();
+  for (int i = 0; i < x.rank(); ++i) out[i] = x.dims()[i];
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(reshape)
+    .Input("X")
+    .Output("Out")
+    .Attr("shape", AttrType::kInt64s, CheckReshapeShape)
+    .Infer(InferReshape)
+    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+
+SF_REGISTER_OP(flatten)
+    .Input("X")
+    .Output("Out")
+    .Attr("axis", AttrType::kInt, AttrValue(1))
+    .Infer(InferFlatten)
+    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+
+SF_REGISTER_OP(squeeze)
+    .Input("X")
+    .Output("Out")
+    .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Infer(InferSqueeze)
+    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+
+SF_REGISTER_OP(unsqueeze)
+    .Input("X")
+    .Output("Out")
+    .Attr("axes", AttrType::kInts)
+    .Infer(InferUnsqueeze)
+    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+
+// The kernel reads only dims, so it serves every dtype.
+SF_REGISTER_OP(shape)
+    .Input("X")
+    .Output("Out")
+    .Infer(InferShape)
+    .Kernel(DeviceType::kCPU, kFloat32, &ShapeKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ShapeKernel)
+    .Kernel(DeviceType::kCPU, kFloat16, &ShapeKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ShapeKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ShapeKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ShapeKernel)
+    .Kernel(DeviceType::kCPU, kBool, &ShapeKernel);
+
+}  // namespace scopeflow

@@ -1,0 +1,162 @@
+#include "operators/shape/shape_util.h"
+
+#include <cstring>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "operators/common.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace shape_util {
+namespace {
+
+// Copies `n` elements of N bytes `dst_stride` / `src_stride` elements apart.
+// N is a constant so that each element moves as one load and one store.
+template <size_t N>
+void CopyRow(char* dst, int64_t dst_stride, const char* src, int64_t src_stride,
+             int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(dst + i * dst_stride * static_cast<int64_t>(N),
+                src + i * src_stride * static_cast<int64_t>(N), N);
+  }
+}
+
+void CopyRowAnySize(char* dst, int64_t dst_stride, const char* src,
+                    int64_t src_stride, int64_t n, size_t size) {
+  const int64_t bytes = static_cast<int64_t>(size);
+  if (dst_stride == 1 && src_stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * size);
+    return;
+  }
+  switch (size) {
+    case 1:
+      return CopyRow<1>(dst, dst_stride, src, src_stride, n);
+    case 2:
+      return CopyRow<2>(dst, dst_stride, src, src_stride, n);
+    case 4:
+      return CopyRow<4>(dst, dst_stride, src, src_stride, n);
+    case 8:
+      return CopyRow<8>(dst, dst_stride, src, src_stride, n);
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(dst + i * dst_stride * bytes, src + i * src_stride * bytes,
+                    size);
+      }
+  }
+}
+
+}  // namespace
+
+std::string DescribeInput(const InferContext& context, absl::string_view slot,
+                          int i) {
+  const VarInfo& info = context.Input(slot, i);
+  return absl::StrFormat(
+      "input \"%s\" (variable \"%s\") of %s", slot, context.InputName(slot, i),
+      info.has_dims ? absl::StrCat("shape ", DimsToString(info.dims))
+                    : std::string("unknown rank"));
+}
+
+int64_t ProductOrUnknown(absl::Span<const int64_t> dims) {
+  int64_t product = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    product *= d;
+  }
+  return product;
+}
+
+bool FullyKnown(const VarInfo& info) {
+  return info.has_dims && ProductOrUnknown(info.dims) >= 0;
+}
+
+absl::StatusOr<std::vector<int>> NormalizeAxes(const InferContext& context,
+                                               absl::string_view slot,
+                                               absl::Span<const int32_t> axes,
+                                               int rank,
+                                               absl::string_view attr) {
+  std::vector<int> normalized;
+  std::vector<bool> seen(rank, false);
+  for (int32_t axis : axes) {
+    SF_ASSIGN_OR_RETURN(int a,
+                        NormalizeAxisOf(context, slot, axis, rank, attr));
+    SF_CHECK(!seen[a], "attribute \"%s\" names axis %d twice, for %s", attr, a,
+             DescribeInput(context, slot));
+    seen[a] = true;
+    normalized.push_back(a);
+  }
+  return normalized;
+}
+
+absl::StatusOr<int> NormalizeAxisOf(const InferContext& context,
+                                    absl::string_view slot, int64_t axis,
+                                    int rank, absl::string_view attr) {
+  absl::StatusOr<int> normalized = NormalizeAxis(axis, rank, attr);
+  if (!normalized.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        normalized.status().message(), ", for ", DescribeInput(context, slot)));
+  }
+  return normalized;
+}
+
+void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
+                 const void* src, absl::Span<const int64_t> src_strides,
+                 absl::Span<const int64_t> dims, size_t element_size) {
+  // Drop size-1 dimensions and merge neighbours that are contiguous in both
+  // source and destination, so that the innermost loop runs as long as it
+  // can (often a single memcpy).
+  absl::InlinedVector<int64_t, 8> d, ds, ss;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] == 0) return;
+    if (dims[k] == 1) continue;
+    if (!d.empty() && ds.back() == dst_strides[k] * dims[k] &&
+        ss.back() == src_strides[k] * dims[k]) {
+      d.back() *= dims[k];
+      ds.back() = dst_strides[k];
+      ss.back() = src_strides[k];
+      continue;
+    }
+    d.push_back(dims[k]);
+    ds.push_back(dst_strides[k]);
+    ss.push_back(src_strides[k]);
+  }
+  char* const dst_bytes = static_cast<char*>(dst);
+  const char* const src_bytes = static_cast<const char*>(src);
+  if (d.empty()) {
+    std::memcpy(dst_bytes, src_bytes, element_size);
+    return;
+  }
+  const int inner = static_cast<int>(d.size()) - 1;
+  const int64_t bytes = static_cast<int64_t>(element_size);
+  // An odometer over the outer dimensions, with the element offsets it
+  // points at.
+  absl::InlinedVector<int64_t, 8> index(inner, 0);
+  int64_t dst_offset = 0, src_offset = 0;
+  while (true) {
+    CopyRowAnySize(dst_bytes + dst_offset * bytes, ds[inner],
+                   src_bytes + src_offset * bytes, ss[inner], d[inner],
+                   element_size);
+    int k = inner - 1;
+    for (; k >= 0; --k) {
+      dst_offset += ds[k];
+      src_offset += ss[k];
+      if (++index[k] < d[k]) break;
+      dst_offset -= ds[k] * d[k];
+      src_offset -= ss[k] * d[k];
+      index[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+absl::Status ViewKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  Tensor* out = context.Output("Out");
+  Dims dims = out->dims();
+  out->ShareBufferWith(x);
+  return out->Reshape(std::move(dims));
+}
+
+}  // namespace shape_util
+}  // namespace scopeflow

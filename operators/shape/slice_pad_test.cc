@@ -1,0 +1,381 @@
+#include <cstdint>
+
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operators/shape/shape_test_util.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]].
+Tensor Matrix3x4() {
+  return MakeTensor<float>({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+}
+
+std::string SliceOp(const std::string& attrs) {
+  return R"pb(type: "slice"
+              inputs { slot: "X" vars: "x" }
+              outputs { slot: "Out" vars: "y" })pb" +
+         attrs;
+}
+
+TEST(SliceTest, NegativeAndClampedBounds) {
+  // x[1:3, -3:100]
+  auto out = RunOp(SliceOp(R"pb(attrs {
+                                  name: "axes"
+                                  ints { values: [ 0, 1 ] }
+                                }
+                                attrs {
+                                  name: "starts"
+                                  ints { values: [ 1, -3 ] }
+                                }
+                                attrs {
+                                  name: "ends"
+                                  ints { values: [ 3, 100 ] }
+                                })pb"),
+                   {{"x", Matrix3x4()}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(5, 6, 7, 9, 10, 11));
+  // x[5:10]: both clamp to 3, nothing left.
+  out = RunOp(SliceOp(R"pb(attrs {
+                             name: "axes"
+                             ints { values: [ 0 ] }
+                           }
+                           attrs {
+                             name: "starts"
+                             ints { values: [ 5 ] }
+                           }
+                           attrs {
+                             name: "ends"
+                             ints { values: [ 10 ] }
+                           })pb"),
+              {{"x", Matrix3x4()}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(0, 4));
+}
+
+TEST(SliceTest, Steps) {
+  // x[:, -1:-100:-2]: columns 3 and 1.
+  auto out = RunOp(SliceOp(R"pb(attrs {
+                                  name: "axes"
+                                  ints { values: [ 1 ] }
+                                }
+                                attrs {
+                                  name: "starts"
+                                  ints { values: [ -1 ] }
+                                }
+                                attrs {
+                                  name: "ends"
+                                  ints { values: [ -100 ] }
+                                }
+                                attrs {
+                                  name: "steps"
+                                  ints { values: [ -2 ] }
+                                })pb"),
+                   {{"x", Matrix3x4()}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(3, 1, 7, 5, 11, 9));
+  // x[2:0:-1] along axis -2: rows 2 and 1.
+  out = RunOp(SliceOp(R"pb(attrs {
+                             name: "axes"
+                             ints { values: [ -2 ] }
+                           }
+                           attrs {
+                             name: "starts"
+                             ints { values: [ 2 ] }
+                           }
+                           attrs {
+                             name: "ends"
+                             ints { values: [ 0 ] }
+                           }
+                           attrs {
+                             name: "steps"
+                             ints { values: [ -1 ] }
+                           })pb"),
+              {{"x", Matrix3x4()}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 4));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(8, 9, 10, 11, 4, 5, 6, 7));
+  // x[100:-100:-1]: the start clamps to the last row, the end to before
+  // the first: every row, reversed.
+  out = RunOp(SliceOp(R"pb(attrs {
+                             name: "axes"
+                             ints { values: [ 0 ] }
+                           }
+                           attrs {
+                             name: "starts"
+                             ints { values: [ 100 ] }
+                           }
+                           attrs {
+                             name: "ends"
+                             ints { values: [ -100 ] }
+                           }
+                           attrs {
+                             name: "steps"
+                             ints { values: [ -1 ] }
+                           })pb"),
+              {{"x", Matrix3x4()}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]),
+              ElementsAre(8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3));
+  // x[:, 0:4:3] on int64: columns 0 and 3.
+  out = RunOp(SliceOp(R"pb(attrs {
+                             name: "axes"
+                             ints { values: [ 1 ] }
+                           }
+                           attrs {
+                             name: "starts"
+                             ints { values: [ 0 ] }
+                           }
+                           attrs {
+                             name: "ends"
+                             ints { values: [ 4 ] }
+                           }
+                           attrs {
+                             name: "steps"
+                             ints { values: [ 3 ] }
+                           })pb"),
+              {{"x", MakeTensor<int64_t>(
+                         {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})}},
+              {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(0, 3, 4, 7, 8, 11));
+}
+
+TEST(SliceTest, ThreeDimsMatchIndexArithmetic) {
+  // x[a][b][c] = 100a + 10b + c, dims [4, 5, 6]; x[3:0:-2, :, 1:6:2].
+  std::vector<int64_t> values;
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 5; ++b) {
+      for (int c = 0; c < 6; ++c) values.push_back(100 * a + 10 * b + c);
+    }
+  }
+  auto out = RunOp(SliceOp(R"pb(attrs {
+                                  name: "axes"
+                                  ints { values: [ 0, 2 ] }
+                                }
+                                attrs {
+                                  name: "starts"
+                                  ints { values: [ 3, 1 ] }
+                                }
+                                attrs {
+                                  name: "ends"
+                                  ints { values: [ 0, 6 ] }
+                                }
+                                attrs {
+                                  name: "steps"
+                                  ints { values: [ -2, 2 ] }
+                                })pb"),
+                   {{"x", MakeTensor<int64_t>({4, 5, 6}, values)}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT((*out)[0].dims(), ElementsAre(2, 5, 3));
+  const std::vector<int64_t> got = Values<int64_t>((*out)[0]);
+  int n = 0;
+  for (int a : {3, 1}) {
+    for (int b = 0; b < 5; ++b) {
+      for (int c : {1, 3, 5}) EXPECT_EQ(got[n++], 100 * a + 10 * b + c);
+    }
+  }
+}
+
+TEST(SliceTest, UnknownDimsAtPrepare) {
+  const std::string op = SliceOp(R"pb(attrs {
+                                        name: "axes"
+                                        ints { values: [ 0, 1 ] }
+                                      }
+                                      attrs {
+                                        name: "starts"
+                                        ints { values: [ 1, 1 ] }
+                                      }
+                                      attrs {
+                                        name: "ends"
+                                        ints { values: [ 3, 4 ] }
+                                      })pb");
+  auto info = InferAtPrepare(op, {{"x", kFloat32, {-1, 4}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, 3));
+  info = InferAtPrepare(op, {{"x", kFloat32, {}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_FALSE(info->has_dims);
+}
+
+TEST(SliceTest, ErrorsNameOpAndVariable) {
+  absl::Status status = PrepareOp(SliceOp(R"pb(attrs {
+                                                 name: "axes"
+                                                 ints { values: [ 0, 1 ] }
+                                               }
+                                               attrs {
+                                                 name: "starts"
+                                                 ints { values: [ 0 ] }
+                                               }
+                                               attrs {
+                                                 name: "ends"
+                                                 ints { values: [ 1, 1 ] }
+                                               })pb"),
+                                  {{"x", Matrix3x4()}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (slice): attributes \"axes\", \"starts\", "
+                        "\"ends\" and \"steps\" (if given) must have one "
+                        "length, got 2, 1, 2 and 0, for input \"X\" (variable "
+                        "\"x\") of shape [3, 4]"));
+  status = PrepareOp(SliceOp(R"pb(attrs {
+                                    name: "axes"
+                                    ints { values: [ 0 ] }
+                                  }
+                                  attrs {
+                                    name: "starts"
+                                    ints { values: [ 0 ] }
+                                  }
+                                  attrs {
+                                    name: "ends"
+                                    ints { values: [ 1 ] }
+                                  }
+                                  attrs {
+                                    name: "steps"
+                                    ints { values: [ 0 ] }
+                                  })pb"),
+                     {{"x", Matrix3x4()}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (slice): attribute \"steps\" = [0] holds a 0, "
+                        "for input \"X\" (variable \"x\")"));
+  status = PrepareOp(SliceOp(R"pb(attrs {
+                                    name: "axes"
+                                    ints { values: [ 1, -1 ] }
+                                  }
+                                  attrs {
+                                    name: "starts"
+                                    ints { values: [ 0, 0 ] }
+                                  }
+                                  attrs {
+                                    name: "ends"
+                                    ints { values: [ 1, 1 ] }
+                                  })pb"),
+                     {{"x", Matrix3x4()}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (slice): attribute \"axes\" names axis 1 twice, "
+                        "for input \"X\" (variable \"x\")"));
+  status = PrepareOp(SliceOp(R"pb(attrs {
+                                    name: "axes"
+                                    ints { values: [ 2 ] }
+                                  }
+                                  attrs {
+                                    name: "starts"
+                                    ints { values: [ 0 ] }
+                                  }
+                                  attrs {
+                                    name: "ends"
+                                    ints { values: [ 1 ] }
+                                  })pb"),
+                     {{"x", Matrix3x4()}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (slice): attribute \"axes\" = 2 is out of range "
+                        "for rank 2 (expected [-2, 2)), for input \"X\" "
+                        "(variable \"x\")"));
+}
+
+std::string PadOp(const std::string& attrs) {
+  return R"pb(type: "pad"
+              inputs { slot: "X" vars: "x" }
+              outputs { slot: "Out" vars: "y" })pb" +
+         attrs;
+}
+
+TEST(PadTest, ConstantBorder) {
+  auto out = RunOp(PadOp(R"pb(attrs {
+                                name: "paddings"
+                                ints { values: [ 1, 0, 0, 2 ] }
+                              }
+                              attrs { name: "pad_value" f: 9 })pb"),
+                   {{"x", MakeTensor<float>({2, 2}, {1, 2, 3, 4})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 4));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              ElementsAre(9, 9, 9, 9, 1, 2, 9, 9, 3, 4, 9, 9));
+  // Default value 0.
+  out = RunOp(PadOp(R"pb(attrs {
+                           name: "paddings"
+                           ints { values: [ 2, 1 ] }
+                         })pb"),
+              {{"x", MakeTensor<int32_t>({3}, {1, 2, 3})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int32_t>((*out)[0]), ElementsAre(0, 0, 1, 2, 3, 0));
+  out = RunOp(PadOp(R"pb(attrs {
+                           name: "paddings"
+                           ints { values: [ 0, 1, 1, 0 ] }
+                         }
+                         attrs { name: "pad_value" f: 1 })pb"),
+              {{"x", MakeTensor<bool>({1, 1}, {false})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2));
+  EXPECT_THAT(Values<bool>((*out)[0]), ElementsAre(true, false, true, true));
+  out = RunOp(PadOp(R"pb(attrs {
+                           name: "paddings"
+                           ints { values: [ 1, 1 ] }
+                         }
+                         attrs { name: "pad_value" f: -2.5 })pb"),
+              {{"x", MakeTensor<int64_t>({1}, {7})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(-2, 7, -2));
+}
+
+TEST(PadTest, UnknownDimsAtPrepare) {
+  const std::string op = PadOp(R"pb(attrs {
+                                      name: "paddings"
+                                      ints { values: [ 1, 1, 0, 3 ] }
+                                    })pb");
+  auto info = InferAtPrepare(op, {{"x", kFloat64, {-1, 2}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, 5));
+  info = InferAtPrepare(op, {{"x", kFloat64, {}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, -1));
+}
+
+TEST(PadTest, ErrorsNameOpAndVariable) {
+  const Tensor x = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  absl::Status status = PrepareOp(PadOp(R"pb(attrs {
+                                               name: "paddings"
+                                               ints { values: [ 1, 0, 1 ] }
+                                             })pb"),
+                                  {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pad): attribute \"paddings\" = [1, 0, 1] has "
+                        "odd length 3: expected [before_0, after_0, before_1, "
+                        "after_1, ...], two per dim of input \"X\" (variable "
+                        "\"x\") of shape [2, 2]"));
+  status = PrepareOp(PadOp(R"pb(attrs {
+                                  name: "paddings"
+                                  ints { values: [ 1, 1 ] }
+                                })pb"),
+                     {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pad): attribute \"paddings\" = [1, 1] pads 1 "
+                        "dims, but input \"X\" (variable \"x\") of shape [2, "
+                        "2] has rank 2: expected 2 * rank = 4 entries"));
+  status = PrepareOp(PadOp(R"pb(attrs {
+                                  name: "paddings"
+                                  ints { values: [ 1, 1, -1, 0 ] }
+                                })pb"),
+                     {{"x", x}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pad): attribute \"paddings\" must be "
+                        "non-negative, got -1"));
+  auto out = RunOp(PadOp(R"pb(attrs {
+                                name: "paddings"
+                                ints { values: [ 1, 1 ] }
+                              }
+                              attrs { name: "pad_value" f: 3e9 })pb"),
+                   {{"x", MakeTensor<int32_t>({1}, {7})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (pad): attribute \"pad_value\" = 3e+09 does not "
+                        "fit the dtype int32"));
+}
+
+}  // namespace
+}  // namespace scopeflow

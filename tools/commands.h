@@ -1,0 +1,43 @@
+// The subcommands of the scopeflow command, each printing to stdout.
+#ifndef SCOPEFLOW_TOOLS_COMMANDS_H_
+#define SCOPEFLOW_TOOLS_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace scopeflow {
+
+struct RunCommandOptions {
+  std::string net;
+  std::string startup;
+  // A parameter file loaded into the root scope (after the startup net).
+  std::string params;
+  // Where to save the root scope's variables (the parameters) afterwards.
+  std::string save_params;
+  // name=FILE.npy
+  std::vector<std::string> feeds;
+  std::vector<std::string> fetches;
+  int repeat = 1;
+  bool profile = false;
+  std::string place = "cpu";
+  std::string output_dir;
+};
+
+// Runs the startup net (if any) once in a root scope, then the net `repeat`
+// times; prints each fetch, the latency (median and p90) and, with
+// `profile`, the time per op type.
+absl::Status RunCommand(const RunCommandOptions& options);
+
+// Prepares the net's main block and prints every variable's inferred dtype
+// and shape, or every problem found.
+absl::Status CheckCommand(const std::string& net_path,
+                          const std::string& place);
+
+// Prints the net's blocks, variables and ops as written.
+absl::Status InfoCommand(const std::string& net_path);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_TOOLS_COMMANDS_H_

@@ -1,0 +1,164 @@
+// scopeflow run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "framework/executor.h"
+#include "framework/net_io.h"
+#include "framework/npy.h"
+#include "framework/param_io.h"
+#include "platform/status_macros.h"
+#include "tools/commands.h"
+#include "tools/tensor_summary.h"
+
+namespace scopeflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+absl::StatusOr<std::vector<Feed>> ReadFeeds(
+    const std::vector<std::string>& specs) {
+  std::vector<Feed> feeds;
+  for (const std::string& spec : specs) {
+    std::vector<std::string> parts =
+        absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    SF_CHECK(parts.size() == 2 && !parts[0].empty() && !parts[1].empty(),
+             "--feed \"%s\": expected name=FILE.npy", spec);
+    SF_ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(parts[1]));
+    feeds.push_back({parts[0], std::move(tensor)});
+  }
+  return feeds;
+}
+
+// Variables some op writes and no op reads: what a net computes.
+std::vector<std::string> NetOutputs(const PreparedNet& prepared) {
+  std::vector<bool> read(prepared.var_names().size(), false);
+  std::vector<bool> written(prepared.var_names().size(), false);
+  for (const PreparedOp& op : prepared.ops()) {
+    for (const auto& slot : op.inputs) {
+      for (int v : slot) read[v] = true;
+    }
+    for (const auto& slot : op.outputs) {
+      for (int v : slot) written[v] = true;
+    }
+  }
+  std::vector<std::string> outputs;
+  for (size_t v = 0; v < read.size(); ++v) {
+    if (written[v] && !read[v]) outputs.push_back(prepared.var_names()[v]);
+  }
+  return outputs;
+}
+
+double Percentile(std::vector<double> values, double fraction) {
+  std::sort(values.begin(), values.end());
+  const size_t index =
+      static_cast<size_t>(fraction * (values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+void PrintProfile(const PreparedNet& prepared, const RunProfile& profile,
+                  int runs) {
+  struct Row {
+    int calls = 0;
+    double total = 0;
+    double kernel = 0;
+  };
+  std::map<std::string, Row> rows;
+  double all = 0;
+  for (size_t i = 0; i < prepared.ops().size(); ++i) {
+    Row& row = rows[prepared.ops()[i].spec->type()];
+    row.calls += runs;
+    row.total += profile.ops[i].total_seconds;
+    row.kernel += profile.ops[i].kernel_seconds;
+    all += profile.ops[i].total_seconds;
+  }
+  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.total > b.second.total;
+  });
+  std::printf("\nprofile over %d run(s), per op type (ms per run):\n", runs);
+  std::printf("  %-26s %8s %10s %10s %10s %7s\n", "op type", "calls", "total",
+              "kernel", "framework", "share");
+  for (const auto& [type, row] : sorted) {
+    std::printf("  %-26s %8d %10.4f %10.4f %10.4f %6.1f%%\n", type.c_str(),
+                row.calls, 1e3 * row.total / runs, 1e3 * row.kernel / runs,
+                1e3 * (row.total - row.kernel) / runs,
+                all > 0 ? 100 * row.total / all : 0.0);
+  }
+}
+
+}  // namespace
+
+absl::Status RunCommand(const RunCommandOptions& options) {
+  SF_CHECK(options.repeat >= 1, "--repeat must be at least 1, got %d",
+           options.repeat);
+  SF_ASSIGN_OR_RETURN(Place place, ParsePlace(options.place));
+  const Executor executor;
+  Scope root;
+  if (!options.startup.empty()) {
+    SF_ASSIGN_OR_RETURN(NetDef startup, LoadNet(options.startup));
+    SF_ASSIGN_OR_RETURN(PreparedNet prepared,
+                        executor.Prepare(startup, 0, place));
+    SF_RETURN_IF_ERROR(executor.Run(prepared, root, {}, {}).status());
+  }
+  if (!options.params.empty()) {
+    SF_ASSIGN_OR_RETURN(std::vector<std::string> loaded,
+                        LoadParams(options.params, root, place));
+    std::printf("loaded %zu parameter(s) from %s\n", loaded.size(),
+                options.params.c_str());
+  }
+  SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(options.net));
+  SF_ASSIGN_OR_RETURN(PreparedNet prepared, executor.Prepare(net, 0, place));
+  SF_ASSIGN_OR_RETURN(std::vector<Feed> feeds, ReadFeeds(options.feeds));
+  const std::vector<std::string> fetches =
+      options.fetches.empty() ? NetOutputs(prepared) : options.fetches;
+
+  if (options.repeat > 1) {  // Warm-up: first-touch of memory, caches.
+    SF_RETURN_IF_ERROR(executor.Run(prepared, root, feeds, fetches).status());
+  }
+  RunProfile profile;
+  std::vector<double> latencies;
+  std::vector<Tensor> results;
+  for (int i = 0; i < options.repeat; ++i) {
+    const Clock::time_point start = Clock::now();
+    SF_ASSIGN_OR_RETURN(results,
+                        executor.Run(prepared, root, feeds, fetches,
+                                     options.profile ? &profile : nullptr));
+    latencies.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - start)
+            .count());
+  }
+
+  std::printf("net \"%s\" on %s\n", net.name().c_str(),
+              place.ToString().c_str());
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    SF_ASSIGN_OR_RETURN(Tensor host, results[i].CopyTo(CPUPlace()));
+    std::printf("%s: %s\n", fetches[i].c_str(), SummarizeTensor(host).c_str());
+    if (!options.output_dir.empty()) {
+      SF_RETURN_IF_ERROR(WriteNpy(
+          absl::StrCat(options.output_dir, "/", fetches[i], ".npy"), host));
+    }
+  }
+  std::printf("latency over %d run(s): median %.4f ms, p90 %.4f ms\n",
+              options.repeat, Percentile(latencies, 0.5),
+              Percentile(latencies, 0.9));
+  if (options.profile) PrintProfile(prepared, profile, options.repeat);
+  if (!options.save_params.empty()) {
+    // The root scope holds exactly the persistable variables.
+    const std::vector<std::string> names = root.LocalVarNames();
+    SF_RETURN_IF_ERROR(SaveParams(root, names, options.save_params));
+    std::printf("saved %zu parameter(s) to %s\n", names.size(),
+                options.save_params.c_str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace scopeflow

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The scopeflow command end to end on the example nets.
+set -euo pipefail
+scopeflow=tools/scopeflow
+mlp=examples/mlp
+fail() { echo "FAIL: $*"; exit 1; }
+
+# info: the net as written.
+out=$("$scopeflow" info "$mlp/main.pbtxt")
+grep -q 'net "mlp" (format version 1): 1 block(s)' <<<"$out" || fail "info header"
+grep -q 'var fc1.w .*float32 *\[64, 32\] *persistable' <<<"$out" || fail "info var"
+grep -q 'op 3 softmax(X=\[logits\]) -> (Out=\[probabilities\])' <<<"$out" || fail "info op"
+
+# check: inferred shapes, with the batch still unknown.
+out=$("$scopeflow" check "$mlp/main.pbtxt")
+grep -q 'net "mlp" is valid on cpu: 4 op(s)' <<<"$out" || fail "check header"
+grep -q 'inputs: image' <<<"$out" || fail "check inputs"
+grep -q 'probabilities *float32 \[-1, 10\]' <<<"$out" || fail "check inferred"
+
+# run: startup then main, fetches written as npy.
+outdir="$TEST_TMPDIR/out"
+mkdir -p "$outdir"
+out=$("$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --repeat=5 --profile --output_dir="$outdir")
+grep -q 'probabilities: float32 \[1, 10\] values \[' <<<"$out" || fail "run fetch"
+grep -q 'latency over 5 run(s): median' <<<"$out" || fail "run latency"
+grep -q 'fc .* 10 ' <<<"$out" || fail "run profile"
+test -s "$outdir/probabilities.npy" || fail "fetch npy not written"
+# Probabilities sum to one: mean of 10 values is 0.1.
+grep -q 'probabilities: .*mean 0.1$' <<<"$out" || fail "softmax sums to one"
+
+# Parameters saved after the startup net load back and give the same output.
+params="$TEST_TMPDIR/mlp.params"
+"$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --save_params="$params" | grep -q 'saved 4 parameter(s)' \
+  || fail "save_params"
+from_file=$("$scopeflow" run "$mlp/main.pbtxt" --params="$params" --feed="image=$mlp/digit.npy")
+grep -q 'loaded 4 parameter(s)' <<<"$from_file" || fail "params load"
+grep -qF "$(grep probabilities <<<"$from_file")" <<<"$out" || fail "params output differs"
+head -c 100 "$params" >"$TEST_TMPDIR/cut.params"
+expect_error_early() {
+  if err=$("$scopeflow" run "$mlp/main.pbtxt" --params="$TEST_TMPDIR/cut.params" \
+    --feed="image=$mlp/digit.npy" 2>&1); then fail "truncated params accepted"; fi
+  grep -q 'is truncated' <<<"$err" || fail "truncated params message: $err"
+}
+expect_error_early
+
+# The same seeds give the same output.
+again=$("$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" | grep probabilities)
+grep -qF "$again" <<<"$out" || fail "not reproducible"
+
+# Errors: clear message, exit status 1.
+expect_error() {
+  local pattern=$1; shift
+  local err
+  if err=$("$scopeflow" "$@" 2>&1); then fail "expected an error for: $*"; fi
+  grep -q -- "$pattern" <<<"$err" || fail "expected '$pattern', got: $err"
+}
+expect_error 'input "image" is not fed' run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt"
+expect_error 'persistable variable "fc1.w" is not in the scope' \
+  run "$mlp/main.pbtxt" --feed="image=$mlp/digit.npy"
+expect_error 'expected name=FILE.npy' run "$mlp/main.pbtxt" --feed=image
+expect_error 'unknown place "gpu"' check "$mlp/main.pbtxt" --place=gpu
+bad="$TEST_TMPDIR/bad.pbtxt"
+echo 'format_version: 3' >"$bad"
+expect_error 'has format_version 3; this build reads version 1' info "$bad"
+sed 's/type: "relu"/type: "rleu"/' "$mlp/main.pbtxt" >"$TEST_TMPDIR/typo.pbtxt"
+expect_error 'op 1 (rleu): unknown op type' check "$TEST_TMPDIR/typo.pbtxt"
+if "$scopeflow" >/dev/null 2>&1; then fail "expected a usage error"; fi
+echo "scopeflow command: all checks passed"
