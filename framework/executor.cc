@@ -480,6 +480,15 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
                     "startup net or load the parameters first",
                     name);
       infos[v] = InfoOf(*tensors[v]);
+      // Kernels were chosen at Prepare from the declared dtype.
+      const VarInfo& declared = prepared.infos_[v];
+      SF_CHECK(
+          (declared.dtype == DATA_TYPE_UNSPECIFIED ||
+           declared.dtype == tensors[v]->dtype()) &&
+              ShapeAdmits(declared, tensors[v]->dims()),
+          "persistable variable \"%s\": the net declares %s, the scope holds "
+          "%s",
+          name, InfoToString(declared), tensors[v]->DebugString());
     }
   }
 
@@ -533,7 +542,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     }
     for (const auto& slot : op.outputs) {
       for (int v : slot) {
-        if (!FullyKnown(infos[v])) continue;
+        SF_CHECK_CODE(FullyKnown(infos[v]), absl::StatusCode::kInternal,
+                      "op %d (%s): inference left output \"%s\" as %s at run "
+                      "time",
+                      op.index, op.spec->type(), prepared.names_[v],
+                      InfoToString(infos[v]));
         absl::Status allocated =
             tensors[v]->Allocate(place, infos[v].dtype, infos[v].dims);
         if (!allocated.ok()) {

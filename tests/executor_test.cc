@@ -154,6 +154,15 @@ TEST(ExecutorTest, RunErrorsNameTheVariable) {
   EXPECT_THAT(
       executor.Run(*main, root, {{"x", x}}, {"nope"}).status().message(),
       HasSubstr("fetch \"nope\": the net has no such variable"));
+  Scope doubles;
+  Tensor* w = *doubles.Var("w")->GetMutable<Tensor>();
+  ASSERT_TRUE(w->Allocate(CPUPlace(), kFloat64, {3, 2}).ok());
+  Tensor* b = *doubles.Var("b")->GetMutable<Tensor>();
+  ASSERT_TRUE(b->Allocate(CPUPlace(), kFloat32, {2}).ok());
+  EXPECT_THAT(
+      executor.Run(*main, doubles, {{"x", x}}, {"h"}).status().message(),
+      HasSubstr("persistable variable \"w\": the net declares float32 "
+                "[3, 2], the scope holds Tensor<float64, [3, 2], cpu>"));
   EXPECT_EQ(root.num_kids(), 0);  // Failed runs clean up their scope too.
 }
 

@@ -5,10 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 
-# Core libraries and the concurrency stress test, checked by the sanitizers.
-sanitized=(//platform/... //framework/... //tests:scope_stress_test)
+# The core libraries, the executor and the concurrency stress test run
+# under both sanitizers; the operators' kernels under AddressSanitizer too.
+core=(//platform/... //framework/... //tests:scope_stress_test //tests:executor_test)
 
 bazel test //...
-bazel test --config=tsan "${sanitized[@]}"
-bazel test --config=asan "${sanitized[@]}"
+bazel test --config=tsan "${core[@]}"
+bazel test --config=asan "${core[@]}" //operators/...
 echo "all test configurations passed (opt, tsan, asan)"

@@ -1,0 +1,142 @@
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operators/nn/nn_test_util.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::DoubleEq;
+using ::testing::ElementsAre;
+using ::testing::FloatEq;
+using ::testing::HasSubstr;
+using ::testing::Pointwise;
+
+constexpr char kBatchNorm[] = R"pb(type: "batch_norm"
+                                   inputs { slot: "X" vars: "x" }
+                                   inputs { slot: "Scale" vars: "scale" }
+                                   inputs { slot: "Bias" vars: "bias" }
+                                   inputs { slot: "Mean" vars: "mean" }
+                                   inputs { slot: "Variance" vars: "var" }
+                                   outputs { slot: "Y" vars: "y" })pb";
+
+template <typename T>
+std::vector<Feed> Channels(std::vector<T> scale, std::vector<T> bias,
+                           std::vector<T> mean, std::vector<T> var) {
+  const int64_t c = scale.size();
+  return {{"scale", MakeTensor<T>({c}, scale)},
+          {"bias", MakeTensor<T>({c}, bias)},
+          {"mean", MakeTensor<T>({c}, mean)},
+          {"var", MakeTensor<T>({c}, var)}};
+}
+
+TEST(BatchNormTest, NormalizesEachChannel) {
+  // Channel 0: (x - 4) / 2 * 2 + 1 = x - 3. Channel 1: (x - 5) / 4 * 0.5 - 1.
+  std::vector<Feed> feeds = Channels<float>({2, 0.5}, {1, -1}, {4, 5}, {4, 16});
+  feeds.push_back(
+      {"x", MakeTensor<float>({2, 2, 1, 2}, {1, 3, 2, 4, 5, 7, 6, 8})});
+  auto out = RunOp(absl::StrCat(kBatchNorm, "attrs { name: \"epsilon\" f: 0 }"),
+                   feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2, 1, 2));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              Pointwise(FloatEq(), std::vector<float>{-2, 0, -1.375, -1.125, 2,
+                                                      4, -0.875, -0.625}));
+}
+
+TEST(BatchNormTest, EpsilonAndRankTwo) {
+  // (3 - 1) / sqrt(3 + 1) = 1; (7 - 1) / sqrt(8 + 1) * 3 + 0.5 = 6.5.
+  std::vector<Feed> feeds = Channels<float>({1, 3}, {0, 0.5}, {1, 1}, {3, 8});
+  feeds.push_back({"x", MakeTensor<float>({1, 2}, {3, 7})});
+  auto out = RunOp(absl::StrCat(kBatchNorm, "attrs { name: \"epsilon\" f: 1 }"),
+                   feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]),
+              Pointwise(FloatEq(), std::vector<float>{1, 6.5}));
+}
+
+TEST(BatchNormTest, DefaultEpsilonFloat64) {
+  std::vector<Feed> feeds = Channels<double>({1}, {0}, {0}, {1});
+  feeds.push_back({"x", MakeTensor<double>({3, 1}, {1, -2, 0})});
+  auto out = RunOp(kBatchNorm, feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), kFloat64);
+  const double inv_std = 1 / std::sqrt(1 + static_cast<double>(1e-5f));
+  EXPECT_THAT(
+      Values<double>((*out)[0]),
+      Pointwise(DoubleEq(), std::vector<double>{inv_std, -2 * inv_std, 0}));
+}
+
+TEST(BatchNormTest, InfersUnknownDimensions) {
+  auto y = InferAtPrepare(kBatchNorm,
+                          {{"x", kFloat32, {-1, 3, -1}},
+                           {"scale", kFloat32, {3}},
+                           {"bias", kFloat32, {-1}},
+                           {"mean", kFloat32, {}, /*has_dims=*/false},
+                           {"var", kFloat32, {3}}},
+                          "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, 3, -1));
+  y = InferAtPrepare(kBatchNorm,
+                     {{"x", kFloat32, {-1, 3}},
+                      {"scale", kFloat32, {3}},
+                      {"bias", kFloat32, {-1}},
+                      {"mean", kFloat32, {4}},
+                      {"var", kFloat32, {3}}},
+                     "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (batch_norm): input \"Mean\" (variable \"mean\") "
+                        "has shape [4]: expected [3]"));
+}
+
+TEST(BatchNormErrorTest, TrainingModeIsAnError) {
+  std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
+  feeds.push_back({"x", MakeTensor<float>({1, 1}, {1})});
+  absl::Status status = PrepareOp(
+      absl::StrCat(kBatchNorm, "attrs { name: \"is_test\" b: false }"), feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (batch_norm): attribute \"is_test\" must be "
+                        "true: batch_norm computes only inference"));
+  EXPECT_THAT(status.message(), HasSubstr("training mode is not available"));
+}
+
+TEST(BatchNormErrorTest, ChannelMismatchNamesVariable) {
+  std::vector<Feed> feeds = Channels<float>({1, 1}, {0, 0}, {0, 0}, {1, 1});
+  feeds[0] = {"scale", MakeTensor<float>({3}, {1, 1, 1})};
+  feeds.push_back({"x", MakeTensor<float>({4, 2, 3}, {})});
+  absl::Status status = PrepareOp(kBatchNorm, feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (batch_norm): input \"Scale\" (variable "
+                        "\"scale\") has shape [3]: expected [2], one value per "
+                        "channel of \"X\" (variable \"x\", shape [4, 2, 3])"));
+}
+
+TEST(BatchNormErrorTest, RankDtypeAndEpsilon) {
+  std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
+  feeds.push_back({"x", MakeTensor<float>({3}, {1, 2, 3})});
+  absl::Status rank = PrepareOp(kBatchNorm, feeds);
+  EXPECT_THAT(rank.message(),
+              HasSubstr("op 0 (batch_norm): input \"X\" (variable \"x\") has "
+                        "shape [3]: expected rank 2 to"));
+  feeds.back() = {"x", MakeTensor<float>({3, 1}, {1, 2, 3})};
+  feeds[3] = {"var", MakeTensor<double>({1}, {1})};
+  absl::Status dtype = PrepareOp(kBatchNorm, feeds);
+  EXPECT_THAT(dtype.message(),
+              HasSubstr("op 0 (batch_norm): inputs \"X\" (variable \"x\", "
+                        "float32) and \"Variance\" (variable \"var\", float64) "
+                        "must have one dtype"));
+  feeds[3] = {"var", MakeTensor<float>({1}, {1})};
+  absl::Status epsilon = PrepareOp(
+      absl::StrCat(kBatchNorm, "attrs { name: \"epsilon\" f: -1 }"), feeds);
+  EXPECT_THAT(epsilon.message(),
+              HasSubstr("op 0 (batch_norm): attribute \"epsilon\" must be "
+                        "non-negative, got -1"));
+}
+
+}  // namespace
+}  // namespace scopeflow

@@ -1,0 +1,89 @@
+// Times conv2d through the executor (prepared once, run many times), as a
+// net would run it: `bazel run //operators/nn:conv2d_benchmark`.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/net_io.h"
+#include "framework/op_test_util.h"
+#include "google/protobuf/text_format.h"
+
+namespace scopeflow {
+namespace {
+
+Tensor RandomTensor(Dims dims, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(NumElements(dims));
+  for (float& v : values) v = dist(engine);
+  return MakeTensor<float>(dims, values);
+}
+
+// Input [N, C, H, W] (args 0-3) convolved with [M, C, 3, 3] (arg 4),
+// padding 1, stride 1.
+void BM_Conv2d3x3(benchmark::State& state) {
+  const Dims input = {state.range(0), state.range(1), state.range(2),
+                      state.range(3)};
+  const Dims filter = {state.range(4), state.range(1), 3, 3};
+  NetDef net;
+  const bool parsed = google::protobuf::TextFormat::ParseFromString(
+      absl::StrCat("format_version: ", kNetFormatVersion, R"pb(
+        name: "conv"
+        blocks {
+          vars {
+            name: "x"
+            dtype: DATA_TYPE_FLOAT32
+            shape: [ -1, -1, -1, -1 ]
+          }
+          vars {
+            name: "w"
+            dtype: DATA_TYPE_FLOAT32
+            shape: [ -1, -1, 3, 3 ]
+          }
+          ops {
+            type: "conv2d"
+            inputs { slot: "Input" vars: "x" }
+            inputs { slot: "Filter" vars: "w" }
+            outputs { slot: "Output" vars: "y" }
+            attrs {
+              name: "paddings"
+              ints { values: [ 1, 1 ] }
+            }
+          }
+        })pb"),
+      &net);
+  Executor executor;
+  auto prepared = executor.Prepare(net, 0, CPUPlace());
+  if (!parsed || !prepared.ok()) {
+    state.SkipWithError("cannot prepare the conv2d net");
+    return;
+  }
+  const std::vector<Feed> feeds = {{"x", RandomTensor(input, 1)},
+                                   {"w", RandomTensor(filter, 2)}};
+  Scope scope;
+  for (auto _ : state) {
+    auto out = executor.Run(*prepared, scope, feeds, {"y"});
+    if (!out.ok()) {
+      state.SkipWithError(std::string(out.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize((*out)[0].raw_data());
+  }
+  const double flops = 2.0 * NumElements(input) / input[1] * filter[0] *
+                       filter[1] * 9;  // output cells x MACs each, x2
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Conv2d3x3)
+    ->Args({16, 32, 64, 64, 32})
+    ->Args({1, 32, 64, 64, 32})
+    ->Args({1, 64, 56, 56, 64})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace scopeflow

@@ -1,0 +1,487 @@
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operators/nn/nn_test_util.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct ConvConfig {
+  std::string name;
+  Dims input;   // [N, C, H, W]
+  Dims filter;  // [M, C / groups, kH, kW]
+  std::vector<int32_t> strides = {1, 1};
+  std::vector<int32_t> paddings = {0, 0};
+  std::vector<int32_t> dilations = {1, 1};
+  int groups = 1;
+  bool bias = false;
+};
+
+std::vector<float> RandomValues(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(engine);
+  return values;
+}
+
+std::string IntsAttr(const std::string& name,
+                     const std::vector<int32_t>& values) {
+  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
+                      absl::StrJoin(values, ", "), "] } }");
+}
+
+std::string ConvOp(const ConvConfig& c) {
+  return absl::StrCat(
+      "type: \"conv2d\" inputs { slot: \"Input\" vars: \"x\" } ",
+      "inputs { slot: \"Filter\" vars: \"w\" } ",
+      c.bias ? "inputs { slot: \"Bias\" vars: \"b\" } " : "",
+      "outputs { slot: \"Output\" vars: \"y\" } ",
+      IntsAttr("strides", c.strides), IntsAttr("paddings", c.paddings),
+      IntsAttr("dilations", c.dilations),
+      "attrs { name: \"groups\" i: ", c.groups, " }");
+}
+
+// Plain nested loops: the definition of the convolution, in double.
+std::vector<float> ReferenceConv(const ConvConfig& c,
+                                 const std::vector<float>& x,
+                                 const std::vector<float>& w,
+                                 const std::vector<float>& b, Dims& out_dims) {
+  const int64_t n = c.input[0], ch = c.input[1], h = c.input[2],
+                wd = c.input[3];
+  const int64_t m = c.filter[0], cg = c.filter[1], kh = c.filter[2],
+                kw = c.filter[3];
+  const int64_t pt = c.paddings[0],
+                pb = c.paddings.size() == 4 ? c.paddings[1] : c.paddings[0];
+  const int64_t pl = c.paddings.size() == 4 ? c.paddings[2] : c.paddings[1],
+                pr = c.paddings.size() == 4 ? c.paddings[3] : c.paddings[1];
+  const int64_t sh = c.strides[0], sw = c.strides[1];
+  const int64_t dh = c.dilations[0], dw = c.dilations[1];
+  const int64_t oh = (h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+  const int64_t ow = (wd + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+  const int64_t mg = m / c.groups;
+  out_dims = {n, m, oh, ow};
+  std::vector<float> out(n * m * oh * ow);
+  for (int64_t in = 0; in < n; ++in) {
+    for (int64_t om = 0; om < m; ++om) {
+      const int64_t group = om / mg;
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          double sum = c.bias ? b[om] : 0.0;
+          for (int64_t ic = 0; ic < cg; ++ic) {
+            const int64_t channel = group * cg + ic;
+            for (int64_t i = 0; i < kh; ++i) {
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t hy = y * sh - pt + i * dh;
+                const int64_t wx = xo * sw - pl + j * dw;
+                if (hy < 0 || hy >= h || wx < 0 || wx >= wd) continue;
+                sum += static_cast<double>(
+                           x[((in * ch + channel) * h + hy) * wd + wx]) *
+                       w[((om * cg + ic) * kh + i) * kw + j];
+              }
+            }
+          }
+          out[((in * m + om) * oh + y) * ow + xo] = static_cast<float>(sum);
+        }
+      }
+    }
+  }
+  (void)ch;
+  return out;
+}
+
+class Conv2dReferenceTest : public ::testing::TestWithParam<ConvConfig> {};
+
+TEST_P(Conv2dReferenceTest, MatchesNestedLoops) {
+  const ConvConfig& c = GetParam();
+  const std::vector<float> x = RandomValues(NumElements(c.input), 1);
+  const std::vector<float> w = RandomValues(NumElements(c.filter), 2);
+  const std::vector<float> b = RandomValues(c.filter[0], 3);
+  std::vector<Feed> feeds = {{"x", MakeTensor<float>(c.input, x)},
+                             {"w", MakeTensor<float>(c.filter, w)}};
+  if (c.bias) feeds.push_back({"b", MakeTensor<float>({c.filter[0]}, b)});
+  auto out = RunOp(ConvOp(c), feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  Dims expected_dims;
+  const std::vector<float> expected = ReferenceConv(c, x, w, b, expected_dims);
+  ASSERT_EQ((*out)[0].dims(), expected_dims);
+  const std::vector<float> got = Values<float>((*out)[0]);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, Conv2dReferenceTest,
+    ::testing::Values(
+        ConvConfig{"plain", {2, 3, 7, 6}, {4, 3, 3, 3}},
+        ConvConfig{"bias",
+                   {2, 3, 7, 6},
+                   {4, 3, 3, 3},
+                   {1, 1},
+                   {0, 0},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{"stride2_pad1",
+                   {2, 3, 9, 8},
+                   {5, 3, 3, 3},
+                   {2, 2},
+                   {1, 1},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{
+            "dilation2", {1, 4, 10, 9}, {3, 4, 3, 3}, {1, 1}, {2, 2}, {2, 2}},
+        ConvConfig{"groups2",
+                   {2, 4, 6, 7},
+                   {6, 2, 3, 3},
+                   {1, 1},
+                   {1, 1},
+                   {1, 1},
+                   2,
+                   true},
+        ConvConfig{"depthwise",
+                   {2, 5, 8, 8},
+                   {5, 1, 3, 3},
+                   {1, 1},
+                   {1, 1},
+                   {1, 1},
+                   5,
+                   false},
+        ConvConfig{"depthwise_multiplier",
+                   {1, 3, 6, 6},
+                   {6, 1, 3, 3},
+                   {2, 1},
+                   {1, 1},
+                   {1, 1},
+                   3,
+                   true},
+        ConvConfig{"asymmetric",
+                   {1, 3, 7, 9},
+                   {4, 3, 3, 2},
+                   {2, 1},
+                   {1, 0, 2, 1},
+                   {1, 2}},
+        ConvConfig{"pointwise",
+                   {3, 16, 5, 5},
+                   {8, 16, 1, 1},
+                   {1, 1},
+                   {0, 0},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{"wide",
+                   {1, 32, 12, 12},
+                   {32, 32, 3, 3},
+                   {1, 1},
+                   {1, 1},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{"padding_beyond_filter",
+                   {1, 2, 4, 4},
+                   {3, 2, 1, 1},
+                   {1, 1},
+                   {2, 2},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{"stride_beyond_filter",
+                   {2, 3, 10, 11},
+                   {4, 3, 2, 2},
+                   {3, 3},
+                   {0, 0},
+                   {1, 1},
+                   1,
+                   true}),
+    [](const ::testing::TestParamInfo<ConvConfig>& info) {
+      return info.param.name;
+    });
+
+// Kernels share nothing between runs but oneDNN's thread-safe caches: one
+// op runs on several threads at once.
+TEST(Conv2dTest, RunsOnManyThreadsAtOnce) {
+  const ConvConfig c{
+      "threads", {2, 8, 9, 9}, {8, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 2, true};
+  const std::vector<float> x = RandomValues(NumElements(c.input), 4);
+  const std::vector<float> w = RandomValues(NumElements(c.filter), 5);
+  const std::vector<float> b = RandomValues(c.filter[0], 6);
+  Dims dims;
+  const std::vector<float> expected = ReferenceConv(c, x, w, b, dims);
+  std::vector<std::string> failures(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        auto out = RunOp(ConvOp(c),
+                         {{"x", MakeTensor<float>(c.input, x)},
+                          {"w", MakeTensor<float>(c.filter, w)},
+                          {"b", MakeTensor<float>({c.filter[0]}, b)}},
+                         {"y"});
+        if (!out.ok()) {
+          failures[t] = std::string(out.status().message());
+          return;
+        }
+        const std::vector<float> got = Values<float>((*out)[0]);
+        for (size_t j = 0; j < expected.size(); ++j) {
+          if (std::abs(got[j] - expected[j]) > 1e-4) {
+            failures[t] = absl::StrCat("mismatch at ", j);
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(failures, ::testing::Each(""));
+}
+
+TEST(Conv2dTest, HandComputed) {
+  // [[1 2 3] [4 5 6] [7 8 9]] * [[1 0] [0 1]]: each output is the sum of a
+  // cell and its lower-right neighbour, plus the bias 10.
+  auto out = RunOp(
+      R"pb(type: "conv2d"
+           inputs { slot: "Input" vars: "x" }
+           inputs { slot: "Filter" vars: "w" }
+           inputs { slot: "Bias" vars: "b" }
+           outputs { slot: "Output" vars: "y" })pb",
+      {{"x", MakeTensor<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})},
+       {"w", MakeTensor<float>({1, 1, 2, 2}, {1, 0, 0, 1})},
+       {"b", MakeTensor<float>({1}, {10})}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 1, 2, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(16, 18, 22, 24));
+}
+
+TEST(Conv2dTest, PaddingAndStrideByHand) {
+  // A 3x3 box of ones over a 3x3 input with padding 1 and stride 2: the
+  // four corner windows each see a 2x2 corner of the input.
+  auto out = RunOp(
+      R"pb(type: "conv2d"
+           inputs { slot: "Input" vars: "x" }
+           inputs { slot: "Filter" vars: "w" }
+           outputs { slot: "Output" vars: "y" }
+           attrs {
+             name: "strides"
+             ints { values: [ 2, 2 ] }
+           }
+           attrs {
+             name: "paddings"
+             ints { values: [ 1, 1 ] }
+           })pb",
+      {{"x", MakeTensor<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})},
+       {"w", MakeTensor<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f))}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 1, 2, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(12, 16, 24, 28));
+}
+
+TEST(Conv2dTest, EmptyBatch) {
+  auto out = RunOp(
+      R"pb(type: "conv2d"
+           inputs { slot: "Input" vars: "x" }
+           inputs { slot: "Filter" vars: "w" }
+           outputs { slot: "Output" vars: "y" })pb",
+      {{"x", MakeTensor<float>({0, 2, 4, 4}, {})},
+       {"w", MakeTensor<float>({3, 2, 3, 3}, std::vector<float>(54, 1.0f))}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(0, 3, 2, 2));
+}
+
+TEST(Conv2dTest, WindowsOfOnlyPaddingGiveTheBias) {
+  // An empty image padded by 1: each output cell sees only padding.
+  auto out = RunOp(R"pb(type: "conv2d"
+                        inputs { slot: "Input" vars: "x" }
+                        inputs { slot: "Filter" vars: "w" }
+                        inputs { slot: "Bias" vars: "b" }
+                        outputs { slot: "Output" vars: "y" }
+                        attrs {
+                          name: "paddings"
+                          ints { values: [ 1, 1 ] }
+                        })pb",
+                   {{"x", MakeTensor<float>({1, 2, 0, 1}, {})},
+                    {"w", MakeTensor<float>({2, 2, 1, 1}, {1, 1, 1, 1})},
+                    {"b", MakeTensor<float>({2}, {0.5, -3})}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2, 2, 3));
+  EXPECT_THAT(
+      Values<float>((*out)[0]),
+      ElementsAre(0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -3, -3, -3, -3, -3, -3));
+}
+
+constexpr char kConvOp[] = R"pb(type: "conv2d"
+                                inputs { slot: "Input" vars: "x" }
+                                inputs { slot: "Filter" vars: "w" }
+                                outputs { slot: "Output" vars: "y" })pb";
+
+// Prepare infers what it can from a net declaring unknown dimensions; Run
+// the rest.
+TEST(Conv2dTest, InfersUnknownDimensions) {
+  const std::string op = absl::StrCat(
+      kConvOp, " attrs { name: \"paddings\" ints { values: [1, 1] } }");
+  auto y = InferAtPrepare(
+      op, {{"x", kFloat32, {-1, 2, -1, -1}}, {"w", kFloat32, {3, 2, 3, 3}}},
+      "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, 3, -1, -1));
+  y = InferAtPrepare(op,
+                     {{"x", kFloat32, {}, /*has_dims=*/false},
+                      {"w", kFloat32, {}, /*has_dims=*/false}},
+                     "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1));
+  y = InferAtPrepare(
+      op, {{"x", kFloat32, {-1, 2, 7, -1}}, {"w", kFloat32, {-1, -1, 3, 3}}},
+      "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, -1, 7, -1));
+  // What is known is still checked.
+  y = InferAtPrepare(
+      op, {{"x", kFloat32, {-1, 2, -1, -1}}, {"w", kFloat32, {3, 4, -1, -1}}},
+      "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("expected the filter's dimension 1 to be channels / "
+                        "groups = 2 / 1 = 2"));
+
+  auto out = RunOp(
+      op,
+      {{"x", MakeTensor<float>({2, 2, 5, 4}, std::vector<float>(80, 1.0f))},
+       {"w", MakeTensor<float>({3, 2, 3, 3}, std::vector<float>(54, 1.0f))}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3, 5, 4));
+  // The centre sees 2 channels x 3 x 3 ones, a corner 2 x 2 x 2.
+  EXPECT_EQ(Values<float>((*out)[0])[1 * 4 + 1], 18.0f);
+  EXPECT_EQ(Values<float>((*out)[0])[0], 8.0f);
+}
+
+TEST(Conv2dErrorTest, ChannelMismatch) {
+  absl::Status status =
+      PrepareOp(kConvOp, {{"x", MakeTensor<float>({1, 3, 5, 5}, {})},
+                          {"w", MakeTensor<float>({2, 2, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("op 0 (conv2d): input \"Input\" (variable "
+                              "\"x\") has shape [1, 3, 5, 5] but \"Filter\" "
+                              "(variable \"w\") has shape [2, 2, 3, 3]"),
+                    HasSubstr("channels / groups = 3 / 1 = 3")));
+}
+
+TEST(Conv2dErrorTest, GroupsMustDivideChannels) {
+  absl::Status status =
+      PrepareOp(absl::StrCat(kConvOp, " attrs { name: \"groups\" i: 2 }"),
+                {{"x", MakeTensor<float>({1, 3, 5, 5}, {})},
+                 {"w", MakeTensor<float>({4, 1, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d): input \"Input\" (variable \"x\") has "
+                        "shape [1, 3, 5, 5]: its 3 channels are not divisible "
+                        "by groups = 2"));
+  status = PrepareOp(absl::StrCat(kConvOp, " attrs { name: \"groups\" i: 2 }"),
+                     {{"x", MakeTensor<float>({1, 4, 5, 5}, {})},
+                      {"w", MakeTensor<float>({3, 2, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d): input \"Filter\" (variable \"w\") has "
+                        "shape [3, 2, 3, 3]: its 3 output channels are not "
+                        "divisible by groups = 2"));
+  status = PrepareOp(absl::StrCat(kConvOp, " attrs { name: \"groups\" i: 0 }"),
+                     {{"x", MakeTensor<float>({1, 4, 5, 5}, {})},
+                      {"w", MakeTensor<float>({3, 2, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d): attribute \"groups\" must be "
+                        "positive, got 0"));
+}
+
+TEST(Conv2dErrorTest, NonPositiveOutputSize) {
+  absl::Status status =
+      PrepareOp(kConvOp, {{"x", MakeTensor<float>({1, 1, 2, 5}, {})},
+                          {"w", MakeTensor<float>({1, 1, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("op 0 (conv2d): input \"Input\" (variable "
+                              "\"x\") has shape [1, 1, 2, 5]: too small for "
+                              "\"Filter\" (variable \"w\", shape [1, 1, 3, "
+                              "3])"),
+                    HasSubstr("got [0, 3]")));
+  // Dilation makes a 3x3 filter span 5x5.
+  status =
+      PrepareOp(absl::StrCat(kConvOp,
+                             " attrs { name: \"dilations\" ints { values: [2, "
+                             "2] } }"),
+                {{"x", MakeTensor<float>({1, 1, 4, 4}, {})},
+                 {"w", MakeTensor<float>({1, 1, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("op 0 (conv2d): input \"Input\" (variable "
+                              "\"x\") has shape [1, 1, 4, 4]"),
+                    HasSubstr("dilations [2, 2]")));
+}
+
+TEST(Conv2dErrorTest, BiasShape) {
+  absl::Status status = PrepareOp(
+      R"pb(type: "conv2d"
+           inputs { slot: "Input" vars: "x" }
+           inputs { slot: "Filter" vars: "w" }
+           inputs { slot: "Bias" vars: "b" }
+           outputs { slot: "Output" vars: "y" })pb",
+      {{"x", MakeTensor<float>({1, 2, 5, 5}, {})},
+       {"w", MakeTensor<float>({4, 2, 3, 3}, {})},
+       {"b", MakeTensor<float>({3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d): input \"Bias\" (variable \"b\") has "
+                        "shape [3]: expected [4]"));
+}
+
+TEST(Conv2dErrorTest, RankDtypeAndAttributes) {
+  absl::Status rank =
+      PrepareOp(kConvOp, {{"x", MakeTensor<float>({3, 5, 5}, {})},
+                          {"w", MakeTensor<float>({1, 3, 3, 3}, {})}});
+  EXPECT_THAT(rank.message(),
+              HasSubstr("op 0 (conv2d): input \"Input\" (variable \"x\") has "
+                        "shape [3, 5, 5]: expected rank 4"));
+  absl::Status dtype =
+      PrepareOp(kConvOp, {{"x", MakeTensor<float>({1, 3, 5, 5}, {})},
+                          {"w", MakeTensor<double>({1, 3, 3, 3}, {})}});
+  EXPECT_THAT(dtype.message(),
+              HasSubstr("op 0 (conv2d): inputs \"Input\" (variable \"x\", "
+                        "float32) and \"Filter\" (variable \"w\", float64) "
+                        "must have one dtype"));
+  absl::Status no_kernel =
+      PrepareOp(kConvOp, {{"x", MakeTensor<double>({1, 3, 5, 5}, {})},
+                          {"w", MakeTensor<double>({1, 3, 3, 3}, {})}});
+  EXPECT_THAT(no_kernel.message(),
+              HasSubstr("op 0 (conv2d): no kernel for dtype float64"));
+  absl::Status strides = PrepareOp(
+      absl::StrCat(kConvOp,
+                   " attrs { name: \"strides\" ints { values: [1, 1, 1] } }"),
+      {{"x", MakeTensor<float>({1, 3, 5, 5}, {})},
+       {"w", MakeTensor<float>({1, 3, 3, 3}, {})}});
+  EXPECT_THAT(strides.message(),
+              HasSubstr("op 0 (conv2d): attribute \"strides\" must hold 2 "
+                        "values [h, w], got [1, 1, 1]"));
+  absl::Status paddings = PrepareOp(
+      absl::StrCat(kConvOp,
+                   " attrs { name: \"paddings\" ints { values: [1, -1] } }"),
+      {{"x", MakeTensor<float>({1, 3, 5, 5}, {})},
+       {"w", MakeTensor<float>({1, 3, 3, 3}, {})}});
+  EXPECT_THAT(paddings.message(),
+              HasSubstr("op 0 (conv2d): attribute \"paddings\" must be "
+                        "non-negative, got [1, -1]"));
+}
+
+}  // namespace
+}  // namespace scopeflow

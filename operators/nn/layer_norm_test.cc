@@ -1,0 +1,168 @@
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operators/nn/nn_test_util.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+using ::testing::FloatNear;
+using ::testing::HasSubstr;
+using ::testing::Pointwise;
+
+constexpr char kLayerNorm[] = R"pb(type: "layer_norm"
+                                   inputs { slot: "X" vars: "x" }
+                                   outputs { slot: "Y" vars: "y" })pb";
+
+constexpr char kLayerNormAffine[] = R"pb(type: "layer_norm"
+                                         inputs { slot: "X" vars: "x" }
+                                         inputs { slot: "Scale" vars: "scale" }
+                                         inputs { slot: "Bias" vars: "bias" }
+                                         outputs { slot: "Y" vars: "y" })pb";
+
+TEST(LayerNormTest, ScaleAndBias) {
+  // Row [1, 2, 3]: mean 2, variance 2/3; with epsilon 1/3 the deviation is
+  // 1. Row [4, 4, 4] normalizes to zeros.
+  auto out =
+      RunOp(absl::StrCat(kLayerNormAffine,
+                         "attrs { name: \"epsilon\" f: ", 1.0f / 3, " }"),
+            {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 4, 4})},
+             {"scale", MakeTensor<float>({3}, {1, 2, 3})},
+             {"bias", MakeTensor<float>({3}, {0, 1, -1})}},
+            {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3));
+  EXPECT_THAT(
+      Values<float>((*out)[0]),
+      Pointwise(FloatNear(1e-6), std::vector<float>{-1, 1, 2, 0, 1, -1}));
+}
+
+TEST(LayerNormTest, BeginNormAxis) {
+  const Tensor x = MakeTensor<float>({2, 2, 2}, {0, 2, 4, 6, 1, 5, 9, 3});
+  // Axis 1: rows of 4. [0, 2, 4, 6]: mean 3, variance 5.
+  auto rows =
+      RunOp(absl::StrCat(kLayerNorm, "attrs { name: \"epsilon\" f: 0 }"),
+            {{"x", x}}, {"y"});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const float s5 = std::sqrt(5.0f);
+  // [1, 5, 9, 3]: mean 4.5, variance (12.25 + 0.25 + 20.25 + 2.25) / 4.
+  const float s2 = std::sqrt(35.0f / 4);
+  EXPECT_THAT(
+      Values<float>((*rows)[0]),
+      Pointwise(FloatNear(1e-6),
+                std::vector<float>{-3 / s5, -1 / s5, 1 / s5, 3 / s5, -3.5f / s2,
+                                   0.5f / s2, 4.5f / s2, -1.5f / s2}));
+  // Axis 2 (or -1): pairs, each normalized to [-1, 1] or [1, -1].
+  for (const char* axis : {"2", "-1"}) {
+    auto pairs = RunOp(absl::StrCat(kLayerNorm,
+                                    "attrs { name: \"epsilon\" f: 0 } attrs { "
+                                    "name: \"begin_norm_axis\" i: ",
+                                    axis, " }"),
+                       {{"x", x}}, {"y"});
+    ASSERT_TRUE(pairs.ok()) << pairs.status();
+    EXPECT_THAT(Values<float>((*pairs)[0]),
+                Pointwise(FloatNear(1e-6),
+                          std::vector<float>{-1, 1, -1, 1, -1, 1, 1, -1}))
+        << "begin_norm_axis " << axis;
+  }
+}
+
+TEST(LayerNormTest, MatchesDefinitionFloat64) {
+  std::mt19937 engine(5);
+  std::normal_distribution<double> dist(3.0, 2.0);
+  std::vector<double> x(3 * 4 * 5), scale(20), bias(20);
+  for (double& v : x) v = dist(engine);
+  for (double& v : scale) v = dist(engine);
+  for (double& v : bias) v = dist(engine);
+  auto out = RunOp(kLayerNormAffine,
+                   {{"x", MakeTensor<double>({3, 4, 5}, x)},
+                    {"scale", MakeTensor<double>({20}, scale)},
+                    {"bias", MakeTensor<double>({20}, bias)}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> expected(x.size());
+  for (int r = 0; r < 3; ++r) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 20; ++i) mean += x[r * 20 + i] / 20;
+    for (int i = 0; i < 20; ++i) {
+      var += (x[r * 20 + i] - mean) * (x[r * 20 + i] - mean) / 20;
+    }
+    for (int i = 0; i < 20; ++i) {
+      expected[r * 20 + i] = (x[r * 20 + i] - mean) /
+                                 std::sqrt(var + static_cast<double>(1e-5f)) *
+                                 scale[i] +
+                             bias[i];
+    }
+  }
+  EXPECT_THAT(Values<double>((*out)[0]),
+              Pointwise(DoubleNear(1e-12), expected));
+}
+
+TEST(LayerNormTest, InfersUnknownDimensions) {
+  auto y = InferAtPrepare(kLayerNormAffine,
+                          {{"x", kFloat32, {-1, 4, 5}},
+                           {"scale", kFloat32, {20}},
+                           {"bias", kFloat32, {}, /*has_dims=*/false}},
+                          "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, 4, 5));
+  y = InferAtPrepare(kLayerNormAffine,
+                     {{"x", kFloat32, {-1, 4, 5}},
+                      {"scale", kFloat32, {4}},
+                      {"bias", kFloat32, {20}}},
+                     "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (layer_norm): input \"Scale\" (variable "
+                        "\"scale\") has shape [4]: expected [20]"));
+}
+
+TEST(LayerNormErrorTest, ScaleSizeNamesVariable) {
+  absl::Status status =
+      PrepareOp(kLayerNormAffine, {{"x", MakeTensor<float>({2, 3}, {})},
+                                   {"scale", MakeTensor<float>({3}, {})},
+                                   {"bias", MakeTensor<float>({6}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (layer_norm): input \"Bias\" (variable \"bias\") "
+                        "has shape [6]: expected [3], the number of elements "
+                        "of \"X\" (variable \"x\", shape [2, 3]) from "
+                        "begin_norm_axis = 1 on"));
+}
+
+TEST(LayerNormErrorTest, AxisOutOfRange) {
+  absl::Status status = PrepareOp(
+      absl::StrCat(kLayerNorm, "attrs { name: \"begin_norm_axis\" i: 2 }"),
+      {{"x", MakeTensor<float>({2, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (layer_norm): input \"X\" (variable \"x\") has "
+                        "shape [2, 3]: attribute \"begin_norm_axis\" = 2 is "
+                        "out of range for rank 2"));
+}
+
+TEST(LayerNormErrorTest, DtypeAndRank) {
+  absl::Status dtype =
+      PrepareOp(kLayerNormAffine, {{"x", MakeTensor<float>({2, 3}, {})},
+                                   {"scale", MakeTensor<double>({3}, {})},
+                                   {"bias", MakeTensor<float>({3}, {})}});
+  EXPECT_THAT(dtype.message(),
+              HasSubstr("op 0 (layer_norm): inputs \"X\" (variable \"x\", "
+                        "float32) and \"Scale\" (variable \"scale\", float64) "
+                        "must have one dtype"));
+  absl::Status rank =
+      PrepareOp(kLayerNormAffine, {{"x", MakeTensor<float>({2, 3}, {})},
+                                   {"scale", MakeTensor<float>({1, 3}, {})},
+                                   {"bias", MakeTensor<float>({3}, {})}});
+  EXPECT_THAT(rank.message(),
+              HasSubstr("op 0 (layer_norm): input \"Scale\" (variable "
+                        "\"scale\") has shape [1, 3]: expected rank 1"));
+}
+
+}  // namespace
+}  // namespace scopeflow

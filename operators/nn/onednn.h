@@ -1,0 +1,29 @@
+// oneDNN for CPU kernels: the calling thread's engine and stream, and
+// oneDNN's exceptions turned into absl::Status.
+#ifndef SCOPEFLOW_OPERATORS_NN_ONEDNN_H_
+#define SCOPEFLOW_OPERATORS_NN_ONEDNN_H_
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "dnnl.hpp"
+
+namespace scopeflow {
+
+// The calling thread's oneDNN CPU engine and stream, made on first use.
+// Each thread has its own, so kernels on different threads never share a
+// stream. oneDNN keeps its own thread-safe cache of compiled primitives,
+// so making the same primitive again is cheap.
+dnnl::engine& ThreadCpuEngine();
+dnnl::stream& ThreadCpuStream();
+
+// Runs `fn`, returning its status, or an error naming `what` if oneDNN
+// throws (Unimplemented when oneDNN has no implementation for the
+// configuration, Internal otherwise).
+absl::Status RunOneDnn(absl::string_view what,
+                       const std::function<absl::Status()>& fn);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_NN_ONEDNN_H_

@@ -1,0 +1,69 @@
+#include "operators/nn/window.h"
+
+#include <variant>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+
+AttrCheckFn PositivePair() {
+  return [](const AttrValue& value) -> absl::Status {
+    const auto& values = std::get<std::vector<int32_t>>(value);
+    SF_CHECK(values.size() == 2, "must hold 2 values [h, w], got [%s]",
+             absl::StrJoin(values, ", "));
+    SF_CHECK(values[0] > 0 && values[1] > 0, "must be positive, got [%s]",
+             absl::StrJoin(values, ", "));
+    return absl::OkStatus();
+  };
+}
+
+AttrCheckFn PaddingList() {
+  return [](const AttrValue& value) -> absl::Status {
+    const auto& values = std::get<std::vector<int32_t>>(value);
+    SF_CHECK(values.size() == 2 || values.size() == 4,
+             "must hold 2 values [pad_h, pad_w] or 4 values [top, bottom, "
+             "left, right], got [%s]",
+             absl::StrJoin(values, ", "));
+    for (int32_t v : values) {
+      SF_CHECK(v >= 0, "must be non-negative, got [%s]",
+               absl::StrJoin(values, ", "));
+    }
+    return absl::OkStatus();
+  };
+}
+
+std::array<int64_t, 2> PairOf(const std::vector<int32_t>& values) {
+  return {values[0], values[1]};
+}
+
+Padding2d PaddingOf(const std::vector<int32_t>& values) {
+  if (values.size() == 4) {
+    return {values[0], values[1], values[2], values[3]};
+  }
+  return {values[0], values[0], values[1], values[1]};
+}
+
+std::string PaddingToString(const Padding2d& padding) {
+  return absl::StrFormat("[%d, %d, %d, %d]", padding.top, padding.bottom,
+                         padding.left, padding.right);
+}
+
+int64_t WindowOutputSize(int64_t input, int64_t extent, int64_t pad_before,
+                         int64_t pad_after, int64_t stride, bool ceil_mode) {
+  if (input < 0) return -1;
+  const int64_t room = input + pad_before + pad_after - extent;
+  if (room < 0) return 0;
+  int64_t size = (ceil_mode ? room + stride - 1 : room) / stride + 1;
+  // With ceil_mode, a last window starting past the input and the leading
+  // padding would see only trailing padding.
+  if (ceil_mode && (size - 1) * stride >= input + pad_before) --size;
+  return size;
+}
+
+Dims Rank4DimsOf(const VarInfo& info) {
+  return info.has_dims ? info.dims : Dims(4, -1);
+}
+
+}  // namespace scopeflow
