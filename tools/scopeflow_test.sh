@@ -15,7 +15,7 @@ grep -q 'op 3 softmax(X=\[logits\]) -> (Out=\[probabilities\])' <<<"$out" || fai
 out=$("$scopeflow" check "$mlp/main.pbtxt")
 grep -q 'net "mlp" is valid on cpu: 4 op(s)' <<<"$out" || fail "check header"
 grep -q 'inputs: image' <<<"$out" || fail "check inputs"
-grep -q 'probabilities *float32 \[-1, 10\]' <<<"$out" || fail "check inferred"
+grep -q 'probabilities *float32 *\[-1, 10\]' <<<"$out" || fail "check inferred"
 
 # run: startup then main, fetches written as npy.
 outdir="$TEST_TMPDIR/out"
@@ -49,6 +49,11 @@ expect_error_early
 again=$("$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
   --feed="image=$mlp/digit.npy" | grep probabilities)
 grep -qF "$again" <<<"$out" || fail "not reproducible"
+
+# The CNN example runs on the same image.
+cnn=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
+  --feed="image=$mlp/digit.npy")
+grep -q 'probabilities: float32 \[1, 10\] .*mean 0.1$' <<<"$cnn" || fail "cnn run: $cnn"
 
 # Errors: clear message, exit status 1.
 expect_error() {

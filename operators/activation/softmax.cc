@@ -1,0 +1,139 @@
+// softmax and log_softmax of input "X" along attribute "axis" (default -1,
+// the last), output "Out" of X's dtype and shape, for float32 and float64.
+// Each slice along the axis is shifted by its maximum before exp, so large
+// inputs do not overflow.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "framework/op_spec.h"
+#include "operators/activation/op_util.h"
+#include "operators/activation/softmax_math.h"
+#include "operators/common.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+absl::Status InferSoftmax(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
+  const VarInfo& x = context.Input("X");
+  if (x.has_dims) SF_RETURN_IF_ERROR(InputAxis(context, "X").status());
+  context.SetOutput("Out", x);
+  return absl::OkStatus();
+}
+
+// exp(x[i] - shift[i]) summed into sum[i], and stored to y[i] if kStore.
+// Blocked like softmax_math's loops so that the float exp vectorizes.
+template <bool kStore, typename T>
+void ExpShiftedEach(const T* x, const T* shift, T* y, T* sum, int64_t n) {
+  constexpr int kBlock = softmax_math::kBlock;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    T block[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+      block[j] = softmax_math::ClampExpArg(x[i + j] - shift[i + j]);
+    }
+    for (int j = 0; j < kBlock; ++j) {
+      block[j] = softmax_math::ExpOfClamped(block[j]);
+    }
+    for (int j = 0; j < kBlock; ++j) {
+      if constexpr (kStore) y[i + j] = block[j];
+      sum[i + j] += block[j];
+    }
+  }
+  for (; i < n; ++i) {
+    const T e =
+        softmax_math::ExpOfClamped(softmax_math::ClampExpArg(x[i] - shift[i]));
+    if constexpr (kStore) y[i] = e;
+    sum[i] += e;
+  }
+}
+
+// (Log-)softmax along the middle axis of x seen as [outer, size, inner] with
+// inner > 1: the slices are strided, so the loops run along `inner`, which
+// is contiguous, keeping one maximum and one sum per slice.
+template <bool kLog, typename T>
+void SoftmaxStrided(const T* x, T* y, const AxisSplit& split) {
+  const int64_t size = split.size;
+  const int64_t inner = split.inner;
+  std::vector<T> max(inner);
+  std::vector<T> sum(inner);
+  for (int64_t o = 0; o < split.outer; ++o) {
+    const T* in = x + o * size * inner;
+    T* out = y + o * size * inner;
+    std::copy(in, in + inner, max.begin());
+    for (int64_t k = 1; k < size; ++k) {
+      const T* row = in + k * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        max[i] = row[i] > max[i] ? row[i] : max[i];
+      }
+    }
+    std::fill(sum.begin(), sum.end(), T(0));
+    for (int64_t k = 0; k < size; ++k) {
+      // log_softmax reads x again below, so it must not overwrite it here.
+      ExpShiftedEach<!kLog>(in + k * inner, max.data(), out + k * inner,
+                            sum.data(), inner);
+    }
+    if constexpr (kLog) {
+      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t k = 0; k < size; ++k) {
+        const T* row = in + k * inner;
+        T* out_row = out + k * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          out_row[i] = (row[i] - max[i]) - sum[i];
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < inner; ++i) sum[i] = T(1) / sum[i];
+      for (int64_t k = 0; k < size; ++k) {
+        T* out_row = out + k * inner;
+        for (int64_t i = 0; i < inner; ++i) out_row[i] *= sum[i];
+      }
+    }
+  }
+}
+
+template <typename T, bool kLog>
+absl::Status SoftmaxKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  T* out = context.Output("Out")->data<T>();
+  // Inference has checked the axis against this rank.
+  SF_ASSIGN_OR_RETURN(
+      const int axis,
+      NormalizeAxis(context.attrs().Get<int64_t>("axis"), x.rank()));
+  const AxisSplit split = SplitAtAxis(x.dims(), axis);
+  if (x.numel() == 0) return absl::OkStatus();
+  if (split.inner == 1) {
+    // The common case: softmax over the last axis, contiguous rows.
+    if constexpr (kLog) {
+      softmax_math::LogSoftmaxRows(x.data<T>(), out, split.outer, split.size);
+    } else {
+      softmax_math::SoftmaxRows(x.data<T>(), out, split.outer, split.size);
+    }
+  } else {
+    SoftmaxStrided<kLog>(x.data<T>(), out, split);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(softmax)
+    .Input("X")
+    .Output("Out")
+    .Attr("axis", AttrType::kInt64, AttrValue(int64_t{-1}))
+    .Infer(InferSoftmax)
+    .Kernel(DeviceType::kCPU, kFloat32, &SoftmaxKernel<float, false>)
+    .Kernel(DeviceType::kCPU, kFloat64, &SoftmaxKernel<double, false>);
+
+SF_REGISTER_OP(log_softmax)
+    .Input("X")
+    .Output("Out")
+    .Attr("axis", AttrType::kInt64, AttrValue(int64_t{-1}))
+    .Infer(InferSoftmax)
+    .Kernel(DeviceType::kCPU, kFloat32, &SoftmaxKernel<float, true>)
+    .Kernel(DeviceType::kCPU, kFloat64, &SoftmaxKernel<double, true>);
+
+}  // namespace scopeflow

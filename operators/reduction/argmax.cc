@@ -1,0 +1,98 @@
+// argmax of input "X" (float32, float64, int32, int64) along attribute
+// "axis" (default 0): output "Out", int64, of X's shape with that axis
+// reduced to 1 ("keepdims", the default) or removed. Ties give the first
+// index; NaN counts as the largest value.
+#include "operators/reduction/argmax.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "framework/op_spec.h"
+#include "operators/activation/op_util.h"
+#include "operators/common.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+absl::Status InferArgMax(InferContext& context) {
+  SF_RETURN_IF_ERROR(
+      CheckDtypeIn(context, "X", {kFloat32, kFloat64, kInt32, kInt64}));
+  const VarInfo& x = context.Input("X");
+  if (!x.has_dims) {
+    VarInfo out;
+    out.dtype = kInt64;
+    context.SetOutput("Out", out);
+    return absl::OkStatus();
+  }
+  SF_ASSIGN_OR_RETURN(const int axis, InputAxis(context, "X"));
+  Dims dims = x.dims;
+  if (context.attrs().Get<bool>("keepdims")) {
+    dims[axis] = 1;
+  } else {
+    dims.erase(dims.begin() + axis);
+  }
+  bool output_empty = false;  // Possibly, if a dimension is unknown.
+  for (int64_t d : dims) output_empty = output_empty || d <= 0;
+  SF_CHECK(x.dims[axis] != 0 || output_empty,
+           "%s: argmax along axis %d, of size 0 (expected a non-empty axis)",
+           DescribeInput(context, "X"), axis);
+  context.SetOutput("Out", 0, kInt64, std::move(dims));
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status ArgMaxKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  Tensor* out = context.Output("Out");
+  SF_ASSIGN_OR_RETURN(
+      const int axis,
+      NormalizeAxis(context.attrs().Get<int64_t>("axis"), x.rank()));
+  const AxisSplit split = SplitAtAxis(x.dims(), axis);
+  // Inference rejects an empty axis unless the output is empty.
+  if (out->numel() == 0) return absl::OkStatus();
+  const T* in = x.data<T>();
+  int64_t* index = out->data<int64_t>();
+  if (split.inner == 1) {
+    for (int64_t o = 0; o < split.outer; ++o) {
+      index[o] = ArgMax(in + o * split.size, split.size);
+    }
+    return absl::OkStatus();
+  }
+  // Strided slices: walk each [size, inner] block row by row, keeping the
+  // best value of every slice, so that the reads stay contiguous.
+  std::vector<T> best(split.inner);
+  for (int64_t o = 0; o < split.outer; ++o) {
+    const T* block = in + o * split.size * split.inner;
+    int64_t* block_index = index + o * split.inner;
+    for (int64_t i = 0; i < split.inner; ++i) {
+      best[i] = block[i];
+      block_index[i] = 0;
+    }
+    for (int64_t k = 1; k < split.size; ++k) {
+      const T* row = block + k * split.inner;
+      for (int64_t i = 0; i < split.inner; ++i) {
+        if (ArgMaxReplaces(row[i], best[i])) {
+          best[i] = row[i];
+          block_index[i] = k;
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(argmax)
+    .Input("X")
+    .Output("Out")
+    .Attr("axis", AttrType::kInt64, AttrValue(int64_t{0}))
+    .Attr("keepdims", AttrType::kBool, AttrValue(true))
+    .Infer(InferArgMax)
+    .Kernel(DeviceType::kCPU, kFloat32, &ArgMaxKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ArgMaxKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &ArgMaxKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &ArgMaxKernel<int64_t>);
+
+}  // namespace scopeflow

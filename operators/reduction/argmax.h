@@ -1,0 +1,40 @@
+// The argmax rule shared by argmax and accuracy.
+#ifndef SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
+#define SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+namespace scopeflow {
+
+// Whether `value`, met after `best`, becomes the argmax: only if strictly
+// larger, so ties keep the first index; NaN counts as the largest, so the
+// first NaN wins (as in numpy).
+template <typename T>
+bool ArgMaxReplaces(T value, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(best)) return false;
+    if (std::isnan(value)) return true;
+  }
+  return value > best;
+}
+
+// The index in [0, n) of the largest of x[0], x[stride], ...,
+// x[(n - 1) * stride]; n >= 1.
+template <typename T>
+int64_t ArgMax(const T* x, int64_t n, int64_t stride = 1) {
+  int64_t index = 0;
+  T best = x[0];
+  for (int64_t k = 1; k < n; ++k) {
+    if (ArgMaxReplaces(x[k * stride], best)) {
+      best = x[k * stride];
+      index = k;
+    }
+  }
+  return index;
+}
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
