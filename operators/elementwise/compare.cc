@@ -1,0 +1,116 @@
+// Comparisons and selection with numpy-style broadcasting: equal, less,
+// greater (inputs "X" and "Y" of one dtype, bool output "Out") and where
+// (Out = Condition ? X : Y).
+#include <cstdint>
+
+#include "framework/op_spec.h"
+#include "operators/common.h"
+#include "operators/elementwise/broadcast.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+struct Equal {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a == b;
+  }
+};
+
+struct Less {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a < b;
+  }
+};
+
+struct Greater {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a > b;
+  }
+};
+
+struct Select {
+  template <typename T>
+  T operator()(bool condition, T a, T b) const {
+    return condition ? a : b;
+  }
+};
+
+absl::Status InferCompare(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Y"));
+  return elementwise::InferBroadcast(context, {"X", "Y"}, kBool);
+}
+
+template <typename T, typename Op>
+absl::Status CompareKernel(KernelContext& context) {
+  elementwise::BroadcastBinary<T, bool, Op>(
+      context.Input("X"), context.Input("Y"), context.Output("Out"));
+  return absl::OkStatus();
+}
+
+absl::Status InferWhere(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtype(context, "Condition", kBool));
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Y"));
+  return elementwise::InferBroadcast(context, {"Condition", "X", "Y"},
+                                     context.Input("X").dtype);
+}
+
+template <typename T>
+absl::Status WhereKernel(KernelContext& context) {
+  elementwise::BroadcastTernary<bool, T, T, Select>(
+      context.Input("Condition"), context.Input("X"), context.Input("Y"),
+      context.Output("Out"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(equal)
+    .Input("X")
+    .Input("Y")
+    .Output("Out")
+    .Infer(InferCompare)
+    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, Equal>)
+    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Equal>)
+    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Equal>)
+    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Equal>)
+    .Kernel(DeviceType::kCPU, kBool, &CompareKernel<bool, Equal>);
+
+SF_REGISTER_OP(less)
+    .Input("X")
+    .Input("Y")
+    .Output("Out")
+    .Infer(InferCompare)
+    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, Less>)
+    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Less>)
+    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Less>)
+    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Less>);
+
+SF_REGISTER_OP(greater)
+    .Input("X")
+    .Input("Y")
+    .Output("Out")
+    .Infer(InferCompare)
+    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, Greater>)
+    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Greater>)
+    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Greater>)
+    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Greater>);
+
+// The kernel is chosen by X's dtype; Condition is bool.
+SF_REGISTER_OP(where)
+    .Input("Condition")
+    .Input("X")
+    .Input("Y")
+    .Output("Out")
+    .Infer(InferWhere)
+    .KernelDtypeFromInput("X")
+    .Kernel(DeviceType::kCPU, kFloat32, &WhereKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &WhereKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &WhereKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &WhereKernel<int64_t>)
+    .Kernel(DeviceType::kCPU, kBool, &WhereKernel<bool>);
+
+}  // namespace scopeflow

@@ -1,0 +1,206 @@
+// Whole-net CPU benchmarks: dispatch overhead, an MLP, a CNN, and the
+// machine's own matrix-product limit through the same library.
+//   OMP_NUM_THREADS=1 bazel run //tests/benchmarks:net_benchmark
+//   OMP_NUM_THREADS=2 bazel run //tests/benchmarks:net_benchmark
+// The net shapes are those of the figures in docs/PERFORMANCE.md.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/substitute.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/net_io.h"
+#include "operators/gemm.h"
+
+namespace scopeflow {
+namespace {
+
+// Builds nets in protobuf text format.
+class NetText {
+ public:
+  void Var(const std::string& name, const std::vector<int64_t>& shape,
+           bool persistable = false) {
+    std::string dims;
+    for (int64_t d : shape) absl::StrAppend(&dims, dims.empty() ? "" : ", ", d);
+    absl::StrAppend(&vars_, "vars { name: '", name,
+                    "' dtype: DATA_TYPE_FLOAT32 shape: [", dims, "]",
+                    persistable ? " persistable: true" : "", " }\n");
+  }
+  void Op(const std::string& type,
+          const std::vector<std::pair<std::string, std::string>>& inputs,
+          const std::string& out, const std::string& attrs = "",
+          const std::string& out_slot = "Out") {
+    absl::StrAppend(&ops_, "ops { type: '", type, "'");
+    for (const auto& [slot, var] : inputs) {
+      absl::StrAppend(&ops_, " inputs { slot: '", slot, "' vars: '", var,
+                      "' }");
+    }
+    absl::StrAppend(&ops_, " outputs { slot: '", out_slot, "' vars: '", out,
+                    "' } ", attrs, " }\n");
+  }
+  NetDef Build() const {
+    absl::StatusOr<NetDef> net = ParseNetText(
+        absl::StrCat("format_version: 1 blocks {\n", vars_, ops_, "}"));
+    if (!net.ok()) std::abort();
+    return *net;
+  }
+
+ private:
+  std::string vars_;
+  std::string ops_;
+};
+
+Tensor Filled(Dims dims, float value) {
+  Tensor t;
+  if (!t.Allocate(CPUPlace(), kFloat32, dims).ok()) std::abort();
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = value;
+  return t;
+}
+
+// Runs `net` with the parameters given, as the timed loop.
+void RunNet(benchmark::State& state, const NetDef& net,
+            const std::vector<std::pair<std::string, Tensor>>& parameters,
+            const std::vector<Feed>& feeds, const std::string& fetch) {
+  Executor executor;
+  absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
+  if (!prepared.ok()) {
+    state.SkipWithError(std::string(prepared.status().message()).c_str());
+    return;
+  }
+  Scope root;
+  for (const auto& [name, tensor] : parameters) {
+    **root.Var(name)->GetMutable<Tensor>() = tensor;
+  }
+  const std::vector<std::string> fetches = {fetch};
+  for (int i = 0; i < 3; ++i) {  // Warm-up.
+    if (!executor.Run(*prepared, root, feeds, fetches).ok()) std::abort();
+  }
+  for (auto _ : state) {
+    auto out = executor.Run(*prepared, root, feeds, fetches);
+    benchmark::DoNotOptimize(out);
+  }
+}
+
+// A chain of `n` adds on one-element tensors: framework overhead per op.
+void BM_AddChain(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  NetText text;
+  text.Var("x", {1});
+  for (int i = 0; i < n; ++i) {
+    text.Op("add", {{"X", i == 0 ? "x" : absl::StrCat("t", i - 1)}, {"Y", "x"}},
+            absl::StrCat("t", i));
+  }
+  RunNet(state, text.Build(), {}, {{"x", Filled({1}, 1.0f)}},
+         absl::StrCat("t", n - 1));
+  state.counters["us_per_op"] =
+      benchmark::Counter(static_cast<double>(n) * 1e-6,
+                         benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AddChain)->Arg(1)->Arg(1000)->UseRealTime();
+
+// MLP 784-1024-1024-10 with relu and softmax.
+void BM_Mlp(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  NetText text;
+  text.Var("x", {-1, 784});
+  const int64_t sizes[] = {784, 1024, 1024, 10};
+  std::vector<std::pair<std::string, Tensor>> parameters;
+  std::string in = "x";
+  for (int layer = 0; layer < 3; ++layer) {
+    const std::string w = absl::StrCat("w", layer),
+                      b = absl::StrCat("b", layer);
+    text.Var(w, {sizes[layer], sizes[layer + 1]}, true);
+    text.Var(b, {sizes[layer + 1]}, true);
+    parameters.push_back({w, Filled({sizes[layer], sizes[layer + 1]}, 0.001f)});
+    parameters.push_back({b, Filled({sizes[layer + 1]}, 0.01f)});
+    const std::string h = absl::StrCat("h", layer);
+    text.Op("fc", {{"X", in}, {"W", w}, {"Bias", b}}, h);
+    in = h;
+    if (layer < 2) {
+      text.Op("relu", {{"X", h}}, h + ".relu");
+      in = h + ".relu";
+    }
+  }
+  text.Op("softmax", {{"X", in}}, "probabilities");
+  RunNet(state, text.Build(), parameters, {{"x", Filled({batch, 784}, 0.5f)}},
+         "probabilities");
+  const double flops = 2.0 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Mlp)->Arg(1)->Arg(64)->UseRealTime()->Unit(
+    benchmark::kMillisecond);
+
+// CNN: 3x64x64 input; conv 3->32, 32->32, max pool 2x2, conv 32->64,
+// 64->64 (3x3, pad 1, relu after each), global average pool, fc 64->10.
+void BM_Cnn(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  NetText text;
+  text.Var("x", {-1, 3, 64, 64});
+  std::vector<std::pair<std::string, Tensor>> parameters;
+  std::string in = "x";
+  double flops = 0;
+  int64_t spatial = 64;
+  const int64_t channels[][2] = {{3, 32}, {32, 32}, {32, 64}, {64, 64}};
+  for (int i = 0; i < 4; ++i) {
+    const auto [c, m] = std::make_pair(channels[i][0], channels[i][1]);
+    const std::string w = absl::StrCat("conv", i, ".w");
+    const std::string b = absl::StrCat("conv", i, ".b");
+    text.Var(w, {m, c, 3, 3}, true);
+    text.Var(b, {m}, true);
+    parameters.push_back({w, Filled({m, c, 3, 3}, 0.01f)});
+    parameters.push_back({b, Filled({m}, 0.01f)});
+    const std::string out = absl::StrCat("conv", i);
+    text.Op("conv2d", {{"Input", in}, {"Filter", w}, {"Bias", b}}, out,
+            "attrs { name: 'paddings' ints { values: [1, 1] } }", "Output");
+    text.Op("relu", {{"X", out}}, out + ".relu");
+    in = out + ".relu";
+    flops += 2.0 * batch * m * c * 9 * spatial * spatial;
+    if (i == 1) {
+      text.Op("pool2d", {{"X", in}}, "pooled",
+              "attrs { name: 'pooling_type' s: 'max' } attrs { name: 'ksize' "
+              "ints { values: [2, 2] } } attrs { name: 'strides' ints { "
+              "values: [2, 2] } }");
+      in = "pooled";
+      spatial /= 2;
+    }
+  }
+  text.Op("pool2d", {{"X", in}}, "gap",
+          "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
+          "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
+  text.Var("fc.w", {64, 10}, true);
+  text.Var("fc.b", {10}, true);
+  parameters.push_back({"fc.w", Filled({64, 10}, 0.01f)});
+  parameters.push_back({"fc.b", Filled({10}, 0.0f)});
+  text.Op("fc", {{"X", "gap"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
+  RunNet(state, text.Build(), parameters,
+         {{"x", Filled({batch, 3, 64, 64}, 0.5f)}}, "logits");
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Cnn)->Arg(1)->Arg(16)->UseRealTime()->Unit(
+    benchmark::kMillisecond);
+
+// One 1024x1024x1024 product straight through oneDNN: the machine's limit.
+void BM_Sgemm1024(benchmark::State& state) {
+  constexpr int64_t n = 1024;
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  for (auto _ : state) {
+    if (!Gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+              c.data(), n)
+             .ok()) {
+      std::abort();
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Sgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace scopeflow
+
+BENCHMARK_MAIN();
