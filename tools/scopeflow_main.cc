@@ -15,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "platform/host_memory.h"
 #include "tools/commands.h"
 
 ABSL_FLAG(std::string, startup, "",
@@ -55,6 +56,7 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
+  scopeflow::KeepFreedHostMemoryForReuse();
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (positional.size() != 3) {
     std::fputs(kUsage, stderr);

@@ -12,6 +12,7 @@
 #include "framework/executor.h"
 #include "framework/net_io.h"
 #include "operators/gemm.h"
+#include "platform/host_memory.h"
 
 namespace scopeflow {
 namespace {
@@ -203,4 +204,9 @@ BENCHMARK(BM_Sgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 }  // namespace
 }  // namespace scopeflow
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  scopeflow::KeepFreedHostMemoryForReuse();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}
