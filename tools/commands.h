@@ -35,6 +35,10 @@ absl::Status RunCommand(const RunCommandOptions& options);
 absl::Status CheckCommand(const std::string& net_path,
                           const std::string& place);
 
+// Prints block 0 of the net as a Graphviz graph: ops as boxes, variables
+// as ellipses (parameters shaded), edges labelled with slot names.
+absl::Status DotCommand(const std::string& net_path);
+
 // Prints the net's blocks, variables and ops as written.
 absl::Status InfoCommand(const std::string& net_path);
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/executor.h"
 #include "framework/net_io.h"
@@ -45,6 +46,53 @@ absl::Status InfoCommand(const std::string& net_path) {
                   SlotsToString(op.outputs()).c_str());
     }
   }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A Graphviz string literal (quotes and backslashes escaped).
+std::string DotQuote(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+absl::Status DotCommand(const std::string& net_path) {
+  SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(net_path));
+  SF_CHECK(net.blocks_size() > 0, "net \"%s\" has no blocks", net.name());
+  const BlockDef& block = net.blocks(0);
+  std::printf("digraph %s {\n  rankdir=TB;\n", DotQuote(net.name()).c_str());
+  for (const VarDef& var : block.vars()) {
+    std::printf("  %s [shape=ellipse%s];\n",
+                DotQuote("var:" + var.name()).c_str(),
+                var.persistable() ? ", style=filled, fillcolor=lightgrey" : "");
+  }
+  for (int i = 0; i < block.ops_size(); ++i) {
+    const OpDef& op = block.ops(i);
+    const std::string node = DotQuote(absl::StrCat("op:", i));
+    std::printf("  %s [shape=box, label=%s];\n", node.c_str(),
+                DotQuote(absl::StrCat(i, ": ", op.type())).c_str());
+    for (const OpSlot& slot : op.inputs()) {
+      for (const std::string& var : slot.vars()) {
+        std::printf("  %s -> %s [label=%s];\n", DotQuote("var:" + var).c_str(),
+                    node.c_str(), DotQuote(slot.slot()).c_str());
+      }
+    }
+    for (const OpSlot& slot : op.outputs()) {
+      for (const std::string& var : slot.vars()) {
+        std::printf("  %s -> %s [label=%s];\n", node.c_str(),
+                    DotQuote("var:" + var).c_str(),
+                    DotQuote(slot.slot()).c_str());
+      }
+    }
+  }
+  std::printf("}\n");
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 //                 [--output_dir DIR]
 //   scopeflow check NET    validate and print each variable's inferred
 //                          shape and dtype
+//   scopeflow dot NET      print the main block as a Graphviz graph
 //   scopeflow info NET     print the blocks, variables and ops as written
 #include <cstdio>
 #include <string>
@@ -44,6 +45,7 @@ constexpr char kUsage[] =
     "              --repeat N --profile --place cpu|cuda:N --output_dir DIR\n"
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
+    "  dot NET     print NET's main block as a Graphviz graph\n"
     "  info NET    print the blocks, variables and ops of NET as written\n";
 
 int Fail(const absl::Status& status) {
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
     status = scopeflow::RunCommand(options);
   } else if (command == "check") {
     status = scopeflow::CheckCommand(net, absl::GetFlag(FLAGS_place));
+  } else if (command == "dot") {
+    status = scopeflow::DotCommand(net);
   } else if (command == "info") {
     status = scopeflow::InfoCommand(net);
   } else {

@@ -11,6 +11,13 @@ grep -q 'net "mlp" (format version 1): 1 block(s)' <<<"$out" || fail "info heade
 grep -q 'var fc1.w .*float32 *\[64, 32\] *persistable' <<<"$out" || fail "info var"
 grep -q 'op 3 softmax(X=\[logits\]) -> (Out=\[probabilities\])' <<<"$out" || fail "info op"
 
+# dot: a Graphviz graph with every op and the edges between them.
+out=$("$scopeflow" dot "$mlp/main.pbtxt")
+grep -q '^digraph "mlp" {' <<<"$out" || fail "dot header"
+grep -q '"op:1" \[shape=box, label="1: relu"\];' <<<"$out" || fail "dot op"
+grep -q '"var:hidden" -> "op:1" \[label="X"\];' <<<"$out" || fail "dot edge"
+grep -q '"var:fc1.w" \[shape=ellipse, style=filled' <<<"$out" || fail "dot parameter"
+
 # check: inferred shapes, with the batch still unknown.
 out=$("$scopeflow" check "$mlp/main.pbtxt")
 grep -q 'net "mlp" is valid on cpu: 4 op(s)' <<<"$out" || fail "check header"
