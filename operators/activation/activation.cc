@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "framework/op_spec.h"
-#include "operators/activation/op_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "framework/op_spec.h"
-#include "operators/activation/op_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "framework/op_spec.h"
-#include "operators/activation/op_util.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"
 
@@ -36,7 +35,7 @@ absl::Status InferArgMax(InferContext& context) {
   for (int64_t d : dims) output_empty = output_empty || d <= 0;
   SF_CHECK(x.dims[axis] != 0 || output_empty,
            "%s: argmax along axis %d, of size 0 (expected a non-empty axis)",
-           DescribeInput(context, "X"), axis);
+           DescribeInputShape(context, "X"), axis);
   context.SetOutput("Out", 0, kInt64, std::move(dims));
   return absl::OkStatus();
 }

@@ -13,7 +13,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/op_spec.h"
-#include "operators/activation/op_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
 #include "operators/reduction/argmax.h"
@@ -37,7 +36,7 @@ absl::Status CheckScoresAndLabel(const InferContext& context,
   if (x.has_dims) {
     SF_CHECK(x.dims[0] <= 0 || x.dims[1] != 0,
              "%s has no classes (expected at least one column)",
-             DescribeInput(context, scores));
+             DescribeInputShape(context, scores));
   }
   SF_RETURN_IF_ERROR(CheckDtype(context, "Label", kInt64));
   const VarInfo& label = context.Input("Label");
@@ -47,12 +46,12 @@ absl::Status CheckScoresAndLabel(const InferContext& context,
       rank == 1 || (rank == 2 && (label.dims[1] == 1 || label.dims[1] < 0)),
       "%s: expected shape [N] or [N, 1], one label per row of input "
       "\"%s\"",
-      DescribeInput(context, "Label"), scores);
+      DescribeInputShape(context, "Label"), scores);
   const int64_t rows = Rows(context, scores);
   SF_CHECK(rows < 0 || label.dims[0] < 0 || rows == label.dims[0],
            "%s has %d labels but %s has %d rows (expected one label per row)",
-           DescribeInput(context, "Label"), label.dims[0],
-           DescribeInput(context, scores), rows);
+           DescribeInputShape(context, "Label"), label.dims[0],
+           DescribeInputShape(context, scores), rows);
   return absl::OkStatus();
 }
 
@@ -63,7 +62,7 @@ absl::Status InferSoftmaxWithCrossEntropy(InferContext& context) {
   SF_CHECK(axis == 1 || axis == -1,
            "attribute \"axis\" = %d: expected the last axis of %s, 1 or -1 "
            "(only the last axis is supported)",
-           axis, DescribeInput(context, "Logits"));
+           axis, DescribeInputShape(context, "Logits"));
   const VarInfo& logits = context.Input("Logits");
   int64_t rows = Rows(context, "Logits");
   const VarInfo& label = context.Input("Label");

@@ -19,7 +19,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "framework/op_spec.h"
-#include "operators/activation/op_util.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"
 
@@ -66,7 +65,7 @@ InferFn InferReduce(std::vector<DataType> dtypes, bool needs_elements) {
     absl::StatusOr<std::vector<bool>> reduced = ReducedAxes(axes, rank);
     if (!reduced.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          DescribeInput(context, "X"), ": ", reduced.status().message()));
+          DescribeInputShape(context, "X"), ": ", reduced.status().message()));
     }
     Dims dims;
     bool reduces_nothing = false;  // A reduced axis is known to be empty.
@@ -83,7 +82,7 @@ InferFn InferReduce(std::vector<DataType> dtypes, bool needs_elements) {
     SF_CHECK(!needs_elements || !reduces_nothing || output_empty,
              "%s: attribute \"axes\" = %s reduces an axis of size 0 "
              "(expected at least one element per output)",
-             DescribeInput(context, "X"), DimsToString(axes));
+             DescribeInputShape(context, "X"), DimsToString(axes));
     context.SetOutput("Out", 0, x.dtype, std::move(dims));
     return absl::OkStatus();
   };
