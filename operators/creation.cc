@@ -2,6 +2,7 @@
 // assign.
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "framework/op_spec.h"
@@ -19,6 +20,32 @@ absl::Status InferFromShapeAttr(InferContext& context) {
   SF_CHECK(IsValidDataType(dtype), "attribute \"dtype\" = %d is not a dtype",
            static_cast<int>(dtype));
   context.SetOutput("Out", 0, dtype, Dims(shape.begin(), shape.end()));
+  return absl::OkStatus();
+}
+
+// fill_constant's "value" must be representable in its dtype: converting
+// NaN or an out-of-range float to an integer is undefined.
+absl::Status InferFillConstant(InferContext& context) {
+  SF_RETURN_IF_ERROR(InferFromShapeAttr(context));
+  const double value = context.attrs().Get<float>("value");
+  double low = 0, high = 0;
+  switch (static_cast<DataType>(context.attrs().Get<int32_t>("dtype"))) {
+    case DATA_TYPE_INT32:
+      low = std::numeric_limits<int32_t>::min();
+      high = std::numeric_limits<int32_t>::max();
+      break;
+    case DATA_TYPE_INT64:
+      // The largest float below 2^63.
+      low = -9.223372036854775808e18;
+      high = 9.2233714e18;
+      break;
+    default:
+      return absl::OkStatus();
+  }
+  SF_CHECK(low <= value && value <= high,
+           "attribute \"value\" = %g does not fit the integer dtype of "
+           "output \"Out\" (variable \"%s\")",
+           value, context.OutputName("Out"));
   return absl::OkStatus();
 }
 
@@ -74,7 +101,7 @@ SF_REGISTER_OP(fill_constant)
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("value", AttrType::kFloat, AttrValue(0.0f))
     .Attr("dtype", AttrType::kInt, AttrValue(static_cast<int32_t>(kFloat32)))
-    .Infer(InferFromShapeAttr)
+    .Infer(InferFillConstant)
     .KernelDtypeFromOutput("Out")
     .Kernel(DeviceType::kCPU, kFloat32, &FillConstant<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &FillConstant<double>)

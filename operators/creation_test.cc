@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -78,6 +79,36 @@ TEST(FillConstantTest, AttributeErrorsNameOpAndAttribute) {
            attrs { name: "dtype" i: 42 })pb",
       {});
   EXPECT_THAT(bad_dtype.message(), HasSubstr("\"dtype\" = 42 is not a dtype"));
+}
+
+TEST(FillConstantTest, ValueMustFitAnIntegerDtype) {
+  for (const char* value : {"3e10", "nan", "-inf"}) {
+    absl::Status status =
+        PrepareOp(absl::StrCat(R"pb(type: "fill_constant"
+                                    outputs { slot: "Out" vars: "y" }
+                                    attrs {
+                                      name: "shape"
+                                      i64s { values: [ 1 ] }
+                                    }
+                                    attrs { name: "dtype" i: 4 }
+                                    attrs { name: "value" f:)pb",
+                               value, "}"),
+                  {});
+    EXPECT_THAT(status.message(),
+                HasSubstr("does not fit the integer dtype of output \"Out\" "
+                          "(variable \"y\")"))
+        << value;
+  }
+  EXPECT_TRUE(PrepareOp(R"pb(type: "fill_constant"
+                             outputs { slot: "Out" vars: "y" }
+                             attrs {
+                               name: "shape"
+                               i64s { values: [ 1 ] }
+                             }
+                             attrs { name: "dtype" i: 5 }
+                             attrs { name: "value" f: -3e18 })pb",
+                        {})
+                  .ok());
 }
 
 TEST(RandomTest, SameSeedSameValues) {
