@@ -44,7 +44,7 @@ std::string SlotNames(const std::vector<SlotSpec>& slots) {
 // first.
 class Preparer {
  public:
-  Preparer(const BlockDef& block, const Place& place, PreparedNet& net,
+  Preparer(const BlockDef& block, const Place& place,
            std::vector<PreparedOp>& ops, std::vector<std::string>& names,
            absl::flat_hash_map<std::string, int>& index,
            std::vector<VarInfo>& infos, std::vector<bool>& persistable,
@@ -419,10 +419,9 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
   SF_RETURN_IF_ERROR(CheckPlaceAvailable(place));
   PreparedNet prepared;
   prepared.place_ = place;
-  Preparer preparer(net.blocks(block), place, prepared, prepared.ops_,
-                    prepared.names_, prepared.index_, prepared.infos_,
-                    prepared.persistable_, prepared.written_,
-                    prepared.is_input_);
+  Preparer preparer(net.blocks(block), place, prepared.ops_, prepared.names_,
+                    prepared.index_, prepared.infos_, prepared.persistable_,
+                    prepared.written_, prepared.is_input_);
   std::vector<std::string> errors = preparer.Run();
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
