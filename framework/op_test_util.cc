@@ -9,16 +9,16 @@ namespace scopeflow {
 namespace {
 
 absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
-                                const std::vector<Feed>& feeds) {
+                                const std::vector<VarDecl>& vars) {
   NetDef net;
   net.set_format_version(kNetFormatVersion);
   net.set_name("one_op");
   BlockDef* block = net.add_blocks();
-  for (const Feed& feed : feeds) {
+  for (const VarDecl& decl : vars) {
     VarDef* var = block->add_vars();
-    var->set_name(feed.name);
-    var->set_dtype(feed.tensor.dtype());
-    for (int64_t d : feed.tensor.dims()) var->add_shape(d);
+    var->set_name(decl.name);
+    var->set_dtype(decl.dtype);
+    for (int64_t d : decl.shape) var->add_shape(d);
   }
   if (!google::protobuf::TextFormat::ParseFromString(op_text,
                                                      block->add_ops())) {
@@ -28,23 +28,51 @@ absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
   return net;
 }
 
+// Each feed declared with its own dtype and shape.
+std::vector<VarDecl> DeclareFeeds(const std::vector<Feed>& feeds) {
+  std::vector<VarDecl> vars;
+  for (const Feed& feed : feeds) {
+    vars.push_back({feed.name, feed.tensor.dtype(),
+                    std::vector<int64_t>(feed.tensor.dims().begin(),
+                                         feed.tensor.dims().end())});
+  }
+  return vars;
+}
+
+absl::StatusOr<PreparedNet> PrepareDeclared(const std::string& op_text,
+                                            const std::vector<VarDecl>& vars) {
+  SF_ASSIGN_OR_RETURN(NetDef net, OneOpNet(op_text, vars));
+  return Executor().Prepare(net, 0, CPUPlace());
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor>> RunOp(
     const std::string& op_text, const std::vector<Feed>& feeds,
     const std::vector<std::string>& fetches) {
-  SF_ASSIGN_OR_RETURN(NetDef net, OneOpNet(op_text, feeds));
-  Executor executor;
-  SF_ASSIGN_OR_RETURN(PreparedNet prepared,
-                      executor.Prepare(net, 0, CPUPlace()));
-  Scope scope;
-  return executor.Run(prepared, scope, feeds, fetches);
+  return RunDeclared(op_text, DeclareFeeds(feeds), feeds, fetches);
 }
 
 absl::Status PrepareOp(const std::string& op_text,
                        const std::vector<Feed>& feeds) {
-  SF_ASSIGN_OR_RETURN(NetDef net, OneOpNet(op_text, feeds));
-  return Executor().Prepare(net, 0, CPUPlace()).status();
+  return PrepareDeclared(op_text, DeclareFeeds(feeds)).status();
+}
+
+absl::StatusOr<VarInfo> InferAtPrepare(const std::string& op_text,
+                                       const std::vector<VarDecl>& vars,
+                                       const std::string& var) {
+  SF_ASSIGN_OR_RETURN(PreparedNet prepared, PrepareDeclared(op_text, vars));
+  const int v = prepared.VarIndex(var);
+  SF_CHECK(v >= 0, "the net has no variable \"%s\"", var);
+  return prepared.var_infos()[v];
+}
+
+absl::StatusOr<std::vector<Tensor>> RunDeclared(
+    const std::string& op_text, const std::vector<VarDecl>& vars,
+    const std::vector<Feed>& feeds, const std::vector<std::string>& fetches) {
+  SF_ASSIGN_OR_RETURN(PreparedNet prepared, PrepareDeclared(op_text, vars));
+  Scope scope;
+  return Executor().Run(prepared, scope, feeds, fetches);
 }
 
 }  // namespace scopeflow

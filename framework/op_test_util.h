@@ -40,6 +40,25 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
     const std::string& op_text, const std::vector<Feed>& feeds,
     const std::vector<std::string>& fetches);
 
+// A declared variable of a one-op test net: `shape` may hold -1s; an empty
+// `shape` leaves the rank unknown.
+struct VarDecl {
+  std::string name;
+  DataType dtype = kFloat32;
+  std::vector<int64_t> shape;
+};
+
+// Prepares the one-op net that declares `vars` and returns what Prepare
+// inferred for variable `var`, or Prepare's error.
+absl::StatusOr<VarInfo> InferAtPrepare(const std::string& op_text,
+                                       const std::vector<VarDecl>& vars,
+                                       const std::string& var);
+
+// Prepares that net, then runs it with `feeds` and returns the `fetches`.
+absl::StatusOr<std::vector<Tensor>> RunDeclared(
+    const std::string& op_text, const std::vector<VarDecl>& vars,
+    const std::vector<Feed>& feeds, const std::vector<std::string>& fetches);
+
 // Prepares the one-op net RunOp would run and returns Prepare's status.
 absl::Status PrepareOp(const std::string& op_text,
                        const std::vector<Feed>& feeds);

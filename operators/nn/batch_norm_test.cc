@@ -6,7 +6,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/nn/nn_test_util.h"
 
 namespace scopeflow {
 namespace {
@@ -77,7 +76,7 @@ TEST(BatchNormTest, InfersUnknownDimensions) {
                           {{"x", kFloat32, {-1, 3, -1}},
                            {"scale", kFloat32, {3}},
                            {"bias", kFloat32, {-1}},
-                           {"mean", kFloat32, {}, /*has_dims=*/false},
+                           {"mean", kFloat32, {}},
                            {"var", kFloat32, {3}}},
                           "y");
   ASSERT_TRUE(y.ok()) << y.status();

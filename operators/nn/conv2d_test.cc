@@ -10,7 +10,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/nn/nn_test_util.h"
 
 namespace scopeflow {
 namespace {
@@ -342,10 +341,7 @@ TEST(Conv2dTest, InfersUnknownDimensions) {
       "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, 3, -1, -1));
-  y = InferAtPrepare(op,
-                     {{"x", kFloat32, {}, /*has_dims=*/false},
-                      {"w", kFloat32, {}, /*has_dims=*/false}},
-                     "y");
+  y = InferAtPrepare(op, {{"x", kFloat32, {}}, {"w", kFloat32, {}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1));
   y = InferAtPrepare(

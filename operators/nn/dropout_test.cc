@@ -6,7 +6,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/nn/nn_test_util.h"
 
 namespace scopeflow {
 namespace {
@@ -116,8 +115,7 @@ TEST(DropoutTest, InfersUnknownDimensions) {
   ASSERT_TRUE(mask.ok()) << mask.status();
   EXPECT_EQ(mask->dtype, kUInt8);
   EXPECT_THAT(mask->dims, ElementsAre(-1, 8));
-  mask = InferAtPrepare(kDropout, {{"x", kFloat32, {}, /*has_dims=*/false}},
-                        "mask");
+  mask = InferAtPrepare(kDropout, {{"x", kFloat32, {}}}, "mask");
   ASSERT_TRUE(mask.ok()) << mask.status();
   EXPECT_EQ(mask->dtype, kUInt8);
   EXPECT_FALSE(mask->has_dims);

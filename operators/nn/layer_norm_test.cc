@@ -7,7 +7,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/nn/nn_test_util.h"
 
 namespace scopeflow {
 namespace {
@@ -110,7 +109,7 @@ TEST(LayerNormTest, InfersUnknownDimensions) {
   auto y = InferAtPrepare(kLayerNormAffine,
                           {{"x", kFloat32, {-1, 4, 5}},
                            {"scale", kFloat32, {20}},
-                           {"bias", kFloat32, {}, /*has_dims=*/false}},
+                           {"bias", kFloat32, {}}},
                           "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, 4, 5));

@@ -5,7 +5,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/nn/nn_test_util.h"
 
 namespace scopeflow {
 namespace {
@@ -256,7 +255,7 @@ TEST(Pool2dTest, InfersUnknownDimensions) {
   auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {-1, 3, 8, -1}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, 3, 4, -1));
-  y = InferAtPrepare(max2x2, {{"x", kFloat32, {}, /*has_dims=*/false}}, "y");
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1));
   y = InferAtPrepare(PoolOp(R"pb(attrs { name: "pooling_type" s: "avg" }
@@ -265,7 +264,7 @@ TEST(Pool2dTest, InfersUnknownDimensions) {
                                    ints { values: [ 2, 2 ] }
                                  }
                                  attrs { name: "global_pooling" b: true })pb"),
-                     {{"x", kFloat32, {}, /*has_dims=*/false}}, "y");
+                     {{"x", kFloat32, {}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, -1, 1, 1));
   // What is known is still checked.

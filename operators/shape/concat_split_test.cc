@@ -3,7 +3,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/shape/shape_test_util.h"
 
 namespace scopeflow {
 namespace {
