@@ -48,7 +48,8 @@ class Preparer {
            std::vector<PreparedOp>& ops, std::vector<std::string>& names,
            absl::flat_hash_map<std::string, int>& index,
            std::vector<VarInfo>& infos, std::vector<bool>& persistable,
-           std::vector<bool>& written, std::vector<bool>& is_input)
+           std::vector<bool>& written, std::vector<bool>& read_first,
+           std::vector<bool>& is_input)
       : block_(block),
         place_(place),
         ops_(ops),
@@ -57,6 +58,7 @@ class Preparer {
         infos_(infos),
         persistable_(persistable),
         written_(written),
+        read_first_(read_first),
         is_input_(is_input) {}
 
   std::vector<std::string> Run() {
@@ -74,6 +76,7 @@ class Preparer {
       declared_.emplace_back();
       persistable_.push_back(false);
       written_.push_back(false);
+      read_first_.push_back(false);
       is_input_.push_back(false);
       defined_.push_back(false);
       is_declared_.push_back(false);
@@ -220,10 +223,17 @@ class Preparer {
                        const PreparedOp& op) {
     bool ok = true;
     for (size_t o = 0; o < op.outputs.size(); ++o) {
-      for (int v : op.outputs[o]) {
+      const int in_place = spec.InPlaceInput(static_cast<int>(o));
+      for (size_t k = 0; k < op.outputs[o].size(); ++k) {
+        const int v = op.outputs[o][k];
         for (size_t i = 0; i < op.inputs.size(); ++i) {
           if (std::find(op.inputs[i].begin(), op.inputs[i].end(), v) ==
               op.inputs[i].end()) {
+            continue;
+          }
+          // Declared in place: the same variable at the same position.
+          if (static_cast<int>(i) == in_place && k < op.inputs[i].size() &&
+              op.inputs[i][k] == v) {
             continue;
           }
           errors_.push_back(absl::StrFormat(
@@ -243,6 +253,7 @@ class Preparer {
     bool ok = true;
     for (size_t s = 0; s < op.inputs.size(); ++s) {
       for (int v : op.inputs[s]) {
+        if (persistable_[v] && !written_[v]) read_first_[v] = true;
         if (defined_[v]) continue;
         if (is_declared_[v]) {
           if (declared_[v].dtype == DATA_TYPE_UNSPECIFIED) {
@@ -366,6 +377,7 @@ class Preparer {
   absl::flat_hash_map<std::string, int>& index_;
   std::vector<VarInfo>& infos_;
   std::vector<bool>& persistable_;
+  std::vector<bool>& read_first_;
   std::vector<bool>& written_;
   std::vector<bool>& is_input_;
   std::vector<VarInfo> declared_;
@@ -403,6 +415,24 @@ bool FullyKnown(const VarInfo& info) {
   return true;
 }
 
+// An output updated in place keeps its input's buffer; if someone else
+// also views that buffer (a tensor fetched earlier), the update goes to a
+// private copy so what they hold does not change under them.
+absl::Status PrepareInPlace(const PreparedOp& op, int v, const VarInfo& info,
+                            const std::vector<std::string>& names,
+                            Tensor& tensor) {
+  SF_CHECK(tensor.initialized() && tensor.dtype() == info.dtype &&
+               ShapeAdmits(info, tensor.dims()),
+           "op %d (%s): variable \"%s\" is updated in place, so it must "
+           "hold %s before the op; it holds %s",
+           op.index, op.spec->type(), names[v], InfoToString(info),
+           tensor.DebugString());
+  if (!tensor.OwnsBufferAlone()) {
+    SF_ASSIGN_OR_RETURN(tensor, tensor.CopyTo(tensor.place()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int PreparedNet::VarIndex(absl::string_view name) const {
@@ -421,7 +451,8 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
   prepared.place_ = place;
   Preparer preparer(net.blocks(block), place, prepared.ops_, prepared.names_,
                     prepared.index_, prepared.infos_, prepared.persistable_,
-                    prepared.written_, prepared.is_input_);
+                    prepared.written_, prepared.read_first_,
+                    prepared.is_input_);
   std::vector<std::string> errors = preparer.Run();
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -456,7 +487,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     Variable* var = nullptr;
     if (!prepared.persistable_[v]) {
       var = run_scope.get().Var(name);
-    } else if (prepared.written_[v]) {
+    } else if (prepared.written_[v] && !prepared.read_first_[v]) {
       var = scope.Var(name);
     } else {
       var = scope.FindVar(name);
@@ -472,7 +503,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
           absl::StrCat("variable \"", name, "\": ", tensor.status().message()));
     }
     tensors[v] = *tensor;
-    if (prepared.persistable_[v] && !prepared.written_[v]) {
+    if (prepared.persistable_[v] &&
+        (!prepared.written_[v] || prepared.read_first_[v])) {
       SF_CHECK_CODE(tensors[v]->initialized(),
                     absl::StatusCode::kFailedPrecondition,
                     "persistable variable \"%s\" holds no tensor: run the "
@@ -539,8 +571,16 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
                             inferred.message()));
       }
     }
-    for (const auto& slot : op.outputs) {
-      for (int v : slot) {
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
+      for (size_t k = 0; k < op.outputs[o].size(); ++k) {
+        const int v = op.outputs[o][k];
+        if (in_place >= 0 && k < op.inputs[in_place].size() &&
+            op.inputs[in_place][k] == v) {
+          SF_RETURN_IF_ERROR(
+              PrepareInPlace(op, v, infos[v], prepared.names_, *tensors[v]));
+          continue;
+        }
         SF_CHECK_CODE(FullyKnown(infos[v]), absl::StatusCode::kInternal,
                       "op %d (%s): inference left output \"%s\" as %s at run "
                       "time",

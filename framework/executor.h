@@ -43,6 +43,9 @@ class PreparedNet {
   std::vector<VarInfo> infos_;
   std::vector<bool> persistable_;
   std::vector<bool> written_;  // by some op of the block
+  // Persistable and read by an op before any op writes it: must be in the
+  // scope before the run.
+  std::vector<bool> read_first_;
   std::vector<bool> is_input_;
   std::vector<std::string> input_names_;
   // The last op reading or writing each variable (-1: none).

@@ -52,6 +52,24 @@ OpSpec& OpSpec::KernelDtypeFromOutput(std::string slot) {
   return *this;
 }
 
+OpSpec& OpSpec::Grad(GradSpec grad) {
+  grad_ = std::move(grad);
+  return *this;
+}
+
+OpSpec& OpSpec::InPlace(std::string output, std::string input) {
+  in_place_.emplace_back(std::move(output), std::move(input));
+  return *this;
+}
+
+int OpSpec::InPlaceInput(int output) const {
+  if (output < 0 || output >= static_cast<int>(outputs_.size())) return -1;
+  for (const auto& [out, in] : in_place_) {
+    if (out == outputs_[output].name) return InputIndex(in);
+  }
+  return -1;
+}
+
 int OpSpec::kernel_dtype_slot() const {
   if (kernel_dtype_slot_.empty()) return 0;
   return kernel_dtype_from_input_ ? InputIndex(kernel_dtype_slot_)

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "framework/attribute.h"
 #include "framework/data_type.h"
+#include "framework/grad_spec.h"
 #include "platform/place.h"
 
 namespace scopeflow {
@@ -91,6 +93,12 @@ class OpSpec {
   // declared input) or, for ops without inputs, of the first output.
   OpSpec& KernelDtypeFromInput(std::string slot);
   OpSpec& KernelDtypeFromOutput(std::string slot);
+  // How to differentiate the op; ops without one stop gradients.
+  OpSpec& Grad(GradSpec grad);
+  // Output `output` may be the same variable as input `input` (an update in
+  // place, as optimizers do to parameters): the executor then keeps the
+  // input's buffer instead of allocating one.
+  OpSpec& InPlace(std::string output, std::string input);
 
   const std::string& type() const { return type_; }
   const std::vector<SlotSpec>& inputs() const { return inputs_; }
@@ -109,6 +117,10 @@ class OpSpec {
   // (false, index) for an output slot.
   bool kernel_dtype_from_input() const { return kernel_dtype_from_input_; }
   int kernel_dtype_slot() const;
+  // Null if the op has no gradient.
+  const GradSpec* grad() const { return grad_ ? &*grad_ : nullptr; }
+  // The input slot index output slot `output` may update in place, or -1.
+  int InPlaceInput(int output) const;
 
  private:
   std::string type_;
@@ -119,6 +131,8 @@ class OpSpec {
   absl::flat_hash_map<KernelKey, KernelFn> kernels_;
   bool kernel_dtype_from_input_ = true;
   std::string kernel_dtype_slot_;
+  std::optional<GradSpec> grad_;
+  std::vector<std::pair<std::string, std::string>> in_place_;
 };
 
 // Every registered op type. Registration happens during static

@@ -106,6 +106,11 @@ class Tensor {
     return buffer_ != nullptr && buffer_ == other.buffer_;
   }
 
+  // Whether no other tensor views this one's buffer.
+  bool OwnsBufferAlone() const {
+    return buffer_ != nullptr && buffer_.use_count() == 1;
+  }
+
   // "Tensor<float32, [2, 3], cpu>".
   std::string DebugString() const;
 

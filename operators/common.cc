@@ -86,6 +86,18 @@ InferFn SameAsInput(std::string in, std::string out) {
   };
 }
 
+InferFn GradsLikeInputs(std::vector<std::string> slots) {
+  return [slots](InferContext& context) {
+    for (const std::string& slot : slots) {
+      const std::string grad = GradName(slot);
+      for (int i = 0; i < context.OutputCount(grad); ++i) {
+        context.SetOutput(grad, i, context.Input(slot, i));
+      }
+    }
+    return absl::OkStatus();
+  };
+}
+
 absl::StatusOr<Dims> BroadcastDims(absl::Span<const int64_t> a,
                                    absl::Span<const int64_t> b) {
   const size_t rank = std::max(a.size(), b.size());

@@ -25,6 +25,10 @@ AttrCheckFn OneOf(std::vector<std::string> choices);  // string attributes
 // Inference: `out` gets the dtype and shape of `in`.
 InferFn SameAsInput(std::string in = "X", std::string out = "Out");
 
+// For gradient ops: each output "S@GRAD" that is bound gets the shape and
+// dtype of input "S", for every S of `slots`.
+InferFn GradsLikeInputs(std::vector<std::string> slots);
+
 // numpy broadcasting of two shapes (-1: unknown, matches anything). An
 // InvalidArgument error names both shapes when they do not broadcast.
 absl::StatusOr<Dims> BroadcastDims(absl::Span<const int64_t> a,

@@ -1,5 +1,5 @@
-// Ops that create tensors: fill_constant, gaussian_random, uniform_random,
-// assign.
+// Ops that create tensors: fill_constant, fill_any_like, gaussian_random,
+// uniform_random, assign.
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -109,6 +109,19 @@ SF_REGISTER_OP(fill_constant)
     .Kernel(DeviceType::kCPU, kInt64, &FillConstant<int64_t>)
     .Kernel(DeviceType::kCPU, kBool, &FillConstant<bool>);
 
+// Out = `value` in every element, with X's shape and dtype; backward seeds
+// a loss's gradient with it.
+SF_REGISTER_OP(fill_any_like)
+    .Input("X")
+    .Output("Out")
+    .Attr("value", AttrType::kFloat, AttrValue(0.0f))
+    .Infer(SameAsInput())
+    .Kernel(DeviceType::kCPU, kFloat32, &FillConstant<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &FillConstant<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &FillConstant<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &FillConstant<int64_t>)
+    .Kernel(DeviceType::kCPU, kBool, &FillConstant<bool>);
+
 SF_REGISTER_OP(gaussian_random)
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
@@ -131,10 +144,20 @@ SF_REGISTER_OP(uniform_random)
     .KernelDtypeFromOutput("Out")
     .Kernel(DeviceType::kCPU, kFloat32, &UniformRandom);
 
+// The gradient of a copy is a copy of the gradient.
+absl::Status MakeAssignGrad(GradOpContext& grad) {
+  OpDef& op = grad.AddOp("assign");
+  GradOpContext::SetInput(op, "X", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "Out", grad.InputGrad("X"));
+  return absl::OkStatus();
+}
+
 SF_REGISTER_OP(assign)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
+        MakeAssignGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &Assign)
     .Kernel(DeviceType::kCPU, kFloat64, &Assign)
     .Kernel(DeviceType::kCPU, kInt32, &Assign)
