@@ -14,6 +14,7 @@ packages=(
   libdnnl-dev
   zlib1g-dev
   clang-format
+  python3-sklearn
 )
 
 missing=()
