@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "framework/training/trainer.h"
 
 namespace scopeflow {
 
@@ -29,6 +30,28 @@ struct RunCommandOptions {
 // times; prints each fetch, the latency (median and p90) and, with
 // `profile`, the time per op type.
 absl::Status RunCommand(const RunCommandOptions& options);
+
+struct TrainCommandOptions {
+  std::string main;
+  std::string startup;
+  // A CSV file (optionally gzip-compressed) of features then a label per
+  // line, or "digits" for the 8x8 digits python3-sklearn installs.
+  std::string data;
+  // Multiplies every feature; 0: 1/16 for the digits, else 1.
+  float feature_scale = 0;
+  // The tail of the data held out for evaluation.
+  double test_fraction = 0.2;
+  bool resume = false;
+  std::string checkpoint_dir;
+  // Where to save the trained parameters at the end ("" for nowhere).
+  std::string save_params;
+  TrainerOptions trainer;
+};
+
+// Trains: the startup net once (or the newest checkpoint with `resume`),
+// then the epochs with a progress bar, an evaluation and a checkpoint after
+// each.
+absl::Status TrainCommand(const TrainCommandOptions& options);
 
 // Prepares the net's main block and prints every variable's inferred dtype
 // and shape, or every problem found.

@@ -8,6 +8,12 @@
 //                          shape and dtype
 //   scopeflow dot NET      print the main block as a Graphviz graph
 //   scopeflow info NET     print the blocks, variables and ops as written
+//   scopeflow train --startup NET --main NET --data DATASET [--epochs N]
+//                   [--batch B] [--checkpoint_dir D] [--resume] ...
+//
+// Flags may be written with dashes or underscores (--checkpoint-dir).
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,11 +26,11 @@
 #include "tools/commands.h"
 
 ABSL_FLAG(std::string, startup, "",
-          "run: a startup net run once first, to fill the parameters");
+          "run, train: a startup net run once first, to fill the parameters");
 ABSL_FLAG(std::string, params, "",
           "run: a parameter file loaded after the startup net");
 ABSL_FLAG(std::string, save_params, "",
-          "run: save the parameters to this file after running");
+          "run, train: save the parameters to this file at the end");
 ABSL_FLAG(std::vector<std::string>, feed, {},
           "run: inputs as name=FILE.npy, comma-separated");
 ABSL_FLAG(std::vector<std::string>, fetch, {},
@@ -35,8 +41,92 @@ ABSL_FLAG(bool, profile, false, "run: print the time per op type");
 ABSL_FLAG(std::string, place, "cpu", "where to run: cpu or cuda:N");
 ABSL_FLAG(std::string, output_dir, "",
           "run: also write each fetched tensor to DIR/NAME.npy");
+ABSL_FLAG(std::string, main, "", "train: the forward net, with a loss");
+ABSL_FLAG(std::string, data, "",
+          "train: CSV file (may be .gz) of features then label per line, or "
+          "'digits' for the 8x8 digits of python3-sklearn");
+ABSL_FLAG(double, test_fraction, 0.2,
+          "train: the tail of the data held out for evaluation");
+ABSL_FLAG(double, feature_scale, 0,
+          "train: multiplies every feature (0: 1/16 for digits, else 1)");
+ABSL_FLAG(int64_t, epochs, 10, "train: epochs to train");
+ABSL_FLAG(int64_t, batch, 64, "train: examples per step");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "train: save a checkpoint here after every epoch");
+ABSL_FLAG(bool, resume, false,
+          "train: continue from the newest checkpoint of --checkpoint_dir");
+ABSL_FLAG(std::string, loss, "loss", "train: the variable to minimise");
+ABSL_FLAG(std::string, accuracy, "accuracy",
+          "train: the accuracy variable ('' for none)");
+ABSL_FLAG(std::string, features_feed, "image",
+          "train: the net's input for the features");
+ABSL_FLAG(std::string, labels_feed, "label",
+          "train: the net's input for the labels");
+ABSL_FLAG(std::string, optimizer, "adam", "train: sgd, momentum or adam");
+ABSL_FLAG(double, learning_rate, 0.001, "train: the base learning rate");
+ABSL_FLAG(double, momentum, 0.9, "train: momentum's coefficient");
+ABSL_FLAG(bool, nesterov, false, "train: Nesterov momentum");
+ABSL_FLAG(double, weight_decay, 0,
+          "train: decoupled for adam, L2 for sgd and momentum");
+ABSL_FLAG(double, clip_norm, 0,
+          "train: clip gradients to this global norm (0: no clipping)");
+ABSL_FLAG(std::string, lr_policy, "constant",
+          "train: constant, step, exponential or cosine");
+ABSL_FLAG(int64_t, lr_step_size, 1000, "train: steps per decay (step)");
+ABSL_FLAG(double, lr_gamma, 0.1, "train: decay factor (step, exponential)");
+ABSL_FLAG(int64_t, warmup_steps, 0, "train: linear warm-up steps");
+ABSL_FLAG(int64_t, seed, 1, "train: seeds the order of the examples");
 
 namespace {
+
+// Abseil flags are identifiers; accept the dashed spelling users type too.
+std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::string& arg : args) {
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    const size_t end = std::min(arg.find('='), arg.size());
+    for (size_t i = 2; i < end; ++i) {
+      if (arg[i] == '-') arg[i] = '_';
+    }
+  }
+  return args;
+}
+
+scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
+  scopeflow::TrainCommandOptions options;
+  options.main = absl::GetFlag(FLAGS_main);
+  options.startup = absl::GetFlag(FLAGS_startup);
+  options.data = absl::GetFlag(FLAGS_data);
+  options.feature_scale =
+      static_cast<float>(absl::GetFlag(FLAGS_feature_scale));
+  options.test_fraction = absl::GetFlag(FLAGS_test_fraction);
+  options.resume = absl::GetFlag(FLAGS_resume);
+  options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.save_params = absl::GetFlag(FLAGS_save_params);
+  scopeflow::TrainerOptions& trainer = options.trainer;
+  trainer.loss = absl::GetFlag(FLAGS_loss);
+  trainer.accuracy = absl::GetFlag(FLAGS_accuracy);
+  trainer.features_feed = absl::GetFlag(FLAGS_features_feed);
+  trainer.labels_feed = absl::GetFlag(FLAGS_labels_feed);
+  trainer.batch_size = absl::GetFlag(FLAGS_batch);
+  trainer.epochs = absl::GetFlag(FLAGS_epochs);
+  trainer.seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed));
+  trainer.checkpoint_dir = options.checkpoint_dir;
+  scopeflow::OptimizerConfig& optimizer = trainer.optimizer;
+  optimizer.type = absl::GetFlag(FLAGS_optimizer);
+  optimizer.learning_rate =
+      static_cast<float>(absl::GetFlag(FLAGS_learning_rate));
+  optimizer.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  optimizer.nesterov = absl::GetFlag(FLAGS_nesterov);
+  optimizer.weight_decay =
+      static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  optimizer.clip_norm = static_cast<float>(absl::GetFlag(FLAGS_clip_norm));
+  optimizer.lr_policy = absl::GetFlag(FLAGS_lr_policy);
+  optimizer.lr_step_size = absl::GetFlag(FLAGS_lr_step_size);
+  optimizer.lr_gamma = static_cast<float>(absl::GetFlag(FLAGS_lr_gamma));
+  optimizer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  return options;
+}
 
 constexpr char kUsage[] =
     "scopeflow COMMAND NET [flags]\n"
@@ -46,7 +136,10 @@ constexpr char kUsage[] =
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
     "  dot NET     print NET's main block as a Graphviz graph\n"
-    "  info NET    print the blocks, variables and ops of NET as written\n";
+    "  info NET    print the blocks, variables and ops of NET as written\n"
+    "  train       train: --startup NET --main NET --data FILE|digits\n"
+    "              --epochs N --batch B --checkpoint_dir D --resume\n"
+    "              --optimizer sgd|momentum|adam --learning_rate X ...\n";
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "scopeflow: %s\n",
@@ -59,15 +152,23 @@ int Fail(const absl::Status& status) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   scopeflow::KeepFreedHostMemoryForReuse();
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
-  if (positional.size() != 3) {
+  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  std::vector<char*> positional = absl::ParseCommandLine(
+      static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  const bool train =
+      positional.size() == 2 && std::string(positional[1]) == "train";
+  if (positional.size() != 3 && !train) {
     std::fputs(kUsage, stderr);
     return 2;
   }
   const std::string command = positional[1];
-  const std::string net = positional[2];
+  const std::string net = train ? "" : positional[2];
   absl::Status status;
-  if (command == "run") {
+  if (train) {
+    status = scopeflow::TrainCommand(TrainOptionsFromFlags());
+  } else if (command == "run") {
     scopeflow::RunCommandOptions options;
     options.net = net;
     options.startup = absl::GetFlag(FLAGS_startup);

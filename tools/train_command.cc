@@ -1,0 +1,157 @@
+// scopeflow train: the training loop of framework/training behind a
+// progress bar.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "framework/net_io.h"
+#include "framework/param_io.h"
+#include "framework/training/dataset.h"
+#include "framework/training/trainer.h"
+#include "platform/status_macros.h"
+#include "tools/commands.h"
+
+namespace scopeflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Duration(double seconds) {
+  if (seconds < 60) return absl::StrFormat("%.0fs", seconds);
+  return absl::StrFormat("%dm%02ds", static_cast<int>(seconds) / 60,
+                         static_cast<int>(seconds) % 60);
+}
+
+// One line redrawn in place on a terminal; on a pipe or file, nothing
+// between epochs (the epoch lines say it all).
+class ProgressBar {
+ public:
+  ProgressBar() : interactive_(isatty(STDERR_FILENO) != 0) {}
+
+  void Update(const StepReport& report) {
+    if (!interactive_) return;
+    const Clock::time_point now = Clock::now();
+    if (report.step < report.total_steps && now - last_ < kInterval) return;
+    last_ = now;
+    constexpr int kWidth = 24;
+    const double fraction =
+        report.total_steps > 0
+            ? static_cast<double>(report.step) / report.total_steps
+            : 1.0;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::string bar(filled, '=');
+    if (filled < kWidth) bar += '>';
+    bar.resize(kWidth, ' ');
+    std::fprintf(stderr,
+                 "\r[%s] step %lld/%lld  epoch %lld/%lld  loss %.4f  %.0f "
+                 "examples/s  %s left   ",
+                 bar.c_str(), static_cast<long long>(report.step),
+                 static_cast<long long>(report.total_steps),
+                 static_cast<long long>(report.epoch + 1),
+                 static_cast<long long>(report.epochs), report.loss,
+                 report.examples_per_second,
+                 Duration(report.seconds_left).c_str());
+    std::fflush(stderr);
+    dirty_ = true;
+  }
+
+  // Ends the redrawn line before other output.
+  void Clear() {
+    if (!dirty_) return;
+    std::fputs("\n", stderr);
+    dirty_ = false;
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kInterval{100};
+  const bool interactive_;
+  bool dirty_ = false;
+  Clock::time_point last_;
+};
+
+}  // namespace
+
+absl::Status TrainCommand(const TrainCommandOptions& options) {
+  SF_CHECK(!options.main.empty(), "train: --main NET is required");
+  SF_CHECK(!options.startup.empty(), "train: --startup NET is required");
+  SF_CHECK(!options.data.empty(), "train: --data DATASET is required");
+  SF_CHECK(!options.resume || !options.checkpoint_dir.empty(),
+           "train: --resume needs --checkpoint_dir");
+  SF_ASSIGN_OR_RETURN(NetDef main, LoadNet(options.main));
+  SF_ASSIGN_OR_RETURN(NetDef startup, LoadNet(options.startup));
+
+  const bool digits = options.data == "digits";
+  const std::string path = digits ? kDebianDigitsPath : options.data;
+  float scale = options.feature_scale;
+  if (scale <= 0) scale = digits ? 1.0f / 16 : 1.0f;
+  SF_ASSIGN_OR_RETURN(Dataset data, LoadCsvDataset(path, scale));
+  SF_ASSIGN_OR_RETURN(Split split, SplitTail(data, options.test_fraction));
+  std::printf(
+      "data: %s, %lld train and %lld test examples, %lld features, "
+      "%lld classes\n",
+      path.c_str(), static_cast<long long>(split.train.size()),
+      static_cast<long long>(split.test.size()),
+      static_cast<long long>(data.features.dim(1)),
+      static_cast<long long>(data.num_classes));
+
+  TrainerOptions trainer_options = options.trainer;
+  const int64_t per_epoch = split.train.size() / trainer_options.batch_size;
+  if (trainer_options.optimizer.total_steps == 0) {
+    trainer_options.optimizer.total_steps = per_epoch * trainer_options.epochs;
+  }
+  SF_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
+                      Trainer::Create(startup, main, trainer_options));
+  SF_RETURN_IF_ERROR(trainer->Initialize());
+  if (options.resume) {
+    SF_ASSIGN_OR_RETURN(bool resumed, trainer->Resume());
+    SF_ASSIGN_OR_RETURN(int64_t step, trainer->step());
+    if (resumed) {
+      std::printf("resumed from %s at step %lld\n",
+                  options.checkpoint_dir.c_str(), static_cast<long long>(step));
+    } else {
+      std::printf("no checkpoint in %s: starting afresh\n",
+                  options.checkpoint_dir.c_str());
+    }
+  }
+
+  ProgressBar progress;
+  const Clock::time_point start = Clock::now();
+  int64_t examples = 0;
+  double last_loss = 0;
+  SF_RETURN_IF_ERROR(trainer->Fit(
+      split.train, split.test,
+      [&](const StepReport& report) {
+        examples += trainer_options.batch_size;
+        last_loss = report.loss;
+        progress.Update(report);
+      },
+      [&](const EvalReport& report) {
+        progress.Clear();
+        const double seconds =
+            std::chrono::duration<double>(Clock::now() - start).count();
+        std::printf(
+            "epoch %lld/%lld: train loss %.4f  test loss %.4f  test "
+            "accuracy %.2f%% (%lld examples)  %.0f examples/s  %.1fs\n",
+            static_cast<long long>(report.epoch),
+            static_cast<long long>(trainer_options.epochs), last_loss,
+            report.loss, 100.0 * report.accuracy,
+            static_cast<long long>(report.examples),
+            seconds > 0 ? examples / seconds : 0.0, seconds);
+        std::fflush(stdout);
+      }));
+  progress.Clear();
+  SF_ASSIGN_OR_RETURN(EvalReport final_report, trainer->Evaluate(split.test));
+  std::printf("final: test loss %.4f  test accuracy %.2f%%\n",
+              final_report.loss, 100.0 * final_report.accuracy);
+  if (!options.save_params.empty()) {
+    SF_RETURN_IF_ERROR(SaveParams(trainer->scope(), trainer->state_names(),
+                                  options.save_params));
+    std::printf("saved the parameters to %s\n", options.save_params.c_str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace scopeflow
