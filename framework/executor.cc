@@ -387,16 +387,28 @@ class Preparer {
 };
 
 // Deletes the run's child scope however the run ends.
-class RunScope {
+// Takes a run scope from the net's cache and gives it back, emptied, when
+// the run ends, whichever way it ends.
+class RunScopeLease {
  public:
-  explicit RunScope(Scope& parent)
-      : parent_(parent), scope_(parent.NewScope()) {}
-  ~RunScope() { parent_.DeleteScope(&scope_).IgnoreError(); }
-  Scope& get() { return scope_; }
+  explicit RunScopeLease(RunScopeCache& cache) : cache_(cache) {}
+  ~RunScopeLease() {
+    if (run_ != nullptr) cache_.Release(std::move(run_));
+  }
+  absl::Status Acquire(Scope& parent, const std::vector<std::string>& names,
+                       const std::vector<bool>& persistable) {
+    std::vector<bool> temporary(persistable.size());
+    for (size_t v = 0; v < persistable.size(); ++v) {
+      temporary[v] = !persistable[v];
+    }
+    SF_ASSIGN_OR_RETURN(run_, cache_.Acquire(parent, names, temporary));
+    return absl::OkStatus();
+  }
+  const RunScope& get() const { return *run_; }
 
  private:
-  Scope& parent_;
-  Scope& scope_;
+  RunScopeCache& cache_;
+  std::unique_ptr<RunScope> run_;
 };
 
 VarInfo InfoOf(const Tensor& tensor) {
@@ -459,12 +471,20 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
         "net \"%s\" block %d has %d problem(s):\n  %s", net.name(), block,
         errors.size(), absl::StrJoin(errors, "\n  ")));
   }
-  prepared.last_use_.assign(prepared.names_.size(), -1);
-  for (const PreparedOp& op : prepared.ops_) {
-    for (const auto* slots : {&op.inputs, &op.outputs}) {
+  prepared.run_scopes_ = std::make_shared<RunScopeCache>();
+  std::vector<int> last_use(prepared.names_.size(), -1);
+  for (size_t position = 0; position < prepared.ops_.size(); ++position) {
+    for (const auto* slots :
+         {&prepared.ops_[position].inputs, &prepared.ops_[position].outputs}) {
       for (const auto& slot : *slots) {
-        for (int v : slot) prepared.last_use_[v] = op.index;
+        for (int v : slot) last_use[v] = static_cast<int>(position);
       }
+    }
+  }
+  prepared.dies_after_.resize(prepared.ops_.size());
+  for (size_t v = 0; v < prepared.names_.size(); ++v) {
+    if (last_use[v] >= 0 && !prepared.persistable_[v]) {
+      prepared.dies_after_[last_use[v]].push_back(static_cast<int>(v));
     }
   }
   for (size_t v = 0; v < prepared.names_.size(); ++v) {
@@ -479,15 +499,16 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     absl::Span<const std::string> fetches, RunProfile* profile) const {
   const int n = static_cast<int>(prepared.names_.size());
   const Place& place = prepared.place_;
-  RunScope run_scope(scope);
-  std::vector<Tensor*> tensors(n);
+  RunScopeLease run_scope(*prepared.run_scopes_);
+  SF_RETURN_IF_ERROR(
+      run_scope.Acquire(scope, prepared.names_, prepared.persistable_));
+  std::vector<Tensor*> tensors = run_scope.get().tensors;
   std::vector<VarInfo> infos = prepared.infos_;
   for (int v = 0; v < n; ++v) {
+    if (!prepared.persistable_[v]) continue;
     const std::string& name = prepared.names_[v];
     Variable* var = nullptr;
-    if (!prepared.persistable_[v]) {
-      var = run_scope.get().Var(name);
-    } else if (prepared.written_[v] && !prepared.read_first_[v]) {
+    if (prepared.written_[v] && !prepared.read_first_[v]) {
       var = scope.Var(name);
     } else {
       var = scope.FindVar(name);
@@ -611,15 +632,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
                                           op.spec->type(), status.message()));
     }
     if (options_.free_dead_tensors) {
-      for (const auto* slots : {&op.inputs, &op.outputs}) {
-        for (const auto& slot : *slots) {
-          for (int v : slot) {
-            if (prepared.last_use_[v] == op.index &&
-                !prepared.persistable_[v] && !fetched[v]) {
-              *tensors[v] = Tensor();
-            }
-          }
-        }
+      for (int v : prepared.dies_after_[position]) {
+        if (!fetched[v]) *tensors[v] = Tensor();
       }
     }
     if (profile != nullptr) {

@@ -3,6 +3,7 @@
 #ifndef SCOPEFLOW_FRAMEWORK_EXECUTOR_H_
 #define SCOPEFLOW_FRAMEWORK_EXECUTOR_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "framework/op_context.h"
+#include "framework/run_scope_cache.h"
 #include "framework/scope.h"
 #include "framework/tensor.h"
 #include "platform/place.h"
@@ -48,8 +50,10 @@ class PreparedNet {
   std::vector<bool> read_first_;
   std::vector<bool> is_input_;
   std::vector<std::string> input_names_;
-  // The last op reading or writing each variable (-1: none).
-  std::vector<int> last_use_;
+  // Per position in ops_: the temporaries no later op uses, freed after it.
+  std::vector<std::vector<int>> dies_after_;
+  // Shared by copies of this PreparedNet; thread-safe.
+  std::shared_ptr<RunScopeCache> run_scopes_;
 };
 
 struct Feed {
@@ -94,9 +98,12 @@ class Executor {
   // Runs `prepared` once. Persistable variables live in `scope`: those the
   // net writes are created there (a startup net fills parameters so), those
   // it only reads must be there already. Every other variable lives in a
-  // child scope made for this run and destroyed at its end. Feeds are bound
-  // without copying. Returns the fetched tensors in the order asked. With a
-  // `profile`, each op's time is added to it.
+  // child scope of `scope` for this run, and its tensors are freed when the
+  // run ends. Those child scopes are kept and reused by later runs on
+  // `scope` (a few per scope, as many as ran at once), so that a run does
+  // not create its variables again. Feeds are bound without copying. Returns
+  // the fetched tensors in the order asked. With a `profile`, each op's time is
+  // added to it.
   absl::StatusOr<std::vector<Tensor>> Run(const PreparedNet& prepared,
                                           Scope& scope,
                                           absl::Span<const Feed> feeds,

@@ -78,9 +78,19 @@ int OpSpec::kernel_dtype_slot() const {
 
 namespace {
 
+// Slot and attribute names are a few characters, and kernels look them up
+// on every call: an inline loop beats a call to memcmp.
+bool SameName(const std::string& a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 int IndexOf(const std::vector<SlotSpec>& slots, absl::string_view name) {
   for (int i = 0; i < static_cast<int>(slots.size()); ++i) {
-    if (slots[i].name == name) return i;
+    if (SameName(slots[i].name, name)) return i;
   }
   return -1;
 }
@@ -97,7 +107,7 @@ int OpSpec::OutputIndex(absl::string_view slot) const {
 
 const AttrSpec* OpSpec::FindAttr(absl::string_view name) const {
   for (const AttrSpec& attr : attrs_) {
-    if (attr.name == name) return &attr;
+    if (SameName(attr.name, name)) return &attr;
   }
   return nullptr;
 }

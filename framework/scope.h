@@ -100,6 +100,9 @@ class Scope {
   // An identity no other scope of this process ever has, even after this
   // one is destroyed: caches keyed on a scope use it, not the address.
   uint64_t id() const { return id_; }
+  // Expires when this scope is destroyed, so that a cache holding one of its
+  // kids can tell whether the kid still exists.
+  std::weak_ptr<const void> lifetime() const { return lifetime_; }
 
  private:
   // A name and its hash, computed once for a lookup that visits several
@@ -132,6 +135,7 @@ class Scope {
 
   Scope* const parent_;
   const uint64_t id_;
+  const std::shared_ptr<const char> lifetime_ = std::make_shared<char>(0);
   mutable Mutex mutex_;
   VarMap vars_ ABSL_GUARDED_BY(mutex_);
   absl::flat_hash_map<const Scope*, std::unique_ptr<Scope>> kids_

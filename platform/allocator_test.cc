@@ -91,6 +91,36 @@ TEST(CpuAllocatorTest, StatisticsStayExactUnderThreads) {
   EXPECT_LE(stats.peak_bytes_in_use, 4 * 70);
 }
 
+// Small blocks freed on one thread are reused by that thread's next
+// allocation of the same size; blocks freed on another thread are kept
+// there. Either way every block is aligned, whole and counted once.
+TEST(CpuAllocatorTest, ReusedSmallBlocksStayAlignedAndCounted) {
+  auto allocator = std::make_shared<CpuAllocator>();
+  std::vector<std::shared_ptr<Allocation>> blocks;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t bytes : {1, 63, 64, 65, 1000, 4096, 5000}) {
+      auto block = allocator->Allocate(bytes);
+      ASSERT_TRUE(block.ok());
+      EXPECT_EQ(reinterpret_cast<uintptr_t>((*block)->data()) %
+                    kAllocationAlignment,
+                0u);
+      std::memset((*block)->data(), round, bytes);
+      blocks.push_back(*block);
+    }
+    EXPECT_EQ(allocator->stats().live_allocations, 7);
+    EXPECT_EQ(allocator->stats().bytes_in_use,
+              1 + 63 + 64 + 65 + 1000 + 4096 + 5000);
+    if (round == 1) {
+      // Freed on another thread this time.
+      std::thread([&blocks] { blocks.clear(); }).join();
+    } else {
+      blocks.clear();
+    }
+    EXPECT_EQ(allocator->stats().bytes_in_use, 0);
+    EXPECT_EQ(allocator->stats().live_allocations, 0);
+  }
+}
+
 TEST(AllocatorRegistryTest, CpuStatisticsArePerPlace) {
   AllocatorStats before = *GetAllocatorStats(CPUPlace());
   Allocator* cpu = *GetAllocator(CPUPlace());

@@ -1,16 +1,83 @@
 #include "platform/cpu_allocator.h"
 
+#include <array>
 #include <cstdlib>
+#include <vector>
 
 #include "absl/status/status.h"
 
 namespace scopeflow {
+namespace {
+
+// Freed small blocks are kept per thread for the next allocation of the
+// same size: a net of small tensors allocates and frees one per op, and
+// the C library's aligned path costs more than such an op. AddressSanitizer
+// builds skip the cache so that it still sees every use after free.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kMaxCachedBytes = 0;
+#else
+constexpr size_t kMaxCachedBytes = 4096;
+#endif
+constexpr size_t kBlocksPerSize = 64;
+constexpr size_t kSizeClasses = kMaxCachedBytes / kAllocationAlignment;
+
+class BlockCache {
+ public:
+  BlockCache() { alive_ = true; }
+  ~BlockCache() {
+    alive_ = false;
+    for (std::vector<void*>& blocks : free_) {
+      for (void* block : blocks) std::free(block);
+    }
+  }
+  // False once this thread's cache is destroyed (at thread exit, when other
+  // thread-local objects may still free tensors).
+  static bool alive() { return alive_; }
+
+  void* Take(size_t rounded) {
+    std::vector<void*>& blocks = free_[rounded / kAllocationAlignment - 1];
+    if (blocks.empty()) return nullptr;
+    void* block = blocks.back();
+    blocks.pop_back();
+    return block;
+  }
+  bool Keep(void* block, size_t rounded) {
+    std::vector<void*>& blocks = free_[rounded / kAllocationAlignment - 1];
+    if (blocks.size() >= kBlocksPerSize) return false;
+    if (blocks.capacity() == 0) blocks.reserve(kBlocksPerSize);
+    blocks.push_back(block);
+    return true;
+  }
+
+ private:
+  static thread_local bool alive_;
+  std::array<std::vector<void*>, kSizeClasses> free_;
+};
+
+thread_local bool BlockCache::alive_ = false;
+
+BlockCache* ThisThreadsCache() {
+  if (kMaxCachedBytes == 0) return nullptr;
+  thread_local BlockCache cache;
+  return BlockCache::alive() ? &cache : nullptr;
+}
+
+size_t RoundUp(size_t bytes) {
+  return (bytes + kAllocationAlignment - 1) / kAllocationAlignment *
+         kAllocationAlignment;
+}
+
+}  // namespace
 
 absl::StatusOr<void*> CpuAllocator::AllocateRaw(size_t bytes) {
   // aligned_alloc wants a multiple of the alignment.
-  const size_t rounded = (bytes + kAllocationAlignment - 1) /
-                         kAllocationAlignment * kAllocationAlignment;
+  const size_t rounded = RoundUp(bytes);
   if (rounded < bytes) return absl::ResourceExhaustedError("size overflows");
+  if (rounded <= kMaxCachedBytes) {
+    if (BlockCache* cache = ThisThreadsCache()) {
+      if (void* block = cache->Take(rounded)) return block;
+    }
+  }
   void* data = std::aligned_alloc(kAllocationAlignment, rounded);
   if (data == nullptr) {
     return absl::ResourceExhaustedError("the C library's allocator failed");
@@ -18,6 +85,14 @@ absl::StatusOr<void*> CpuAllocator::AllocateRaw(size_t bytes) {
   return data;
 }
 
-void CpuAllocator::FreeRaw(void* data, size_t /*bytes*/) { std::free(data); }
+void CpuAllocator::FreeRaw(void* data, size_t bytes) {
+  const size_t rounded = RoundUp(bytes);
+  if (data != nullptr && rounded <= kMaxCachedBytes) {
+    if (BlockCache* cache = ThisThreadsCache()) {
+      if (cache->Keep(data, rounded)) return;
+    }
+  }
+  std::free(data);
+}
 
 }  // namespace scopeflow
