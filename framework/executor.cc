@@ -633,7 +633,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     }
     if (options_.free_dead_tensors) {
       for (int v : prepared.dies_after_[position]) {
-        if (!fetched[v]) *tensors[v] = Tensor();
+        if (!fetched[v]) tensors[v]->Clear();
       }
     }
     if (profile != nullptr) {

@@ -57,7 +57,7 @@ absl::StatusOr<std::unique_ptr<RunScope>> RunScopeCache::Acquire(
 
 void RunScopeCache::Release(std::unique_ptr<RunScope> run) {
   for (Tensor* tensor : run->tensors) {
-    if (tensor != nullptr && tensor->initialized()) *tensor = Tensor();
+    if (tensor != nullptr && tensor->initialized()) tensor->Clear();
   }
   {
     MutexLock lock(&mutex_);

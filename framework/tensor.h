@@ -40,6 +40,19 @@ class Tensor {
   // An empty float32 tensor on the CPU, shape [0], with no buffer.
   Tensor() : dims_({0}) {}
 
+  // Back to the state of a new tensor, dropping this one's view of its
+  // buffer (freed if no other tensor views it); cheaper than assigning
+  // Tensor(), which the executor does for every dead temporary.
+  void Clear() {
+    buffer_.reset();
+    byte_offset_ = 0;
+    numel_ = 0;
+    dtype_ = kFloat32;
+    place_ = Place();
+    dims_.resize(1);
+    dims_[0] = 0;
+  }
+
   const Dims& dims() const { return dims_; }
   int rank() const { return static_cast<int>(dims_.size()); }
   // Dimension `axis`; negative counts from the end.

@@ -5,14 +5,21 @@
 // Integer add, sub, mul and the negation in div wrap around (two's
 // complement) instead of overflowing; integer div truncates toward zero and
 // a zero divisor is an error. Float max and min propagate NaN.
+//
+// Each has a gradient op "<op>_grad" (float32, float64): inputs X, Y and
+// Out@GRAD, optional outputs X@GRAD and Y@GRAD, each summed over the
+// dimensions along which its input was broadcast.
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/elementwise/arithmetic.h"
 #include "operators/elementwise/broadcast.h"
+#include "operators/elementwise/grad_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -45,25 +52,39 @@ struct Pow {
   }
 };
 
+// Whether max(x, y) is y: a NaN in y propagates, and x wins ties. Max and
+// max's gradient both decide by it, so the gradient flows to the input the
+// forward op took.
+template <typename T>
+bool MaxTakesY(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x < y || y != y;
+  } else {
+    return x < y;
+  }
+}
+
+// Whether min(x, y) is y, likewise.
+template <typename T>
+bool MinTakesY(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return y < x || y != y;
+  } else {
+    return y < x;
+  }
+}
+
 struct Max {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return a < b || b != b ? b : a;  // NaN in either gives NaN.
-    } else {
-      return a < b ? b : a;
-    }
+    return MaxTakesY(a, b) ? b : a;  // NaN in either gives NaN.
   }
 };
 
 struct Min {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return b < a || b != b ? b : a;
-    } else {
-      return b < a ? b : a;
-    }
+    return MinTakesY(a, b) ? b : a;
   }
 };
 
@@ -107,6 +128,120 @@ absl::Status DivKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// The gradients of the binary ops: dx and dy are d Out / d X and
+// d Out / d Y at one element, times the gradient g flowing into Out.
+struct AddGrad {
+  template <typename T>
+  T dx(T, T, T g) const {
+    return g;
+  }
+  template <typename T>
+  T dy(T, T, T g) const {
+    return g;
+  }
+};
+
+struct SubGrad {
+  template <typename T>
+  T dx(T, T, T g) const {
+    return g;
+  }
+  template <typename T>
+  T dy(T, T, T g) const {
+    return -g;
+  }
+};
+
+struct MulGrad {
+  template <typename T>
+  T dx(T, T y, T g) const {
+    return g * y;
+  }
+  template <typename T>
+  T dy(T x, T, T g) const {
+    return g * x;
+  }
+};
+
+struct DivGrad {
+  template <typename T>
+  T dx(T, T y, T g) const {
+    return g / y;
+  }
+  // -g x / y^2, divided in two steps so that y^2 cannot overflow first.
+  template <typename T>
+  T dy(T x, T y, T g) const {
+    return -g * (x / y) / y;
+  }
+};
+
+// As in PyTorch, the gradients are 0 rather than NaN where a limit makes
+// them so: d/dx where y = 0 (x^0 is constant, even at x = 0), and d/dy at
+// x = 0 with y >= 0 (0^y is constant for y > 0). For x < 0, d/dy involves
+// log(x) and is NaN.
+struct PowGrad {
+  template <typename T>
+  T dx(T x, T y, T g) const {
+    return y == 0 ? T{0} : g * y * std::pow(x, y - 1);
+  }
+  template <typename T>
+  T dy(T x, T y, T g) const {
+    return x == 0 && y >= 0 ? T{0} : g * std::pow(x, y) * std::log(x);
+  }
+};
+
+// The gradient flows to the input max took, as MaxTakesY says.
+struct MaxGrad {
+  template <typename T>
+  T dx(T x, T y, T g) const {
+    return MaxTakesY(x, y) ? T{0} : g;
+  }
+  template <typename T>
+  T dy(T x, T y, T g) const {
+    return MaxTakesY(x, y) ? g : T{0};
+  }
+};
+
+struct MinGrad {
+  template <typename T>
+  T dx(T x, T y, T g) const {
+    return MinTakesY(x, y) ? T{0} : g;
+  }
+  template <typename T>
+  T dy(T x, T y, T g) const {
+    return MinTakesY(x, y) ? g : T{0};
+  }
+};
+
+absl::Status CheckBinaryGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Y"));
+  return elementwise::CheckBroadcastGrad(context, {"X", "Y"});
+}
+
+template <typename T, typename Grad>
+absl::Status BinaryGradKernel(KernelContext& context) {
+  elementwise::BroadcastBinaryGrad<T, Grad>(
+      context.Input("X"), context.Input("Y"), context.Input("Out@GRAD"),
+      context.HasOutput("X@GRAD") ? context.Output("X@GRAD") : nullptr,
+      context.HasOutput("Y@GRAD") ? context.Output("Y@GRAD") : nullptr);
+  return absl::OkStatus();
+}
+
+// Every binary gradient op reads both inputs (for their shapes if not their
+// values) and the output's gradient, and writes both inputs' gradients.
+GradSpec BinaryGradSpec(std::string grad_type) {
+  return GradSpec(std::move(grad_type))
+      .ReadInput("X")
+      .ReadInput("Y")
+      .ReadOutputGrad("Out")
+      .WriteInputGrad("X")
+      .WriteInputGrad("Y");
+}
+
+InferFn InferBinaryGrad() {
+  return elementwise::CheckThenGradsLike(CheckBinaryGrad, {"X", "Y"});
+}
+
 }  // namespace
 
 SF_REGISTER_OP(add)
@@ -114,6 +249,7 @@ SF_REGISTER_OP(add)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("add_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Add>)
     .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Add>)
     .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Add>)
@@ -124,6 +260,7 @@ SF_REGISTER_OP(sub)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("sub_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Sub>)
     .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Sub>)
     .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Sub>)
@@ -134,6 +271,7 @@ SF_REGISTER_OP(mul)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("mul_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Mul>)
     .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Mul>)
     .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Mul>)
@@ -144,6 +282,7 @@ SF_REGISTER_OP(div)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("div_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &DivKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &DivKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &DivKernel<int32_t>)
@@ -154,6 +293,7 @@ SF_REGISTER_OP(pow)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("pow_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Pow>)
     .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Pow>);
 
@@ -162,6 +302,7 @@ SF_REGISTER_OP(max)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("max_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Max>)
     .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Max>)
     .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Max>)
@@ -172,9 +313,80 @@ SF_REGISTER_OP(min)
     .Input("Y")
     .Output("Out")
     .Infer(InferBinary)
+    .Grad(BinaryGradSpec("min_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Min>)
     .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Min>)
     .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Min>)
     .Kernel(DeviceType::kCPU, kInt64, &BinaryKernel<int64_t, Min>);
+
+SF_REGISTER_OP(add_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, AddGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, AddGrad>);
+
+SF_REGISTER_OP(sub_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, SubGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, SubGrad>);
+
+SF_REGISTER_OP(mul_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, MulGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, MulGrad>);
+
+SF_REGISTER_OP(div_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, DivGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, DivGrad>);
+
+SF_REGISTER_OP(pow_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, PowGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, PowGrad>);
+
+SF_REGISTER_OP(max_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, MaxGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, MaxGrad>);
+
+SF_REGISTER_OP(min_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(InferBinaryGrad())
+    .Kernel(DeviceType::kCPU, kFloat32, &BinaryGradKernel<float, MinGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryGradKernel<double, MinGrad>);
 
 }  // namespace scopeflow

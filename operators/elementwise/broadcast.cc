@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "operators/common.h"
+#include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace elementwise {
@@ -95,6 +96,52 @@ BroadcastPlan MakeBroadcastPlan(
     for (int i = 0; i < num_operands; ++i) plan.strides[i].push_back(0);
   }
   return plan;
+}
+
+absl::Status CheckBroadcastGrad(const InferContext& context,
+                                std::initializer_list<absl::string_view> slots,
+                                absl::string_view grad) {
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, *slots.begin(), grad));
+  const VarInfo& grad_info = context.Input(grad);
+  if (!grad_info.has_dims) return absl::OkStatus();
+  auto describe_inputs = [&] {
+    std::vector<std::string> operands;
+    for (absl::string_view s : slots) {
+      operands.push_back(absl::StrFormat("\"%s\" (variable \"%s\", shape %s)",
+                                         s, context.InputName(s),
+                                         DimsToString(context.Input(s).dims)));
+    }
+    return absl::StrJoin(operands, ", ");
+  };
+  Dims expected;
+  for (absl::string_view slot : slots) {
+    const VarInfo& info = context.Input(slot);
+    if (!info.has_dims) return absl::OkStatus();
+    absl::StatusOr<Dims> broadcast = BroadcastDims(expected, info.dims);
+    SF_CHECK(broadcast.ok(), "inputs %s do not broadcast together",
+             describe_inputs());
+    expected = *std::move(broadcast);
+  }
+  bool matches = expected.size() == grad_info.dims.size();
+  for (size_t d = 0; matches && d < expected.size(); ++d) {
+    matches = expected[d] < 0 || grad_info.dims[d] < 0 ||
+              expected[d] == grad_info.dims[d];
+  }
+  SF_CHECK(matches,
+           "input \"%s\" (variable \"%s\", shape %s) must have the "
+           "broadcast shape %s of inputs %s",
+           grad, context.InputName(grad), DimsToString(grad_info.dims),
+           DimsToString(expected), describe_inputs());
+  return absl::OkStatus();
+}
+
+bool IsTrailingBlock(absl::Span<const int64_t> dims,
+                     absl::Span<const int64_t> out_dims) {
+  size_t lead = 0;
+  while (lead < dims.size() && dims[lead] == 1) ++lead;
+  const size_t rank = dims.size() - lead;
+  if (rank > out_dims.size()) return false;
+  return std::equal(dims.begin() + lead, dims.end(), out_dims.end() - rank);
 }
 
 }  // namespace elementwise

@@ -167,6 +167,155 @@ void BroadcastTernary(const Tensor& a, const Tensor& b, const Tensor& c,
   });
 }
 
+// For gradient ops of broadcast ops: OK if input `grad` (the gradient of
+// the forward output) has the dtype of the input of slots.begin() and the
+// broadcast shape of the inputs of `slots`, unknown dimensions matching
+// anything. The kernels index the gradient by that shape, so a mismatch is
+// an InvalidArgument error naming the variables and their shapes.
+absl::Status CheckBroadcastGrad(const InferContext& context,
+                                std::initializer_list<absl::string_view> slots,
+                                absl::string_view grad = "Out@GRAD");
+
+// Whether an operand of shape `dims` broadcasts to `out_dims` as one block
+// repeated along the leading dimensions (a bias [C] against [N, C]): after
+// its leading 1s, its dimensions are the last ones of `out_dims`.
+bool IsTrailingBlock(absl::Span<const int64_t> dims,
+                     absl::Span<const int64_t> out_dims);
+
+// The sum of f(j) for 0 <= j < n. The compiler may not reorder a
+// floating-point sum, so one accumulator would make every addition wait for
+// the previous one; kLanes independent partial sums let the loop pipeline
+// and vectorize (and add fewer rounding errors into each).
+template <typename T, typename F>
+T SumOf(int64_t n, F f) {
+  constexpr int kLanes = 8;
+  T lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lanes[k] += f(j + k);
+  }
+  for (int k = 0; j < n; ++j, ++k) lanes[k] += f(j);
+  T sum = T{0};
+  for (int k = 0; k < kLanes; ++k) sum += lanes[k];
+  return sum;
+}
+
+// The gradient of operand A of a broadcast op, reduced to A's shape: for
+// every element o of the output (shape `out_dims`, row-major), with a and b
+// the offsets of its elements in operands A and B (shapes `a_dims` and
+// `b_dims`, each broadcastable to `out_dims`), grad[a] gets the sum of
+// term(o, a, b) over all o. `grad` has A's shape and is overwritten; every
+// element that no o reads (only possible when the output is empty) gets 0.
+//
+// This is the one place where the gradients of broadcast ops are summed
+// over the broadcast dimensions. Common layouts (A as large as the output,
+// A a single element, A a bias-like trailing block with B as large as the
+// output) run as plain loops; others go row by row over a BroadcastPlan.
+template <typename T, typename Term>
+void ReduceBroadcastGrad(absl::Span<const int64_t> out_dims,
+                         absl::Span<const int64_t> a_dims,
+                         absl::Span<const int64_t> b_dims, T* grad, Term term) {
+  const int64_t n = NumElements(out_dims);
+  const int64_t a_n = NumElements(a_dims);
+  const int64_t b_n = NumElements(b_dims);
+  if (a_n == n) {
+    // A broadcastable operand as large as the output is not broadcast: its
+    // elements line up with the output's one to one.
+    if (b_n == n) {
+      for (int64_t o = 0; o < n; ++o) grad[o] = term(o, o, o);
+      return;
+    }
+    if (b_n == 1) {
+      for (int64_t o = 0; o < n; ++o) grad[o] = term(o, o, int64_t{0});
+      return;
+    }
+    if (IsTrailingBlock(b_dims, out_dims)) {
+      for (int64_t row = 0; row < n; row += b_n) {
+        for (int64_t j = 0; j < b_n; ++j) {
+          grad[row + j] = term(row + j, row + j, j);
+        }
+      }
+      return;
+    }
+  } else if (a_n == 1 && (b_n == n || b_n == 1)) {
+    if (b_n == n) {
+      *grad = SumOf<T>(n, [&](int64_t o) { return term(o, int64_t{0}, o); });
+    } else {
+      *grad = SumOf<T>(
+          n, [&](int64_t o) { return term(o, int64_t{0}, int64_t{0}); });
+    }
+    return;
+  }
+  std::fill(grad, grad + a_n, T{0});
+  if (n == 0) return;
+  if (b_n == n && IsTrailingBlock(a_dims, out_dims)) {
+    // A bias: each row of the output adds one contribution to every element.
+    for (int64_t row = 0; row < n; row += a_n) {
+      for (int64_t j = 0; j < a_n; ++j) grad[j] += term(row + j, j, row + j);
+    }
+    return;
+  }
+  const BroadcastPlan plan = MakeBroadcastPlan(out_dims, {a_dims, b_dims});
+  const bool a_step = plan.strides[0].back() != 0;
+  const bool b_step = plan.strides[1].back() != 0;
+  ForEachRow(plan, 2, [&](int64_t o, const auto& offsets, int64_t len) {
+    const int64_t a = offsets[0];
+    const int64_t b = offsets[1];
+    if (a_step) {
+      if (b_step) {
+        for (int64_t j = 0; j < len; ++j) {
+          grad[a + j] += term(o + j, a + j, b + j);
+        }
+      } else {
+        for (int64_t j = 0; j < len; ++j) grad[a + j] += term(o + j, a + j, b);
+      }
+    } else {
+      // The whole row reduces into one element of A.
+      if (b_step) {
+        grad[a] +=
+            SumOf<T>(len, [&](int64_t j) { return term(o + j, a, b + j); });
+      } else {
+        grad[a] += SumOf<T>(len, [&](int64_t j) { return term(o + j, a, b); });
+      }
+    }
+  });
+}
+
+// The gradients of a binary broadcast op Out = f(X, Y): `dx` (if not null,
+// X's shape) gets grad.dx(x, y, dout) summed over the broadcast to X's
+// shape, `dy` (if not null, Y's shape) grad.dy(x, y, dout) summed to Y's.
+// `dout` has the broadcast shape.
+template <typename T, typename Grad>
+void BroadcastBinaryGrad(const Tensor& x, const Tensor& y, const Tensor& dout,
+                         Tensor* dx, Tensor* dy, Grad grad = Grad()) {
+  const T* xs = x.data<T>();
+  const T* ys = y.data<T>();
+  const T* gs = dout.data<T>();
+  const int64_t n = dout.numel();
+  if (dx != nullptr && dy != nullptr && x.numel() == n && y.numel() == n) {
+    // No broadcast: one pass reads each input element once for both.
+    T* dxs = dx->data<T>();
+    T* dys = dy->data<T>();
+    for (int64_t o = 0; o < n; ++o) {
+      dxs[o] = grad.dx(xs[o], ys[o], gs[o]);
+      dys[o] = grad.dy(xs[o], ys[o], gs[o]);
+    }
+    return;
+  }
+  if (dx != nullptr) {
+    ReduceBroadcastGrad<T>(dout.dims(), x.dims(), y.dims(), dx->data<T>(),
+                           [&](int64_t o, int64_t a, int64_t b) {
+                             return grad.dx(xs[a], ys[b], gs[o]);
+                           });
+  }
+  if (dy != nullptr) {
+    ReduceBroadcastGrad<T>(dout.dims(), y.dims(), x.dims(), dy->data<T>(),
+                           [&](int64_t o, int64_t a, int64_t b) {
+                             return grad.dy(xs[b], ys[a], gs[o]);
+                           });
+  }
+}
+
 }  // namespace elementwise
 }  // namespace scopeflow
 

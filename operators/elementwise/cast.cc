@@ -8,6 +8,8 @@
 // - integer to narrower integer wraps around (keeps the low bits);
 // - anything to bool is "not zero" (NaN gives true); bool gives 0 or 1;
 // - float16 converts through float32 (to float16: rounds to nearest even).
+//
+// cast_grad casts Out@GRAD back to X's dtype.
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -17,8 +19,11 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/elementwise/grad_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -59,30 +64,46 @@ absl::Status CastLoop(const Tensor& x, Tensor* out) {
   return absl::OkStatus();
 }
 
+// Converts `in` into `out`, which has its shape and the dtype to convert
+// to; `out_slot` names `out` in errors.
 template <typename From>
-absl::Status CastKernel(KernelContext& context) {
-  const Tensor& x = context.Input("X");
-  Tensor* out = context.Output("Out");
+absl::Status CastInto(const Tensor& in, Tensor* out,
+                      absl::string_view out_slot) {
   switch (out->dtype()) {
     case kFloat32:
-      return CastLoop<From, float>(x, out);
+      return CastLoop<From, float>(in, out);
     case kFloat64:
-      return CastLoop<From, double>(x, out);
+      return CastLoop<From, double>(in, out);
     case kFloat16:
-      return CastLoop<From, float16>(x, out);
+      return CastLoop<From, float16>(in, out);
     case kInt32:
-      return CastLoop<From, int32_t>(x, out);
+      return CastLoop<From, int32_t>(in, out);
     case kInt64:
-      return CastLoop<From, int64_t>(x, out);
+      return CastLoop<From, int64_t>(in, out);
     case kUInt8:
-      return CastLoop<From, uint8_t>(x, out);
+      return CastLoop<From, uint8_t>(in, out);
     case kBool:
-      return CastLoop<From, bool>(x, out);
+      return CastLoop<From, bool>(in, out);
     default:
       return absl::InvalidArgumentError(
-          absl::StrFormat("cannot cast to dtype %s (output \"Out\")",
-                          DataTypeName(out->dtype())));
+          absl::StrFormat("cannot cast to dtype %s (output \"%s\")",
+                          DataTypeName(out->dtype()), out_slot));
   }
+}
+
+template <typename From>
+absl::Status CastKernel(KernelContext& context) {
+  return CastInto<From>(context.Input("X"), context.Output("Out"), "Out");
+}
+
+// The gradient of a cast is the output's gradient cast back to X's dtype.
+// Only floating-point X carries a gradient, so the conversion is between
+// float dtypes, where it is the identity up to rounding.
+template <typename From>
+absl::Status CastGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  return CastInto<From>(context.Input("Out@GRAD"), context.Output("X@GRAD"),
+                        "X@GRAD");
 }
 
 absl::Status CheckIsDtype(const AttrValue& value) {
@@ -106,6 +127,19 @@ absl::Status InferCast(InferContext& context) {
   return absl::OkStatus();
 }
 
+// Out@GRAD has the dtype the forward cast produced and X's shape.
+absl::Status CheckCastGrad(InferContext& context) {
+  const DataType out_dtype =
+      static_cast<DataType>(context.attrs().Get<int32_t>("out_dtype"));
+  const VarInfo& g = context.Input("Out@GRAD");
+  SF_CHECK(g.dtype == out_dtype,
+           "input \"Out@GRAD\" (variable \"%s\") has dtype %s: expected %s, "
+           "the attribute \"out_dtype\" of the cast",
+           context.InputName("Out@GRAD"), DataTypeName(g.dtype),
+           DataTypeName(out_dtype));
+  return elementwise::CheckSameShape(context, "X", "Out@GRAD");
+}
+
 }  // namespace
 
 SF_REGISTER_OP(cast)
@@ -113,6 +147,10 @@ SF_REGISTER_OP(cast)
     .Output("Out")
     .Attr("out_dtype", AttrType::kInt, CheckIsDtype)
     .Infer(InferCast)
+    .Grad(GradSpec("cast_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &CastKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &CastKernel<double>)
     .Kernel(DeviceType::kCPU, kFloat16, &CastKernel<float16>)
@@ -120,5 +158,20 @@ SF_REGISTER_OP(cast)
     .Kernel(DeviceType::kCPU, kInt64, &CastKernel<int64_t>)
     .Kernel(DeviceType::kCPU, kUInt8, &CastKernel<uint8_t>)
     .Kernel(DeviceType::kCPU, kBool, &CastKernel<bool>);
+
+// A gradient op rather than a cast: the cast back needs X's dtype, which
+// only the variable's declaration knows, not the forward op a gradient
+// maker sees. The kernel is chosen by Out@GRAD's dtype; X@GRAD gets X's.
+// "out_dtype" is the forward cast's (the gradient maker copies it).
+SF_REGISTER_OP(cast_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("out_dtype", AttrType::kInt, CheckIsDtype)
+    .Infer(elementwise::CheckThenGradsLike(CheckCastGrad, {"X"}))
+    .KernelDtypeFromInput("Out@GRAD")
+    .Kernel(DeviceType::kCPU, kFloat32, &CastGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &CastGradKernel<double>)
+    .Kernel(DeviceType::kCPU, kFloat16, &CastGradKernel<float16>);
 
 }  // namespace scopeflow

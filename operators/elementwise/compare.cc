@@ -1,11 +1,17 @@
 // Comparisons and selection with numpy-style broadcasting: equal, less,
 // greater (inputs "X" and "Y" of one dtype, bool output "Out") and where
 // (Out = Condition ? X : Y).
+//
+// The comparisons have no gradient. where's gradient, where_grad, passes
+// Out@GRAD to X where Condition holds and to Y elsewhere, each summed over
+// the dimensions along which its input was broadcast; Condition gets none.
 #include <cstdint>
 
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/elementwise/broadcast.h"
+#include "operators/elementwise/grad_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -66,6 +72,35 @@ absl::Status WhereKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+absl::Status CheckWhereGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtype(context, "Condition", kBool));
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Y"));
+  return elementwise::CheckBroadcastGrad(context, {"X", "Y", "Condition"});
+}
+
+template <typename T>
+absl::Status WhereGradKernel(KernelContext& context) {
+  const Tensor& condition = context.Input("Condition");
+  const Tensor& g = context.Input("Out@GRAD");
+  const bool* cs = condition.data<bool>();
+  const T* gs = g.data<T>();
+  // Each input's gradient reduced over the broadcast of it and Condition
+  // (the other input may widen the output further: g has the full shape).
+  if (context.HasOutput("X@GRAD")) {
+    elementwise::ReduceBroadcastGrad<T>(
+        g.dims(), context.Input("X").dims(), condition.dims(),
+        context.Output("X@GRAD")->data<T>(),
+        [&](int64_t o, int64_t, int64_t c) { return cs[c] ? gs[o] : T{0}; });
+  }
+  if (context.HasOutput("Y@GRAD")) {
+    elementwise::ReduceBroadcastGrad<T>(
+        g.dims(), context.Input("Y").dims(), condition.dims(),
+        context.Output("Y@GRAD")->data<T>(),
+        [&](int64_t o, int64_t, int64_t c) { return cs[c] ? T{0} : gs[o]; });
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SF_REGISTER_OP(equal)
@@ -106,11 +141,32 @@ SF_REGISTER_OP(where)
     .Input("Y")
     .Output("Out")
     .Infer(InferWhere)
+    .Grad(GradSpec("where_grad")
+              .ReadInput("Condition")
+              .ReadInput("X")
+              .ReadInput("Y")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X")
+              .WriteInputGrad("Y"))
     .KernelDtypeFromInput("X")
     .Kernel(DeviceType::kCPU, kFloat32, &WhereKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &WhereKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &WhereKernel<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &WhereKernel<int64_t>)
     .Kernel(DeviceType::kCPU, kBool, &WhereKernel<bool>);
+
+// The kernel is chosen by Out@GRAD's dtype (Condition, the first input, is
+// bool).
+SF_REGISTER_OP(where_grad)
+    .Input("Condition")
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Infer(elementwise::CheckThenGradsLike(CheckWhereGrad, {"X", "Y"}))
+    .KernelDtypeFromInput("Out@GRAD")
+    .Kernel(DeviceType::kCPU, kFloat32, &WhereGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &WhereGradKernel<double>);
 
 }  // namespace scopeflow

@@ -1,6 +1,7 @@
 // Costs of the elementwise ops: a chain of adds on one-element tensors run
 // by the executor (dispatch overhead), the same op's inference and kernel
-// called directly, and kernels on large tensors (vectorized loops).
+// called directly, and kernels on large tensors (vectorized loops), forward
+// and gradient.
 //   bazel run //operators/elementwise:elementwise_benchmark
 #include <algorithm>
 #include <cstdint>
@@ -243,6 +244,62 @@ void BM_AddRank4(benchmark::State& state) {
   RunAddKernel(state, {32, 1, 32, 32}, {1, 32, 1, 32});
 }
 BENCHMARK(BM_AddRank4);
+
+// mul_grad with both gradients bound, x, y and g all ones.
+std::string MulGradNet(const Dims& x, const Dims& y, const Dims& out) {
+  auto shape = [](const Dims& dims) {
+    return absl::StrCat("shape: [", absl::StrJoin(dims, ","), "]");
+  };
+  return absl::StrFormat(
+      "format_version: 1 name: \"mul_grad\" blocks { "
+      "vars { name: \"x\" dtype: DATA_TYPE_FLOAT32 %s } "
+      "vars { name: \"y\" dtype: DATA_TYPE_FLOAT32 %s } "
+      "vars { name: \"g\" dtype: DATA_TYPE_FLOAT32 %s } "
+      "ops { type: \"mul_grad\" inputs { slot: \"X\" vars: \"x\" } "
+      "inputs { slot: \"Y\" vars: \"y\" } "
+      "inputs { slot: \"Out@GRAD\" vars: \"g\" } "
+      "outputs { slot: \"X@GRAD\" vars: \"dx\" } "
+      "outputs { slot: \"Y@GRAD\" vars: \"dy\" } } }",
+      shape(x), shape(y), shape(out));
+}
+
+// Kernel only: output elements per second (each one read for both
+// gradients).
+void RunMulGradKernel(benchmark::State& state, const Dims& x, const Dims& y,
+                      const Dims& out) {
+  DirectOp op(
+      MulGradNet(x, y, out),
+      {{"x", Filled(x, 1)}, {"y", Filled(y, 1)}, {"g", Filled(out, 1)}});
+  for (auto _ : state) benchmark::DoNotOptimize(op.Kernel());
+  state.SetItemsProcessed(state.iterations() * NumElements(out));
+}
+
+void BM_MulGradSameShape(benchmark::State& state) {
+  RunMulGradKernel(state, {1024, 1024}, {1024, 1024}, {1024, 1024});
+}
+BENCHMARK(BM_MulGradSameShape);
+
+void BM_MulGradScalar(benchmark::State& state) {
+  RunMulGradKernel(state, {1024, 1024}, {1}, {1024, 1024});
+}
+BENCHMARK(BM_MulGradScalar);
+
+// A bias along the last axis.
+void BM_MulGradRow(benchmark::State& state) {
+  RunMulGradKernel(state, {1024, 1024}, {1024}, {1024, 1024});
+}
+BENCHMARK(BM_MulGradRow);
+
+// A per-channel bias of an NCHW tensor: rows reduce into one element.
+void BM_MulGradChannel(benchmark::State& state) {
+  RunMulGradKernel(state, {16, 64, 32, 32}, {64, 1, 1}, {16, 64, 32, 32});
+}
+BENCHMARK(BM_MulGradChannel);
+
+void BM_MulGradColumnWithRow(benchmark::State& state) {
+  RunMulGradKernel(state, {1024, 1}, {1, 1024}, {1024, 1024});
+}
+BENCHMARK(BM_MulGradColumnWithRow);
 
 }  // namespace
 }  // namespace scopeflow

@@ -2,16 +2,26 @@
 // math functions exp, log, sqrt, erf, sin, cos (float32, float64); abs and
 // neg (also int32, int64, wrapping around at the lowest value); scale and
 // clip (float32, float64, int32, int64).
+//
+// Gradients (float32, float64): "<op>_grad" ops for exp, log, sqrt, erf,
+// sin, cos, abs and clip, reading X or Out and Out@GRAD and writing the
+// optional X@GRAD; scale's gradient is a scale and neg's a neg of the
+// output's gradient.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/string_view.h"
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/elementwise/arithmetic.h"
+#include "operators/elementwise/grad_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -199,12 +209,147 @@ absl::Status ClipKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// Gradients of the math functions: operator()(v, g) is dOut/dX times the
+// gradient g flowing into Out, with v the element of input kReads ("X", or
+// "Out" where the derivative is cheaper from the output).
+struct ExpGrad {
+  static constexpr char kReads[] = "Out";
+  template <typename T>
+  T operator()(T out, T g) const {
+    return g * out;
+  }
+};
+
+struct LogGrad {
+  static constexpr char kReads[] = "X";
+  template <typename T>
+  T operator()(T x, T g) const {
+    return g / x;
+  }
+};
+
+struct SqrtGrad {
+  static constexpr char kReads[] = "Out";
+  template <typename T>
+  T operator()(T out, T g) const {
+    return g / (2 * out);
+  }
+};
+
+struct ErfGrad {
+  static constexpr char kReads[] = "X";
+  template <typename T>
+  T operator()(T x, T g) const {
+    // d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2).
+    constexpr T kTwoOverSqrtPi = static_cast<T>(1.12837916709551257390);
+    return g * kTwoOverSqrtPi * std::exp(-x * x);
+  }
+};
+
+struct SinGrad {
+  static constexpr char kReads[] = "X";
+  template <typename T>
+  T operator()(T x, T g) const {
+    return g * std::cos(x);
+  }
+};
+
+struct CosGrad {
+  static constexpr char kReads[] = "X";
+  template <typename T>
+  T operator()(T x, T g) const {
+    return -g * std::sin(x);
+  }
+};
+
+// The sign of x times g; at 0, where abs has no derivative, 0 (sign(0), as
+// in PyTorch). NaN stays NaN.
+struct AbsGrad {
+  static constexpr char kReads[] = "X";
+  template <typename T>
+  T operator()(T x, T g) const {
+    if (x > 0) return g;
+    if (x < 0) return -g;
+    return x == 0 ? T{0} : x;
+  }
+};
+
+template <typename T, typename Grad>
+absl::Status UnaryGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& input = context.Input(Grad::kReads);
+  const T* in = input.data<T>();
+  const T* g = context.Input("Out@GRAD").data<T>();
+  Tensor* dx = context.Output("X@GRAD");
+  T* result = dx->data<T>();
+  const int64_t n = dx->numel();
+  const Grad grad;
+  for (int64_t i = 0; i < n; ++i) result[i] = grad(in[i], g[i]);
+  return absl::OkStatus();
+}
+
+// The gradient passes where clip passed X through unchanged (lo <= x <= hi,
+// and NaN), so at the bounds too; 0 where clip replaced X by a bound.
+template <typename T>
+absl::Status ClipGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const auto [lo, hi] = ClipBounds<T>(context.attrs().Get<float>("min"),
+                                      context.attrs().Get<float>("max"));
+  const T* x = context.Input("X").data<T>();
+  const T* g = context.Input("Out@GRAD").data<T>();
+  Tensor* dx = context.Output("X@GRAD");
+  T* result = dx->data<T>();
+  const int64_t n = dx->numel();
+  for (int64_t i = 0; i < n; ++i) {
+    // The negated comparisons of ClipKernel, so that NaN passes as there.
+    result[i] = !(x[i] < lo) && !(hi < x[i]) ? g[i] : T{0};
+  }
+  return absl::OkStatus();
+}
+
+// The gradient op of a one-input op: reads input `reads` ("X" or "Out") and
+// the output's gradient, writes X's.
+GradSpec UnaryGradSpec(std::string grad_type, absl::string_view reads) {
+  GradSpec spec(std::move(grad_type));
+  if (reads == "X") {
+    spec.ReadInput("X");
+  } else {
+    spec.ReadOutput("Out");
+  }
+  return spec.ReadOutputGrad("Out").WriteInputGrad("X");
+}
+
+// Out = scale * X + bias, or scale * (X + bias): either way X@GRAD is
+// scale * Out@GRAD, a scale op with the same "scale" and no bias.
+absl::Status MakeScaleGrad(GradOpContext& grad) {
+  const std::vector<std::string> dx = grad.InputGrad("X");
+  if (dx.empty() || dx[0].empty()) return absl::OkStatus();
+  OpDef& op = grad.AddOp("scale");
+  GradOpContext::SetInput(op, "X", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "Out", dx);
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() == "scale") *op.add_attrs() = attr;
+  }
+  return absl::OkStatus();
+}
+
+// X@GRAD = -Out@GRAD.
+absl::Status MakeNegGrad(GradOpContext& grad) {
+  const std::vector<std::string> dx = grad.InputGrad("X");
+  if (dx.empty() || dx[0].empty()) return absl::OkStatus();
+  OpDef& op = grad.AddOp("neg");
+  GradOpContext::SetInput(op, "X", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "Out", dx);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SF_REGISTER_OP(exp)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("exp_grad", "Out"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Exp>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Exp>);
 
@@ -212,6 +357,7 @@ SF_REGISTER_OP(log)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("log_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Log>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Log>);
 
@@ -219,6 +365,7 @@ SF_REGISTER_OP(sqrt)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("sqrt_grad", "Out"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Sqrt>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Sqrt>);
 
@@ -226,6 +373,7 @@ SF_REGISTER_OP(erf)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("erf_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Erf>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Erf>);
 
@@ -233,6 +381,7 @@ SF_REGISTER_OP(sin)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("sin_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Sin>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Sin>);
 
@@ -240,6 +389,7 @@ SF_REGISTER_OP(cos)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("cos_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Cos>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Cos>);
 
@@ -247,6 +397,7 @@ SF_REGISTER_OP(abs)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("abs_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Abs>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Abs>)
     .Kernel(DeviceType::kCPU, kInt32, &UnaryKernel<int32_t, Abs>)
@@ -256,6 +407,8 @@ SF_REGISTER_OP(neg)
     .Input("X")
     .Output("Out")
     .Infer(SameAsInput())
+    .Grad(
+        GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(MakeNegGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Neg>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Neg>)
     .Kernel(DeviceType::kCPU, kInt32, &UnaryKernel<int32_t, Neg>)
@@ -270,6 +423,8 @@ SF_REGISTER_OP(scale)
     .Attr("bias", AttrType::kFloat, AttrValue(0.0f))
     .Attr("bias_after_scale", AttrType::kBool, AttrValue(true))
     .Infer(InferScale)
+    .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
+        MakeScaleGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &ScaleKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ScaleKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &ScaleKernel<int32_t>)
@@ -283,9 +438,77 @@ SF_REGISTER_OP(clip)
     .Attr("min", AttrType::kFloat)
     .Attr("max", AttrType::kFloat)
     .Infer(InferClip)
+    .Grad(UnaryGradSpec("clip_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &ClipKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ClipKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &ClipKernel<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &ClipKernel<int64_t>);
+
+SF_REGISTER_OP(exp_grad)
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, ExpGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, ExpGrad>);
+
+SF_REGISTER_OP(log_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, LogGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, LogGrad>);
+
+SF_REGISTER_OP(sqrt_grad)
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, SqrtGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, SqrtGrad>);
+
+SF_REGISTER_OP(erf_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, ErfGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, ErfGrad>);
+
+SF_REGISTER_OP(sin_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, SinGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, SinGrad>);
+
+SF_REGISTER_OP(cos_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, CosGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, CosGrad>);
+
+SF_REGISTER_OP(abs_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, AbsGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, AbsGrad>);
+
+// Gets clip's "min" and "max" (the gradient maker copies them).
+SF_REGISTER_OP(clip_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("min", AttrType::kFloat)
+    .Attr("max", AttrType::kFloat)
+    .Infer(elementwise::UnaryGradInfer("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &ClipGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ClipGradKernel<double>);
 
 }  // namespace scopeflow
