@@ -22,6 +22,14 @@ std::string InfoToString(const VarInfo& info) {
                       info.has_dims ? DimsToString(info.dims) : "[?]");
 }
 
+bool FullyKnown(const VarInfo& info) {
+  if (!info.has_dims || !IsValidDataType(info.dtype)) return false;
+  for (int64_t d : info.dims) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
 // Whether a declared shape admits `dims` (-1 matches anything).
 bool ShapeAdmits(const VarInfo& declared, absl::Span<const int64_t> dims) {
   if (!declared.has_dims) return true;
@@ -332,6 +340,12 @@ class Preparer {
     if (ok) {
       CheckOutputsAgainstDeclarations(prefix, spec, op);
       ok = ChooseKernel(prefix, op);
+      op.static_shapes = spec.infer() != nullptr;
+      for (const auto& slot : op.inputs) {
+        for (int v : slot) {
+          op.static_shapes = op.static_shapes && FullyKnown(infos_[v]);
+        }
+      }
     }
     MarkOutputsDefined(def);
     for (const auto& slot : op.outputs) {
@@ -417,14 +431,6 @@ VarInfo InfoOf(const Tensor& tensor) {
   info.dims = tensor.dims();
   info.has_dims = true;
   return info;
-}
-
-bool FullyKnown(const VarInfo& info) {
-  if (!info.has_dims || !IsValidDataType(info.dtype)) return false;
-  for (int64_t d : info.dims) {
-    if (d < 0) return false;
-  }
-  return true;
 }
 
 // An output updated in place keeps its input's buffer; if someone else
@@ -582,7 +588,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedOp& op = prepared.ops_[position];
     const Clock::time_point op_start =
         profile != nullptr ? Clock::now() : Clock::time_point();
-    if (op.spec->infer() != nullptr) {
+    if (op.spec->infer() != nullptr && !op.static_shapes) {
       InferContext context(op, infos, prepared.names_);
       absl::Status inferred = op.spec->infer()(context);
       if (!inferred.ok()) {

@@ -33,6 +33,9 @@ struct PreparedOp {
   std::vector<std::vector<int>> inputs;
   std::vector<std::vector<int>> outputs;
   KernelFn kernel = nullptr;
+  // Every input's dtype and shape was fully known at Prepare, so the
+  // outputs Prepare inferred hold at every run and Run skips inference.
+  bool static_shapes = false;
 };
 
 // Shape inference's view: the op's attributes and the VarInfo of its
