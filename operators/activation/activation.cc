@@ -1,10 +1,20 @@
 // Elementwise activations of one input "X" with an output "Out" of its
 // dtype and shape, for float32 and float64: relu, leaky_relu, elu, sigmoid,
 // tanh, gelu.
+//
+// Gradients (float32, float64): "<op>_grad" reads Out@GRAD and Out (relu,
+// sigmoid, tanh: the derivative is cheaper from the output, as in Paddle)
+// or X (leaky_relu, elu, gelu: the output does not tell the branch, or
+// does not give the derivative exactly), and writes the optional X@GRAD.
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 
+#include "absl/strings/string_view.h"
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
+#include "operators/activation/grad_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"
@@ -96,12 +106,124 @@ absl::Status Gelu(KernelContext& context) {
                 [](T v) { return T(0.5) * v * std::erfc(-v * kSqrtHalf); });
 }
 
+// X@GRAD[i] = f(V[i], Out@GRAD[i]) with V the input `reads` ("X" or
+// "Out"); nothing if X@GRAD is not wanted. Blocked as Map is, for the same
+// reason.
+template <typename T, typename F>
+absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  constexpr int kBlock = softmax_math::kBlock;
+  const T* v = context.Input(reads).data<T>();
+  const T* g = context.Input("Out@GRAD").data<T>();
+  Tensor* dx = context.Output("X@GRAD");
+  T* out = dx->data<T>();
+  const int64_t n = dx->numel();
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    T v_block[kBlock];
+    T g_block[kBlock];
+    for (int j = 0; j < kBlock; ++j) v_block[j] = v[i + j];
+    for (int j = 0; j < kBlock; ++j) g_block[j] = g[i + j];
+    for (int j = 0; j < kBlock; ++j) out[i + j] = f(v_block[j], g_block[j]);
+  }
+  for (; i < n; ++i) out[i] = f(v[i], g[i]);
+  return absl::OkStatus();
+}
+
+// From Out: g where relu passed X (Out > 0), 0 where it gave 0; at X = 0,
+// where relu has no derivative, 0, as in Paddle.
+template <typename T>
+absl::Status ReluGrad(KernelContext& context) {
+  return MapGrad<T>(context, "Out",
+                    [](T out, T g) { return out > T(0) ? g : T(0); });
+}
+
+// From X: g for x >= 0 (the forward's linear branch, so at 0 too), alpha g
+// below. The factor is selected and then multiplied, which vectorizes.
+template <typename T>
+absl::Status LeakyReluGrad(KernelContext& context) {
+  const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
+  return MapGrad<T>(context, "X", [alpha](T x, T g) {
+    return g * (x < T(0) ? alpha : T(1));
+  });
+}
+
+// From X: g for x > 0, g alpha exp(x) otherwise (the derivative of the
+// forward's alpha (exp(x) - 1) branch, exact where Out + alpha would cancel).
+// exp's argument is clamped to 0 so that the unused branch never overflows.
+template <typename T>
+absl::Status EluGrad(KernelContext& context) {
+  const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
+  return MapGrad<T>(context, "X", [alpha](T x, T g) {
+    const T below = g * alpha * std::exp(x < T(0) ? x : T(0));
+    return x > T(0) ? g : below;
+  });
+}
+
+// From Out: g out (1 - out).
+template <typename T>
+absl::Status SigmoidGrad(KernelContext& context) {
+  return MapGrad<T>(context, "Out",
+                    [](T out, T g) { return g * out * (T(1) - out); });
+}
+
+// From Out: g (1 - out^2).
+template <typename T>
+absl::Status TanhGrad(KernelContext& context) {
+  return MapGrad<T>(context, "Out",
+                    [](T out, T g) { return g * (T(1) - out * out); });
+}
+
+// From X, the derivative of the formula the forward's "approximate" picks:
+// Exact: Phi(x) + x phi(x), Phi computed as in the forward (erfc) and
+// phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+// Approximate: the forward is x s with s = sigmoid(2 z) and
+// z = sqrt(2 / pi) (x + 0.044715 x^3), so the derivative is
+// s + 2 x s (1 - s) dz/dx, dz/dx = sqrt(2 / pi) (1 + 3 * 0.044715 x^2).
+// That is the tanh form's 0.5 (1 + tanh z) + 0.5 x (1 - tanh^2 z) dz/dx
+// without its cancellations; exp(-2 z) overflowing to inf gives s = 0 and a
+// derivative of 0, not NaN.
+template <typename T>
+absl::Status GeluGrad(KernelContext& context) {
+  if (context.attrs().Get<bool>("approximate")) {
+    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
+    constexpr T kCubic = T(0.044715);
+    return MapGrad<T>(context, "X", [](T x, T g) {
+      const T x2 = x * x;
+      const T z = kSqrt2OverPi * (x + kCubic * x2 * x);
+      const T dz = kSqrt2OverPi * (T(1) + T(3) * kCubic * x2);
+      const T s = T(1) / (T(1) + std::exp(T(-2) * z));
+      return g * (s + T(2) * x * s * (T(1) - s) * dz);
+    });
+  }
+  constexpr T kSqrtHalf = T(0.70710678118654752440);
+  constexpr T kInvSqrt2Pi = T(0.39894228040143267794);
+  return MapGrad<T>(context, "X", [](T x, T g) {
+    const T cdf = T(0.5) * std::erfc(-x * kSqrtHalf);
+    const T pdf = kInvSqrt2Pi * std::exp(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
+  });
+}
+
+// The gradient op of an activation: reads `reads` ("X" or "Out") and
+// Out@GRAD, writes X@GRAD.
+GradSpec ActivationGradSpec(std::string grad_type, absl::string_view reads) {
+  GradSpec spec(std::move(grad_type));
+  if (reads == "X") {
+    spec.ReadInput("X");
+  } else {
+    spec.ReadOutput("Out");
+  }
+  return spec.ReadOutputGrad("Out").WriteInputGrad("X");
+}
+
 }  // namespace
 
 SF_REGISTER_OP(relu)
     .Input("X")
     .Output("Out")
     .Infer(InferActivation)
+    .Grad(ActivationGradSpec("relu_grad", "Out"))
     .Kernel(DeviceType::kCPU, kFloat32, &Relu<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Relu<double>);
 
@@ -110,6 +232,7 @@ SF_REGISTER_OP(leaky_relu)
     .Output("Out")
     .Attr("alpha", AttrType::kFloat, AttrValue(0.02f))
     .Infer(InferActivation)
+    .Grad(ActivationGradSpec("leaky_relu_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &LeakyRelu<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &LeakyRelu<double>);
 
@@ -118,6 +241,7 @@ SF_REGISTER_OP(elu)
     .Output("Out")
     .Attr("alpha", AttrType::kFloat, AttrValue(1.0f))
     .Infer(InferActivation)
+    .Grad(ActivationGradSpec("elu_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &Elu<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Elu<double>);
 
@@ -125,6 +249,7 @@ SF_REGISTER_OP(sigmoid)
     .Input("X")
     .Output("Out")
     .Infer(InferActivation)
+    .Grad(ActivationGradSpec("sigmoid_grad", "Out"))
     .Kernel(DeviceType::kCPU, kFloat32, &Sigmoid<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Sigmoid<double>);
 
@@ -132,6 +257,7 @@ SF_REGISTER_OP(tanh)
     .Input("X")
     .Output("Out")
     .Infer(InferActivation)
+    .Grad(ActivationGradSpec("tanh_grad", "Out"))
     .Kernel(DeviceType::kCPU, kFloat32, &Tanh<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Tanh<double>);
 
@@ -140,7 +266,60 @@ SF_REGISTER_OP(gelu)
     .Output("Out")
     .Attr("approximate", AttrType::kBool, AttrValue(false))
     .Infer(InferActivation)
+    .Grad(ActivationGradSpec("gelu_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &Gelu<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Gelu<double>);
+
+SF_REGISTER_OP(relu_grad)
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(activation::GradLike("Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &ReluGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ReluGrad<double>);
+
+// Gets leaky_relu's "alpha" (the gradient maker copies the attributes).
+SF_REGISTER_OP(leaky_relu_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("alpha", AttrType::kFloat, AttrValue(0.02f))
+    .Infer(activation::GradLike("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &LeakyReluGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &LeakyReluGrad<double>);
+
+SF_REGISTER_OP(elu_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("alpha", AttrType::kFloat, AttrValue(1.0f))
+    .Infer(activation::GradLike("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &EluGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &EluGrad<double>);
+
+SF_REGISTER_OP(sigmoid_grad)
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(activation::GradLike("Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &SigmoidGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &SigmoidGrad<double>);
+
+SF_REGISTER_OP(tanh_grad)
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(activation::GradLike("Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &TanhGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &TanhGrad<double>);
+
+SF_REGISTER_OP(gelu_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("approximate", AttrType::kBool, AttrValue(false))
+    .Infer(activation::GradLike("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &GeluGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &GeluGrad<double>);
 
 }  // namespace scopeflow

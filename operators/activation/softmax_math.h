@@ -1,8 +1,8 @@
-// Loops over contiguous rows for softmax, log_softmax and
-// softmax_with_cross_entropy. They are numerically stable (a row is shifted
-// by its maximum before exp, so no exp overflows) and written so that GCC
-// vectorizes them at -O2 with -fvect-cost-model=dynamic (the copts of the
-// libraries using them):
+// Loops over contiguous rows for softmax, log_softmax,
+// softmax_with_cross_entropy and the gradients of the first two. They are
+// numerically stable (a row is shifted by its maximum before exp, so no exp
+// overflows) and written so that GCC vectorizes them at -O2 with
+// -fvect-cost-model=dynamic (the copts of the libraries using them):
 // - Reductions (max, sum) keep kBlock partial results and fold them at the
 //   end: with a single accumulator the compiler may not reorder the float
 //   operations, and the loop stays scalar.
@@ -195,6 +195,78 @@ void LogSoftmaxRows(const T* x, T* y, int64_t rows, int64_t n) {
     const T max = Max(in, n);
     const T log_sum = std::log(SumExpShifted(in, max, n));
     SubtractShifted(in, max, log_sum, y + r * n, n);
+  }
+}
+
+// The sum of x[0, n), in blocks of partial sums as Max keeps its partial
+// maxima.
+template <typename T>
+T Sum(const T* x, int64_t n) {
+  T sum = 0;
+  int64_t i = 0;
+  if (n >= kBlock) {
+    T partial[kBlock] = {};
+    for (; i + kBlock <= n; i += kBlock) {
+      for (int j = 0; j < kBlock; ++j) partial[j] += x[i + j];
+    }
+    sum = internal::FoldSum(partial);
+  }
+  for (; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+// The sum of a[i] * b[i] over [0, n), blocked as Sum.
+template <typename T>
+T Dot(const T* a, const T* b, int64_t n) {
+  T sum = 0;
+  int64_t i = 0;
+  if (n >= kBlock) {
+    T partial[kBlock] = {};
+    for (; i + kBlock <= n; i += kBlock) {
+      for (int j = 0; j < kBlock; ++j) partial[j] += a[i + j] * b[i + j];
+    }
+    sum = internal::FoldSum(partial);
+  }
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// The gradient of softmax over each of `rows` contiguous rows of n elements,
+// from its output y and the gradient g flowing into it:
+// dx = y * (g - sum(g * y)), the Jacobian diag(y) - y y^T applied to g.
+template <typename T>
+void SoftmaxGradRows(const T* y, const T* g, T* dx, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* y_row = y + r * n;
+    const T* g_row = g + r * n;
+    T* dx_row = dx + r * n;
+    const T dot = Dot(g_row, y_row, n);
+    for (int64_t i = 0; i < n; ++i) dx_row[i] = y_row[i] * (g_row[i] - dot);
+  }
+}
+
+// dx[i] = g[i] - exp(out[i]) * sum, exp blocked as in ExpShiftedSum.
+template <typename T>
+void SubtractScaledExp(const T* out, const T* g, T sum, T* dx, int64_t n) {
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    T block[kBlock];
+    for (int j = 0; j < kBlock; ++j) block[j] = ClampExpArg(out[i + j]);
+    for (int j = 0; j < kBlock; ++j) block[j] = ExpOfClamped(block[j]);
+    for (int j = 0; j < kBlock; ++j) dx[i + j] = g[i + j] - block[j] * sum;
+  }
+  for (; i < n; ++i) dx[i] = g[i] - std::exp(out[i]) * sum;
+}
+
+// The gradient of log-softmax over each of `rows` contiguous rows of n
+// elements, from its output out and the gradient g flowing into it:
+// dx = g - exp(out) * sum(g), exp(out) being the softmax.
+template <typename T>
+void LogSoftmaxGradRows(const T* out, const T* g, T* dx, int64_t rows,
+                        int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* g_row = g + r * n;
+    SubtractScaledExp(out + r * n, g_row, Sum(g_row, n), dx + r * n, n);
   }
 }
 

@@ -76,6 +76,36 @@ TEST(SoftmaxMathTest, RowsInPlace) {
   EXPECT_THAT(one, ElementsAre(1.0f));
 }
 
+TEST(SoftmaxMathTest, SumAndDotOverBlocksAndTail) {
+  std::vector<float> x(41);
+  std::vector<float> y(41);
+  for (int i = 0; i < 41; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = static_cast<float>(i % 3 - 1);
+  }
+  // Whole numbers, so every order of the additions is exact.
+  EXPECT_EQ(Sum(x.data(), 41), 820.0f);
+  EXPECT_EQ(Sum(x.data(), 5), 10.0f);
+  float dot = 0;
+  for (int i = 0; i < 41; ++i) dot += x[i] * y[i];
+  EXPECT_EQ(Dot(x.data(), y.data(), 41), dot);
+  EXPECT_EQ(Dot(x.data(), y.data(), 3), 2.0f);
+}
+
+TEST(SoftmaxMathTest, GradRowsInPlace) {
+  // Softmax rows {0.2, 0.3, 0.5} and {1}; the gradient is written over g.
+  const std::vector<double> y = {0.2, 0.3, 0.5, 1};
+  std::vector<double> g = {1, 0, 0, 5};
+  SoftmaxGradRows(y.data(), g.data(), g.data(), 1, 3);
+  SoftmaxGradRows(y.data() + 3, g.data() + 3, g.data() + 3, 1, 1);
+  EXPECT_THAT(g, Pointwise(DoubleNear(1e-15), {0.16, -0.06, -0.1, 0.0}));
+  const std::vector<float> log_y = {std::log(0.25f), std::log(0.25f),
+                                    std::log(0.5f)};
+  std::vector<float> h = {1, 2, 3};
+  LogSoftmaxGradRows(log_y.data(), h.data(), h.data(), 1, 3);
+  EXPECT_THAT(h, Pointwise(FloatNear(1e-6), {-0.5f, 0.5f, 0.0f}));
+}
+
 }  // namespace
 }  // namespace softmax_math
 }  // namespace scopeflow

@@ -8,10 +8,17 @@
 //   "Accuracy", a float32 scalar of shape []: the fraction of rows whose
 //   argmax (the first on ties) is the label; 0 for no rows. A label outside
 //   [0, C) is never the argmax, so counts as wrong.
+//
+// softmax_with_cross_entropy's gradient goes to Logits only (Label is an
+// index, and no gradient flows through the Softmax output):
+// softmax_with_cross_entropy_grad reads Label, Softmax and Loss@GRAD, and
+// writes the optional Logits@GRAD = (Softmax - onehot(Label)) * Loss@GRAD,
+// row by row, as in Paddle. accuracy is a count, with no gradient.
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
@@ -108,6 +115,56 @@ absl::Status SoftmaxWithCrossEntropy(KernelContext& context) {
   return absl::OkStatus();
 }
 
+absl::Status InferSoftmaxWithCrossEntropyGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckFloatInput(context, "Softmax"));
+  SF_RETURN_IF_ERROR(CheckScoresAndLabel(context, "Softmax"));
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "Softmax", "Loss@GRAD"));
+  const int64_t axis = context.attrs().Get<int64_t>("axis");
+  SF_CHECK(axis == 1 || axis == -1,
+           "attribute \"axis\" = %d: expected the last axis of %s, 1 or -1 "
+           "(only the last axis is supported)",
+           axis, DescribeInputShape(context, "Softmax"));
+  // One loss gradient per row: [N, 1] as the forward's Loss.
+  const VarInfo& g = context.Input("Loss@GRAD");
+  if (g.has_dims) {
+    const int64_t rows = Rows(context, "Softmax");
+    SF_CHECK(g.dims.size() == 2 && (g.dims[1] == 1 || g.dims[1] < 0) &&
+                 (rows < 0 || g.dims[0] < 0 || g.dims[0] == rows),
+             "%s: expected shape [N, 1], one loss gradient per row of %s",
+             DescribeInputShape(context, "Loss@GRAD"),
+             DescribeInputShape(context, "Softmax"));
+  }
+  if (context.HasOutput("Logits@GRAD")) {
+    context.SetOutput("Logits@GRAD", context.Input("Softmax"));
+  }
+  return absl::OkStatus();
+}
+
+// Logits@GRAD[r, c] = (Softmax[r, c] - (c == Label[r])) * Loss@GRAD[r]: the
+// derivative of log(sum(exp(logits))) - logits[label], times the loss's
+// gradient.
+template <typename T>
+absl::Status SoftmaxWithCrossEntropyGrad(KernelContext& context) {
+  if (!context.HasOutput("Logits@GRAD")) return absl::OkStatus();
+  const Tensor& softmax = context.Input("Softmax");
+  const int64_t n = softmax.dim(0);
+  const int64_t classes = softmax.dim(1);
+  const int64_t* labels = context.Input("Label").data<int64_t>();
+  // The forward has checked them, but this op may run on other labels.
+  SF_RETURN_IF_ERROR(CheckLabelValues(labels, n, classes));
+  const T* y = softmax.data<T>();
+  const T* g = context.Input("Loss@GRAD").data<T>();
+  T* dx = context.Output("Logits@GRAD")->data<T>();
+  for (int64_t r = 0; r < n; ++r) {
+    const T* y_row = y + r * classes;
+    T* dx_row = dx + r * classes;
+    const T scale = g[r];
+    for (int64_t c = 0; c < classes; ++c) dx_row[c] = y_row[c] * scale;
+    dx_row[labels[r]] -= scale;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status InferAccuracy(InferContext& context) {
   SF_RETURN_IF_ERROR(
       CheckDtypeIn(context, "Out", {kFloat32, kFloat64, kInt32, kInt64}));
@@ -143,6 +200,11 @@ SF_REGISTER_OP(softmax_with_cross_entropy)
     .Output("Loss")
     .Attr("axis", AttrType::kInt64, AttrValue(int64_t{-1}))
     .Infer(InferSoftmaxWithCrossEntropy)
+    .Grad(GradSpec("softmax_with_cross_entropy_grad")
+              .ReadInput("Label")
+              .ReadOutput("Softmax")
+              .ReadOutputGrad("Loss")
+              .WriteInputGrad("Logits"))
     .Kernel(DeviceType::kCPU, kFloat32, &SoftmaxWithCrossEntropy<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &SoftmaxWithCrossEntropy<double>);
 
@@ -155,5 +217,18 @@ SF_REGISTER_OP(accuracy)
     .Kernel(DeviceType::kCPU, kFloat64, &Accuracy<double>)
     .Kernel(DeviceType::kCPU, kInt32, &Accuracy<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &Accuracy<int64_t>);
+
+// Gets the forward's "axis" (the gradient maker copies the attributes). The
+// kernel's dtype is Softmax's.
+SF_REGISTER_OP(softmax_with_cross_entropy_grad)
+    .Input("Label")
+    .Input("Softmax")
+    .Input("Loss@GRAD")
+    .Output("Logits@GRAD", /*optional=*/true)
+    .Attr("axis", AttrType::kInt64, AttrValue(int64_t{-1}))
+    .Infer(InferSoftmaxWithCrossEntropyGrad)
+    .KernelDtypeFromInput("Softmax")
+    .Kernel(DeviceType::kCPU, kFloat32, &SoftmaxWithCrossEntropyGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &SoftmaxWithCrossEntropyGrad<double>);
 
 }  // namespace scopeflow

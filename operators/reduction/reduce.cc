@@ -10,14 +10,30 @@
 // addition would on the machine (they are accumulated as uint64).
 // reduce_max propagates NaN, and of no elements is an error; the sum of no
 // elements is 0 and their mean NaN.
+//
+// Gradients (float32, float64), each reading X and Out@GRAD and writing the
+// optional X@GRAD: reduce_sum_grad and reduce_mean_grad spread each
+// output's gradient over the elements it reduced (divided by their number
+// for the mean), mean_grad likewise over every element. reduce_max_grad
+// also reads Out, and gives each output's gradient to one element: the
+// first maximal one in X's order (the first NaN, when the maximum is NaN),
+// which is the one the forward's strict comparison keeps on ties, as argmax
+// picks the first index. The gradient thus sums to Out@GRAD, and the other
+// tied elements get 0.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/types/span.h"
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"
@@ -45,45 +61,54 @@ absl::StatusOr<std::vector<bool>> ReducedAxes(absl::Span<const int64_t> axes,
   return reduced;
 }
 
-// Inference of the reduce_* ops. With `needs_elements` (reduce_max), a
-// reduction of no elements into a non-empty output is an error.
+// What the reduce_* ops make of input "X" under "axes" and "keep_dim": the
+// output's dtype and shape (the rank unknown if X's is, unless every axis
+// goes). With `needs_elements` (reduce_max), a reduction of no elements into
+// a non-empty output is an error. Written to `*out` (returning the VarInfo
+// in a StatusOr trips GCC's -Wmaybe-uninitialized on its InlinedVector).
+absl::Status ReducedInfo(const InferContext& context, bool needs_elements,
+                         VarInfo* out) {
+  const VarInfo& x = context.Input("X");
+  const auto& axes = context.attrs().Get<std::vector<int64_t>>("axes");
+  const bool keep_dim = context.attrs().Get<bool>("keep_dim");
+  out->dtype = x.dtype;
+  out->dims.clear();
+  if (!x.has_dims) {
+    out->has_dims = axes.empty() && !keep_dim;
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(x.dims.size());
+  absl::StatusOr<std::vector<bool>> reduced = ReducedAxes(axes, rank);
+  if (!reduced.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        DescribeInputShape(context, "X"), ": ", reduced.status().message()));
+  }
+  bool reduces_nothing = false;  // A reduced axis is known to be empty.
+  bool output_empty = false;     // Possibly, if a dimension is unknown.
+  for (int i = 0; i < rank; ++i) {
+    if ((*reduced)[i]) {
+      if (keep_dim) out->dims.push_back(1);
+      reduces_nothing = reduces_nothing || x.dims[i] == 0;
+    } else {
+      out->dims.push_back(x.dims[i]);
+      output_empty = output_empty || x.dims[i] <= 0;
+    }
+  }
+  out->has_dims = true;
+  SF_CHECK(!needs_elements || !reduces_nothing || output_empty,
+           "%s: attribute \"axes\" = %s reduces an axis of size 0 "
+           "(expected at least one element per output)",
+           DescribeInputShape(context, "X"), DimsToString(axes));
+  return absl::OkStatus();
+}
+
+// Inference of the reduce_* ops.
 InferFn InferReduce(std::vector<DataType> dtypes, bool needs_elements) {
   return [dtypes, needs_elements](InferContext& context) -> absl::Status {
     SF_RETURN_IF_ERROR(CheckDtypeIn(context, "X", dtypes));
-    const VarInfo& x = context.Input("X");
-    const auto& axes = context.attrs().Get<std::vector<int64_t>>("axes");
-    const bool keep_dim = context.attrs().Get<bool>("keep_dim");
-    if (!x.has_dims) {
-      // Rank unknown: so is the output's, unless every axis goes.
-      VarInfo out;
-      out.dtype = x.dtype;
-      out.has_dims = axes.empty() && !keep_dim;
-      context.SetOutput("Out", out);
-      return absl::OkStatus();
-    }
-    const int rank = static_cast<int>(x.dims.size());
-    absl::StatusOr<std::vector<bool>> reduced = ReducedAxes(axes, rank);
-    if (!reduced.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          DescribeInputShape(context, "X"), ": ", reduced.status().message()));
-    }
-    Dims dims;
-    bool reduces_nothing = false;  // A reduced axis is known to be empty.
-    bool output_empty = false;     // Possibly, if a dimension is unknown.
-    for (int i = 0; i < rank; ++i) {
-      if ((*reduced)[i]) {
-        if (keep_dim) dims.push_back(1);
-        reduces_nothing = reduces_nothing || x.dims[i] == 0;
-      } else {
-        dims.push_back(x.dims[i]);
-        output_empty = output_empty || x.dims[i] <= 0;
-      }
-    }
-    SF_CHECK(!needs_elements || !reduces_nothing || output_empty,
-             "%s: attribute \"axes\" = %s reduces an axis of size 0 "
-             "(expected at least one element per output)",
-             DescribeInputShape(context, "X"), DimsToString(axes));
-    context.SetOutput("Out", 0, x.dtype, std::move(dims));
+    VarInfo out;
+    SF_RETURN_IF_ERROR(ReducedInfo(context, needs_elements, &out));
+    context.SetOutput("Out", out);
     return absl::OkStatus();
   };
 }
@@ -110,15 +135,26 @@ ReduceShape Coalesce(absl::Span<const int64_t> dims,
   return shape;
 }
 
-// acc[o] = op(acc[o], x[i]) for every element i of x (numel > 0) in order,
-// o being its output's index. The innermost run of `shape` is contiguous:
-// either reduced into one accumulator, or kept and added element by element
-// to a contiguous run of accumulators.
-template <typename T, typename Acc, typename Op>
-void Accumulate(const T* x, const ReduceShape& shape, Acc* acc, Op op) {
+// The innermost run of a ReduceShape, which is contiguous in X: its length,
+// and whether it is reduced (into one output) or kept (each element to its
+// own output, contiguous too). A shape of no runs is a single element,
+// seen as a reduced run of one.
+int64_t InnerSize(const ReduceShape& shape) {
+  return shape.sizes.empty() ? 1 : shape.sizes.back();
+}
+bool InnerReduced(const ReduceShape& shape) {
+  return shape.sizes.empty() || shape.reduced.back();
+}
+
+// Calls visit(start, out) for each innermost run of `shape` (numel > 0), in
+// the order of X: the run is X's elements [start, start + InnerSize), and
+// `out` the output index of all of them if InnerReduced, else of the first
+// (the others follow one by one).
+template <typename Visit>
+void ForEachRun(const ReduceShape& shape, Visit visit) {
   const int runs = static_cast<int>(shape.sizes.size());
-  if (runs == 0) {  // A single element.
-    acc[0] = op(acc[0], x[0]);
+  if (runs == 0) {
+    visit(int64_t{0}, int64_t{0});
     return;
   }
   std::vector<int64_t> out_stride(runs, 0);  // 0 for reduced runs
@@ -132,25 +168,39 @@ void Accumulate(const T* x, const ReduceShape& shape, Acc* acc, Op op) {
     }
   }
   const int64_t inner = shape.sizes[runs - 1];
-  const bool inner_reduced = shape.reduced[runs - 1];
   std::vector<int64_t> index(runs, 0);  // of the outer runs
   int64_t out = 0;
   for (int64_t start = 0; start < numel; start += inner) {
-    const T* in = x + start;
-    if (inner_reduced) {
-      Acc a = acc[out];
-      for (int64_t k = 0; k < inner; ++k) a = op(a, in[k]);
-      acc[out] = a;
-    } else {
-      Acc* a = acc + out;
-      for (int64_t k = 0; k < inner; ++k) a[k] = op(a[k], in[k]);
-    }
+    visit(start, out);
     for (int r = runs - 2; r >= 0; --r) {
       out += out_stride[r];
       if (++index[r] < shape.sizes[r]) break;
       out -= out_stride[r] * shape.sizes[r];
       index[r] = 0;
     }
+  }
+}
+
+// acc[o] = op(acc[o], x[i]) for every element i of x (numel > 0) in order,
+// o being its output's index: a reduced innermost run folds into one
+// accumulator, a kept one adds element by element to a contiguous run of
+// accumulators.
+template <typename T, typename Acc, typename Op>
+void Accumulate(const T* x, const ReduceShape& shape, Acc* acc, Op op) {
+  const int64_t inner = InnerSize(shape);
+  if (InnerReduced(shape)) {
+    ForEachRun(shape, [&](int64_t start, int64_t out) {
+      const T* in = x + start;
+      Acc a = acc[out];
+      for (int64_t k = 0; k < inner; ++k) a = op(a, in[k]);
+      acc[out] = a;
+    });
+  } else {
+    ForEachRun(shape, [&](int64_t start, int64_t out) {
+      const T* in = x + start;
+      Acc* a = acc + out;
+      for (int64_t k = 0; k < inner; ++k) a[k] = op(a[k], in[k]);
+    });
   }
 }
 
@@ -237,6 +287,190 @@ absl::Status Mean(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// OK if input `slot` has the dtype and a shape compatible with `expected`
+// (unknown dimensions or rank match anything): what the forward op makes of
+// X. Errors name the slot, its variable and both shapes.
+absl::Status CheckLikeOutput(const InferContext& context,
+                             absl::string_view slot, const VarInfo& expected) {
+  const VarInfo& info = context.Input(slot);
+  bool same = info.dtype == expected.dtype;
+  if (same && info.has_dims && expected.has_dims) {
+    same = info.dims.size() == expected.dims.size();
+    for (size_t d = 0; same && d < info.dims.size(); ++d) {
+      same = info.dims[d] < 0 || expected.dims[d] < 0 ||
+             info.dims[d] == expected.dims[d];
+    }
+  }
+  SF_CHECK(same, "%s is %s: expected %s %s, the output of %s for %s",
+           DescribeInputShape(context, slot), DataTypeName(info.dtype),
+           DataTypeName(expected.dtype),
+           expected.has_dims ? DimsToString(expected.dims) : "[?]",
+           absl::StripSuffix(context.op_type(), "_grad"),
+           DescribeInputShape(context, "X"));
+  return absl::OkStatus();
+}
+
+// Inference of the reduce_*_grad ops: X is float32 or float64, Out@GRAD
+// (and Out, if `reads_out`) like the forward's output, X@GRAD like X.
+InferFn InferReduceGrad(bool reads_out) {
+  InferFn grads = GradsLikeInputs({"X"});
+  return [reads_out, grads](InferContext& context) -> absl::Status {
+    SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
+    // reduce_max's check that every output reduces some element holds here
+    // too: Out could not have been made otherwise.
+    VarInfo out;
+    SF_RETURN_IF_ERROR(
+        ReducedInfo(context, /*needs_elements=*/reads_out, &out));
+    if (reads_out) SF_RETURN_IF_ERROR(CheckLikeOutput(context, "Out", out));
+    SF_RETURN_IF_ERROR(CheckLikeOutput(context, "Out@GRAD", out));
+    return grads(context);
+  };
+}
+
+// X's reduced axes, coalesced, and the number of elements per output.
+struct GradLayout {
+  ReduceShape shape;
+  int64_t count = 1;
+};
+
+absl::StatusOr<GradLayout> LayoutOf(const KernelContext& context,
+                                    const Tensor& x) {
+  SF_ASSIGN_OR_RETURN(
+      const std::vector<bool> reduced,
+      ReducedAxes(context.attrs().Get<std::vector<int64_t>>("axes"), x.rank()));
+  GradLayout layout;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (reduced[i]) layout.count *= x.dim(i);
+  }
+  layout.shape = Coalesce(x.dims(), reduced);
+  return layout;
+}
+
+// dx[i] = scale * g[o] for every element i of X (numel > 0), o being its
+// output's index: a fill of each reduced run, a scaled copy of each kept
+// one.
+template <typename T>
+void Spread(const T* g, T scale, const ReduceShape& shape, T* dx) {
+  const int64_t inner = InnerSize(shape);
+  if (InnerReduced(shape)) {
+    ForEachRun(shape, [&](int64_t start, int64_t out) {
+      const T value = scale * g[out];
+      T* d = dx + start;
+      for (int64_t k = 0; k < inner; ++k) d[k] = value;
+    });
+  } else {
+    ForEachRun(shape, [&](int64_t start, int64_t out) {
+      const T* from = g + out;
+      T* d = dx + start;
+      for (int64_t k = 0; k < inner; ++k) d[k] = scale * from[k];
+    });
+  }
+}
+
+// reduce_sum: every element gets its output's gradient; reduce_mean
+// (kMean): divided by the number of elements the output averaged.
+template <typename T, bool kMean>
+absl::Status ReduceSumOrMeanGrad(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& x = context.Input("X");
+  if (x.numel() == 0) return absl::OkStatus();
+  SF_ASSIGN_OR_RETURN(const GradLayout layout, LayoutOf(context, x));
+  const T scale =
+      kMean ? static_cast<T>(1.0 / static_cast<double>(layout.count)) : T(1);
+  Spread(context.Input("Out@GRAD").data<T>(), scale, layout.shape,
+         context.Output("X@GRAD")->data<T>());
+  return absl::OkStatus();
+}
+
+// Whether X's element v is the maximum m the forward found; NaN matches a
+// NaN maximum.
+template <typename T>
+bool IsTheMax(T v, T m) {
+  return v == m || (std::isnan(v) && std::isnan(m));
+}
+
+// Each output's gradient to the first of its elements that is the maximum
+// (see the top of the file), 0 to every other element.
+template <typename T>
+absl::Status ReduceMaxGrad(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& x = context.Input("X");
+  const T* in = x.data<T>();
+  const T* max = context.Input("Out").data<T>();
+  const T* g = context.Input("Out@GRAD").data<T>();
+  Tensor* dx_tensor = context.Output("X@GRAD");
+  T* dx = dx_tensor->data<T>();
+  std::fill(dx, dx + x.numel(), T(0));
+  if (x.numel() == 0) return absl::OkStatus();
+  SF_ASSIGN_OR_RETURN(const GradLayout layout, LayoutOf(context, x));
+  // Whether an output's maximum has been found, so that later ties get 0.
+  std::vector<uint8_t> found(context.Input("Out").numel(), 0);
+  const int64_t inner = InnerSize(layout.shape);
+  if (InnerReduced(layout.shape)) {
+    ForEachRun(layout.shape, [&](int64_t start, int64_t out) {
+      if (found[out]) return;
+      for (int64_t k = 0; k < inner; ++k) {
+        if (IsTheMax(in[start + k], max[out])) {
+          dx[start + k] = g[out];
+          found[out] = 1;
+          return;
+        }
+      }
+    });
+  } else {
+    ForEachRun(layout.shape, [&](int64_t start, int64_t out) {
+      for (int64_t k = 0; k < inner; ++k) {
+        if (!found[out + k] && IsTheMax(in[start + k], max[out + k])) {
+          dx[start + k] = g[out + k];
+          found[out + k] = 1;
+        }
+      }
+    });
+  }
+  return absl::OkStatus();
+}
+
+// Out@GRAD holds one element, the gradient of the scalar mean.
+absl::Status InferMeanGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Out@GRAD"));
+  const VarInfo& g = context.Input("Out@GRAD");
+  bool one = true;
+  for (int64_t d : g.dims) one = one && (d == 1 || d < 0);
+  SF_CHECK(!g.has_dims || one,
+           "%s: expected one element, the gradient of the mean of %s",
+           DescribeInputShape(context, "Out@GRAD"),
+           DescribeInputShape(context, "X"));
+  if (context.HasOutput("X@GRAD")) {
+    context.SetOutput("X@GRAD", context.Input("X"));
+  }
+  return absl::OkStatus();
+}
+
+// Every element gets the mean's gradient over the number of elements.
+template <typename T>
+absl::Status MeanGrad(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  Tensor* dx_tensor = context.Output("X@GRAD");
+  const int64_t n = dx_tensor->numel();
+  if (n == 0) return absl::OkStatus();
+  const T value =
+      static_cast<T>(static_cast<double>(*context.Input("Out@GRAD").data<T>()) /
+                     static_cast<double>(n));
+  T* dx = dx_tensor->data<T>();
+  for (int64_t i = 0; i < n; ++i) dx[i] = value;
+  return absl::OkStatus();
+}
+
+// The gradient of a reduction: reads X (reduce_max also Out) and the
+// output's gradient, writes X's.
+GradSpec ReduceGradSpec(std::string grad_type, bool reads_out = false) {
+  GradSpec spec(std::move(grad_type));
+  spec.ReadInput("X");
+  if (reads_out) spec.ReadOutput("Out");
+  return spec.ReadOutputGrad("Out").WriteInputGrad("X");
+}
+
 }  // namespace
 
 SF_REGISTER_OP(reduce_sum)
@@ -246,6 +480,7 @@ SF_REGISTER_OP(reduce_sum)
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
     .Infer(InferReduce({kFloat32, kFloat64, kInt32, kInt64},
                        /*needs_elements=*/false))
+    .Grad(ReduceGradSpec("reduce_sum_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceSum<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ReduceSum<double>)
     .Kernel(DeviceType::kCPU, kInt32, &ReduceSum<int32_t>)
@@ -257,6 +492,7 @@ SF_REGISTER_OP(reduce_mean)
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
     .Infer(InferReduce({kFloat32, kFloat64}, /*needs_elements=*/false))
+    .Grad(ReduceGradSpec("reduce_mean_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceMean<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ReduceMean<double>);
 
@@ -267,6 +503,7 @@ SF_REGISTER_OP(reduce_max)
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
     .Infer(InferReduce({kFloat32, kFloat64, kInt32, kInt64},
                        /*needs_elements=*/true))
+    .Grad(ReduceGradSpec("reduce_max_grad", /*reads_out=*/true))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceMax<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ReduceMax<double>)
     .Kernel(DeviceType::kCPU, kInt32, &ReduceMax<int32_t>)
@@ -276,7 +513,49 @@ SF_REGISTER_OP(mean)
     .Input("X")
     .Output("Out")
     .Infer(InferMean)
+    .Grad(ReduceGradSpec("mean_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &Mean<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Mean<double>);
+
+// The reduce_*_grad ops get the forward's "axes" and "keep_dim" (the
+// gradient maker copies the attributes).
+SF_REGISTER_OP(reduce_sum_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
+    .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Infer(InferReduceGrad(/*reads_out=*/false))
+    .Kernel(DeviceType::kCPU, kFloat32, &ReduceSumOrMeanGrad<float, false>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ReduceSumOrMeanGrad<double, false>);
+
+SF_REGISTER_OP(reduce_mean_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
+    .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Infer(InferReduceGrad(/*reads_out=*/false))
+    .Kernel(DeviceType::kCPU, kFloat32, &ReduceSumOrMeanGrad<float, true>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ReduceSumOrMeanGrad<double, true>);
+
+SF_REGISTER_OP(reduce_max_grad)
+    .Input("X")
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
+    .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Infer(InferReduceGrad(/*reads_out=*/true))
+    .Kernel(DeviceType::kCPU, kFloat32, &ReduceMaxGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ReduceMaxGrad<double>);
+
+SF_REGISTER_OP(mean_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(InferMeanGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &MeanGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &MeanGrad<double>);
 
 }  // namespace scopeflow
