@@ -13,6 +13,16 @@ absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                   const float* b, int64_t ldb, float beta, float* c,
                   int64_t ldc) {
   if (m == 0 || n == 0) return absl::OkStatus();
+  if (k == 0) {
+    // The product is empty, so C = beta * C; oneDNN would reject the zero
+    // leading dimension an empty operand has. Beta 0 ignores C, as in BLAS.
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        c[i * ldc + j] = beta == 0 ? 0.0f : c[i * ldc + j] * beta;
+      }
+    }
+    return absl::OkStatus();
+  }
   const dnnl_status_t status =
       dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k,
                  alpha, a, lda, b, ldb, beta, c, ldc);
@@ -28,8 +38,12 @@ absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                   int64_t k, double alpha, const double* a, int64_t lda,
                   const double* b, int64_t ldb, double beta, double* c,
                   int64_t ldc) {
+  // As in BLAS, beta 0 ignores C's old contents: a fresh output buffer may
+  // hold anything, NaN included, and 0 * NaN would keep it.
   for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
+    for (int64_t j = 0; j < n; ++j) {
+      c[i * ldc + j] = beta == 0 ? 0.0 : c[i * ldc + j] * beta;
+    }
   }
   constexpr int64_t kBlock = 64;
   for (int64_t p0 = 0; p0 < k; p0 += kBlock) {

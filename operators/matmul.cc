@@ -1,6 +1,7 @@
 // Matrix products: matmul (batched, with transpose flags) and fc (matmul
-// plus bias).
+// plus bias), and their gradients, all through Gemm (operators/gemm.h).
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,16 +20,19 @@ std::pair<int64_t, int64_t> MatrixDims(const Dims& dims, bool transpose) {
   return transpose ? std::make_pair(cols, rows) : std::make_pair(rows, cols);
 }
 
-absl::Status InferMatmul(InferContext& context) {
+VarInfo UnknownRank(DataType dtype) {
+  VarInfo info;
+  info.dtype = dtype;
+  return info;
+}
+
+absl::StatusOr<VarInfo> MatmulOutInfo(const InferContext& context) {
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Y"));
   SF_RETURN_IF_ERROR(CheckRank(context, "X", 2, 8));
   SF_RETURN_IF_ERROR(CheckRank(context, "Y", 2, 8));
   const VarInfo& x = context.Input("X");
   const VarInfo& y = context.Input("Y");
-  if (!x.has_dims || !y.has_dims) {
-    context.SetOutput("Out", VarInfo{x.dtype, {}, false});
-    return absl::OkStatus();
-  }
+  if (!x.has_dims || !y.has_dims) return UnknownRank(x.dtype);
   const auto [m, kx] =
       MatrixDims(x.dims, context.attrs().Get<bool>("transpose_x"));
   const auto [ky, n] =
@@ -47,7 +51,34 @@ absl::Status InferMatmul(InferContext& context) {
   Dims out = *batch;
   out.push_back(m);
   out.push_back(n);
-  context.SetOutput("Out", 0, x.dtype, out);
+  return VarInfo{x.dtype, std::move(out), true};
+}
+
+absl::Status InferMatmul(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, MatmulOutInfo(context));
+  context.SetOutput("Out", out);
+  return absl::OkStatus();
+}
+
+// For a gradient op: OK unless input "Out@GRAD" contradicts `out`, the
+// forward output its inputs and attributes give (dtype, rank or a known
+// dim differs); the kernels index Out@GRAD by those dims.
+absl::Status CheckOutGrad(const InferContext& context, const VarInfo& out) {
+  const VarInfo& grad = context.Input("Out@GRAD");
+  bool same = grad.dtype == out.dtype;
+  if (grad.has_dims && out.has_dims) {
+    same = same && grad.dims.size() == out.dims.size();
+    for (size_t d = 0; same && d < grad.dims.size(); ++d) {
+      same = grad.dims[d] < 0 || out.dims[d] < 0 || grad.dims[d] == out.dims[d];
+    }
+  }
+  SF_CHECK(same,
+           "input \"Out@GRAD\" (variable \"%s\") is %s %s: expected %s %s, "
+           "the forward output",
+           context.InputName("Out@GRAD"), DataTypeName(grad.dtype),
+           grad.has_dims ? DimsToString(grad.dims) : "[?]",
+           DataTypeName(out.dtype),
+           out.has_dims ? DimsToString(out.dims) : "[?]");
   return absl::OkStatus();
 }
 
@@ -109,16 +140,133 @@ absl::Status Matmul(KernelContext& context) {
   return absl::OkStatus();
 }
 
-absl::Status InferFc(InferContext& context) {
+// Fills `tensor` (of T) with zeros: the start of a gradient that batches
+// add into.
+template <typename T>
+void Zero(Tensor* tensor) {
+  T* data = tensor->data<T>();
+  std::fill(data, data + tensor->numel(), T(0));
+}
+
+// The gradient of one input of matmul, each batch's matrix through Gemm.
+// `product(a, b, beta, c)` computes c = alpha * (the product giving this
+// input's gradient for one batch) + beta * c, reading Out@GRAD's matrix
+// `a` and the other input's matrix `b`. An input broadcast over some batch
+// dims gets the sum of the gradients of every batch it took part in.
+template <typename T, typename Product>
+absl::Status BatchedGrad(const Tensor& grad, const Tensor& other,
+                         Tensor* input_grad, int64_t m, int64_t n,
+                         Product product) {
+  const auto out_batch =
+      absl::MakeConstSpan(grad.dims()).first(grad.rank() - 2);
+  const auto in_batch =
+      absl::MakeConstSpan(input_grad->dims()).first(input_grad->rank() - 2);
+  const auto other_batch =
+      absl::MakeConstSpan(other.dims()).first(other.rank() - 2);
+  const int64_t batches = NumElements(out_batch);
+  const int64_t in_size = input_grad->dim(-2) * input_grad->dim(-1);
+  const int64_t other_size = other.dim(-2) * other.dim(-1);
+  // Each batch of the input is written by exactly one batch of Out
+  // unless the input was broadcast; only then must batches add up.
+  const bool reduce = NumElements(in_batch) != batches;
+  if (reduce) Zero<T>(input_grad);
+  const T beta = reduce ? T(1) : T(0);
+  T* in_data = input_grad->data<T>();
+  for (int64_t b = 0; b < batches; ++b) {
+    SF_RETURN_IF_ERROR(product(
+        grad.data<T>() + b * m * n,
+        other.data<T>() + BatchOffset(b, out_batch, other_batch, other_size),
+        beta, in_data + BatchOffset(b, out_batch, in_batch, in_size)));
+  }
+  return absl::OkStatus();
+}
+
+// Out = alpha * op(X) op(Y) per batch, op transposing when its flag says:
+//   dX = alpha * dOut op(Y)^T, laid out as X (transposed back if tx),
+//   dY = alpha * op(X)^T dOut, laid out as Y (transposed back if ty).
+// Every case is one Gemm with transpose flags, so no transposed copy is
+// made.
+template <typename T>
+absl::Status MatmulGrad(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  const Tensor& y = context.Input("Y");
+  const Tensor& grad = context.Input("Out@GRAD");
+  const bool tx = context.attrs().Get<bool>("transpose_x");
+  const bool ty = context.attrs().Get<bool>("transpose_y");
+  const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
+  // Plain variables, not structured bindings: the lambdas below capture
+  // them, which C++17 does not allow for bindings.
+  const int64_t m = MatrixDims(x.dims(), tx).first;
+  const int64_t k = MatrixDims(x.dims(), tx).second;
+  const int64_t n = MatrixDims(y.dims(), ty).second;
+  const int64_t x_cols = x.dim(-1), y_cols = y.dim(-1);
+  const auto x_batch = absl::MakeConstSpan(x.dims()).first(x.rank() - 2);
+  const auto y_batch = absl::MakeConstSpan(y.dims()).first(y.rank() - 2);
+  const int64_t batches =
+      NumElements(absl::MakeConstSpan(grad.dims()).first(grad.rank() - 2));
+  // As in the forward kernel: a batch of X against one matrix Y is one
+  // product of batches * m rows, for dX and for dY alike.
+  const bool fold = !tx && NumElements(y_batch) == 1 &&
+                    x_batch.size() >= y_batch.size() &&
+                    NumElements(x_batch) == batches;
+  if (context.HasOutput("X@GRAD")) {
+    Tensor* x_grad = context.Output("X@GRAD");
+    if (fold) {
+      // dX[rows x k] = dOut[rows x n] op(Y)^T.
+      SF_RETURN_IF_ERROR(Gemm(false, !ty, batches * m, k, n, alpha,
+                              grad.data<T>(), n, y.data<T>(), y_cols, T(0),
+                              x_grad->data<T>(), x_cols));
+    } else {
+      SF_RETURN_IF_ERROR(BatchedGrad<T>(
+          grad, y, x_grad, m, n, [&](const T* g, const T* yb, T beta, T* dx) {
+            // tx: dX = op(Y) dOut^T, of X's [k x m] layout.
+            return tx ? Gemm(ty, true, k, m, n, alpha, yb, y_cols, g, n, beta,
+                             dx, x_cols)
+                      : Gemm(false, !ty, m, k, n, alpha, g, n, yb, y_cols, beta,
+                             dx, x_cols);
+          }));
+    }
+  }
+  if (context.HasOutput("Y@GRAD")) {
+    Tensor* y_grad = context.Output("Y@GRAD");
+    if (fold) {
+      // dY = X^T dOut over all rows at once (ty: its transpose).
+      SF_RETURN_IF_ERROR(
+          ty ? Gemm(true, false, n, k, batches * m, alpha, grad.data<T>(), n,
+                    x.data<T>(), x_cols, T(0), y_grad->data<T>(), y_cols)
+             : Gemm(true, false, k, n, batches * m, alpha, x.data<T>(), x_cols,
+                    grad.data<T>(), n, T(0), y_grad->data<T>(), y_cols));
+    } else {
+      SF_RETURN_IF_ERROR(BatchedGrad<T>(
+          grad, x, y_grad, m, n, [&](const T* g, const T* xb, T beta, T* dy) {
+            // ty: dY = dOut^T op(X), of Y's [n x k] layout.
+            return ty ? Gemm(true, tx, n, k, m, alpha, g, n, xb, x_cols, beta,
+                             dy, y_cols)
+                      : Gemm(!tx, false, k, n, m, alpha, xb, x_cols, g, n, beta,
+                             dy, y_cols);
+          }));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferMatmulGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, MatmulOutInfo(context));
+  SF_RETURN_IF_ERROR(CheckOutGrad(context, out));
+  for (const char* slot : {"X", "Y"}) {
+    const std::string grad = GradName(slot);
+    if (context.HasOutput(grad)) context.SetOutput(grad, context.Input(slot));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VarInfo> FcOutInfo(const InferContext& context) {
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "W"));
   SF_RETURN_IF_ERROR(CheckRank(context, "W", 2, 2));
   const VarInfo& x = context.Input("X");
   const VarInfo& w = context.Input("W");
   const int in_num_col_dims = context.attrs().Get<int32_t>("in_num_col_dims");
-  if (!x.has_dims || !w.has_dims) {
-    context.SetOutput("Out", VarInfo{x.dtype, {}, false});
-    return absl::OkStatus();
-  }
+  if (!x.has_dims || !w.has_dims) return UnknownRank(x.dtype);
   SF_CHECK(in_num_col_dims < static_cast<int>(x.dims.size()),
            "attribute \"in_num_col_dims\" = %d needs \"X\" (variable \"%s\") "
            "of rank above %d, got %s",
@@ -147,7 +295,12 @@ absl::Status InferFc(InferContext& context) {
   }
   Dims out(x.dims.begin(), x.dims.begin() + in_num_col_dims);
   out.push_back(w.dims[1]);
-  context.SetOutput("Out", 0, x.dtype, out);
+  return VarInfo{x.dtype, std::move(out), true};
+}
+
+absl::Status InferFc(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, FcOutInfo(context));
+  context.SetOutput("Out", out);
   return absl::OkStatus();
 }
 
@@ -172,6 +325,53 @@ absl::Status Fc(KernelContext& context) {
               out_data, n);
 }
 
+// Out = X' W + Bias with X' = X as [m x k] (its first in_num_col_dims dims
+// as rows): dX' = dOut W^T, dW = X'^T dOut, dBias = dOut summed over rows.
+template <typename T>
+absl::Status FcGrad(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  const Tensor& w = context.Input("W");
+  const Tensor& grad = context.Input("Out@GRAD");
+  const int in_num_col_dims = context.attrs().Get<int32_t>("in_num_col_dims");
+  const int64_t m =
+      NumElements(absl::MakeConstSpan(x.dims()).first(in_num_col_dims));
+  const int64_t k = w.dim(0), n = w.dim(1);
+  const T* g = grad.data<T>();
+  if (context.HasOutput("X@GRAD")) {
+    SF_RETURN_IF_ERROR(Gemm(false, true, m, k, n, T(1), g, n, w.data<T>(), n,
+                            T(0), context.Output("X@GRAD")->data<T>(), k));
+  }
+  if (context.HasOutput("W@GRAD")) {
+    SF_RETURN_IF_ERROR(Gemm(true, false, k, n, m, T(1), x.data<T>(), k, g, n,
+                            T(0), context.Output("W@GRAD")->data<T>(), n));
+  }
+  if (context.HasOutput("Bias@GRAD")) {
+    // Row by row, so that the sums run along contiguous memory.
+    Tensor* bias_grad = context.Output("Bias@GRAD");
+    Zero<T>(bias_grad);
+    T* db = bias_grad->data<T>();
+    for (int64_t i = 0; i < m; ++i) {
+      const T* row = g + i * n;
+      for (int64_t j = 0; j < n; ++j) db[j] += row[j];
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferFcGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, FcOutInfo(context));
+  SF_RETURN_IF_ERROR(CheckOutGrad(context, out));
+  SF_CHECK(!context.HasOutput("Bias@GRAD") || context.HasInput("Bias"),
+           "output \"Bias@GRAD\" (variable \"%s\") needs input \"Bias\" for "
+           "its shape",
+           context.OutputName("Bias@GRAD"));
+  for (const char* slot : {"X", "W", "Bias"}) {
+    const std::string grad = GradName(slot);
+    if (context.HasOutput(grad)) context.SetOutput(grad, context.Input(slot));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SF_REGISTER_OP(matmul)
@@ -182,8 +382,27 @@ SF_REGISTER_OP(matmul)
     .Attr("transpose_y", AttrType::kBool, AttrValue(false))
     .Attr("alpha", AttrType::kFloat, AttrValue(1.0f))
     .Infer(InferMatmul)
+    .Grad(GradSpec("matmul_grad")
+              .ReadInput("X")
+              .ReadInput("Y")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X")
+              .WriteInputGrad("Y"))
     .Kernel(DeviceType::kCPU, kFloat32, &Matmul<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Matmul<double>);
+
+SF_REGISTER_OP(matmul_grad)
+    .Input("X")
+    .Input("Y")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("Y@GRAD", /*optional=*/true)
+    .Attr("transpose_x", AttrType::kBool, AttrValue(false))
+    .Attr("transpose_y", AttrType::kBool, AttrValue(false))
+    .Attr("alpha", AttrType::kFloat, AttrValue(1.0f))
+    .Infer(InferMatmulGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &MatmulGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &MatmulGrad<double>);
 
 SF_REGISTER_OP(fc)
     .Input("X")
@@ -192,7 +411,29 @@ SF_REGISTER_OP(fc)
     .Output("Out")
     .Attr("in_num_col_dims", AttrType::kInt, AttrValue(1), Positive())
     .Infer(InferFc)
+    .Grad(GradSpec("fc_grad")
+              .ReadInput("X")
+              .ReadInput("W")
+              .ReadInput("Bias")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X")
+              .WriteInputGrad("W")
+              .WriteInputGrad("Bias"))
     .Kernel(DeviceType::kCPU, kFloat32, &Fc<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Fc<double>);
+
+// Bias is read for the shape of its gradient only.
+SF_REGISTER_OP(fc_grad)
+    .Input("X")
+    .Input("W")
+    .Input("Bias", /*optional=*/true)
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Output("W@GRAD", /*optional=*/true)
+    .Output("Bias@GRAD", /*optional=*/true)
+    .Attr("in_num_col_dims", AttrType::kInt, AttrValue(1), Positive())
+    .Infer(InferFcGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &FcGrad<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &FcGrad<double>);
 
 }  // namespace scopeflow

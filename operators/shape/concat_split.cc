@@ -1,8 +1,12 @@
-// Joining tensors along an axis and cutting one apart: concat and split.
+// Joining tensors along an axis and cutting one apart: concat and split,
+// each the other's gradient in spirit (concat_grad cuts, split's gradient
+// is a concat).
 #include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
@@ -16,7 +20,7 @@ using shape_util::CopyStrided;
 using shape_util::DescribeInput;
 using shape_util::NormalizeAxisOf;
 
-absl::Status InferConcat(InferContext& context) {
+absl::StatusOr<VarInfo> ConcatOutInfo(const InferContext& context) {
   const int n = context.InputCount("X");
   const VarInfo& first = context.Input("X", 0);
   // The first input of known rank sets the rank the others must have.
@@ -29,12 +33,7 @@ absl::Status InferConcat(InferContext& context) {
              DataTypeName(first.dtype), DescribeInput(context, "X", 0));
     if (ranked < 0 && x.has_dims) ranked = i;
   }
-  if (ranked < 0) {
-    VarInfo out;
-    out.dtype = first.dtype;
-    context.SetOutput("Out", out);
-    return absl::OkStatus();
-  }
+  if (ranked < 0) return shape_util::UnknownRank(first.dtype);
   const int rank = static_cast<int>(context.Input("X", ranked).dims.size());
   SF_ASSIGN_OR_RETURN(
       const int axis,
@@ -65,7 +64,12 @@ absl::Status InferConcat(InferContext& context) {
       }
     }
   }
-  context.SetOutput("Out", 0, first.dtype, std::move(out));
+  return VarInfo{first.dtype, std::move(out), true};
+}
+
+absl::Status InferConcat(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, ConcatOutInfo(context));
+  context.SetOutput("Out", out);
   return absl::OkStatus();
 }
 
@@ -214,6 +218,126 @@ absl::Status SplitKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// The input of "X" whose gradient is variable i of "X@GRAD".
+int GradInputIndex(const Attributes& attrs, int i) {
+  const auto& grad_inputs = attrs.Get<std::vector<int32_t>>("grad_inputs");
+  return grad_inputs.empty() ? i : grad_inputs[i];
+}
+
+// concat's gradient cuts Out@GRAD back into the inputs' pieces. It is its
+// own op rather than split because split's sizes are attributes, while the
+// inputs' sizes along the axis may be known only at run time.
+absl::Status MakeConcatGrad(GradOpContext& grad) {
+  const std::vector<std::string> x_grads = grad.InputGrad("X");
+  std::vector<std::string> wanted;
+  std::vector<int32_t> indices;
+  for (int i = 0; i < static_cast<int>(x_grads.size()); ++i) {
+    if (x_grads[i].empty()) continue;
+    wanted.push_back(x_grads[i]);
+    indices.push_back(i);
+  }
+  if (wanted.empty()) return absl::OkStatus();
+  OpDef& op = grad.AddOp("concat_grad");
+  GradOpContext::SetInput(op, "X", grad.Input("X"));
+  GradOpContext::SetInput(op, "Out@GRAD", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "X@GRAD", wanted);
+  grad.CopyAttrs(op);
+  // The slot drops inputs whose gradient nobody wants, so the attribute
+  // says which input each gradient belongs to.
+  if (wanted.size() < x_grads.size()) {
+    AttrDef* attr = op.add_attrs();
+    attr->set_name("grad_inputs");
+    for (int32_t i : indices) attr->mutable_ints()->add_values(i);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferConcatGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, ConcatOutInfo(context));
+  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, out));
+  const auto& grad_inputs =
+      context.attrs().Get<std::vector<int32_t>>("grad_inputs");
+  const int n = context.InputCount("X");
+  const int grads = context.OutputCount("X@GRAD");
+  if (grad_inputs.empty()) {
+    SF_CHECK(grads == 0 || grads == n,
+             "output \"X@GRAD\" has %d variables for the %d inputs of \"X\": "
+             "name the input of each with attribute \"grad_inputs\"",
+             grads, n);
+  } else {
+    SF_CHECK(static_cast<int>(grad_inputs.size()) == grads,
+             "attribute \"grad_inputs\" = [%s] has %d entries, but output "
+             "\"X@GRAD\" has %d variables",
+             absl::StrJoin(grad_inputs, ", "), grad_inputs.size(), grads);
+    for (size_t j = 0; j < grad_inputs.size(); ++j) {
+      SF_CHECK(grad_inputs[j] >= 0 && grad_inputs[j] < n &&
+                   (j == 0 || grad_inputs[j] > grad_inputs[j - 1]),
+               "attribute \"grad_inputs\" = [%s] must hold increasing "
+               "indices of the %d inputs of \"X\"",
+               absl::StrJoin(grad_inputs, ", "), n);
+    }
+  }
+  for (int j = 0; j < grads; ++j) {
+    context.SetOutput("X@GRAD", j,
+                      context.Input("X", GradInputIndex(context.attrs(), j)));
+  }
+  return absl::OkStatus();
+}
+
+// Each wanted input's columns of Out@GRAD's [outer, out_row] rows, as the
+// forward kernel placed them.
+absl::Status ConcatGradKernel(KernelContext& context) {
+  const Tensor& grad = context.Input("Out@GRAD");
+  // Then every input is empty too, and there is no buffer to offset into.
+  if (grad.numel() == 0) return absl::OkStatus();
+  const int32_t attr_axis = context.attrs().Get<int32_t>("axis");
+  const int axis = attr_axis < 0 ? attr_axis + grad.rank() : attr_axis;
+  const absl::Span<const int64_t> dims(grad.dims());
+  const int64_t outer = NumElements(dims.subspan(0, axis));
+  const int64_t inner = NumElements(dims.subspan(axis + 1));
+  const int64_t out_row = dims[axis] * inner;
+  const size_t size = SizeOf(grad.dtype());
+  std::vector<int64_t> offsets(context.InputCount("X") + 1, 0);
+  for (int i = 0; i < context.InputCount("X"); ++i) {
+    offsets[i + 1] = offsets[i] + context.Input("X", i).dims()[axis] * inner;
+  }
+  const char* src = static_cast<const char*>(grad.raw_data());
+  for (int j = 0; j < context.OutputCount("X@GRAD"); ++j) {
+    const int i = GradInputIndex(context.attrs(), j);
+    const int64_t row = offsets[i + 1] - offsets[i];
+    CopyStrided(context.Output("X@GRAD", j)->raw_data(), {row, 1},
+                src + offsets[i] * size, {out_row, 1}, {outer, row}, size);
+  }
+  return absl::OkStatus();
+}
+
+// split's gradient joins the outputs' gradients back with concat. An output
+// through which no gradient flows (one marked stop_gradient) contributes
+// zeros of its shape.
+absl::Status MakeSplitGrad(GradOpContext& grad) {
+  const std::vector<std::string> x_grad = grad.InputGrad("X");
+  if (x_grad.empty() || x_grad[0].empty()) return absl::OkStatus();
+  const std::vector<std::string> outs = grad.Output("Out");
+  std::vector<std::string> parts = grad.OutputGrad("Out");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!parts[i].empty()) continue;
+    parts[i] = absl::StrCat(GradName(outs[i]), "@ZERO");
+    OpDef& fill = grad.AddOp("fill_any_like");
+    GradOpContext::SetInput(fill, "X", {outs[i]});
+    GradOpContext::SetOutput(fill, "Out", {parts[i]});
+    AttrDef* value = fill.add_attrs();
+    value->set_name("value");
+    value->set_f(0.0f);
+  }
+  OpDef& op = grad.AddOp("concat");
+  GradOpContext::SetInput(op, "X", parts);
+  GradOpContext::SetOutput(op, "Out", x_grad);
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() == "axis") *op.add_attrs() = attr;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SF_REGISTER_OP(concat)
@@ -221,6 +345,11 @@ SF_REGISTER_OP(concat)
     .Output("Out")
     .Attr("axis", AttrType::kInt, AttrValue(0))
     .Infer(InferConcat)
+    .Grad(GradSpec()
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X")
+              .Maker(MakeConcatGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &ConcatKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &ConcatKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ConcatKernel)
@@ -235,10 +364,24 @@ SF_REGISTER_OP(split)
           CheckSections)
     .Attr("num", AttrType::kInt, AttrValue(0), NonNegative())
     .Infer(InferSplit)
+    .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
+        MakeSplitGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &SplitKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &SplitKernel)
     .Kernel(DeviceType::kCPU, kInt32, &SplitKernel)
     .Kernel(DeviceType::kCPU, kInt64, &SplitKernel)
     .Kernel(DeviceType::kCPU, kBool, &SplitKernel);
+
+SF_REGISTER_OP(concat_grad)
+    .Input("X", /*optional=*/false, /*variadic=*/true)
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true, /*variadic=*/true)
+    .Attr("axis", AttrType::kInt, AttrValue(0))
+    .Attr("grad_inputs", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Infer(InferConcatGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &ConcatGradKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ConcatGradKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ConcatGradKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ConcatGradKernel);
 
 }  // namespace scopeflow

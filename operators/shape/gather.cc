@@ -1,4 +1,6 @@
-// gather: slices of X picked along an axis by a tensor of indices.
+// gather: slices of X picked along an axis by a tensor of indices; its
+// gradient scatter-adds back into X's shape.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -17,7 +19,7 @@ using shape_util::DescribeInput;
 using shape_util::NormalizeAxisOf;
 
 // Output dims: X.dims[:axis] + Index.dims + X.dims[axis + 1:].
-absl::Status InferGather(InferContext& context) {
+absl::StatusOr<VarInfo> GatherOutInfo(const InferContext& context) {
   const VarInfo& x = context.Input("X");
   const VarInfo& index = context.Input("Index");
   SF_CHECK(index.dtype == kInt32 || index.dtype == kInt64,
@@ -30,10 +32,7 @@ absl::Status InferGather(InferContext& context) {
                                          static_cast<int>(x.dims.size()))
                              .status());
     }
-    VarInfo out;
-    out.dtype = x.dtype;
-    context.SetOutput("Out", out);
-    return absl::OkStatus();
+    return shape_util::UnknownRank(x.dtype);
   }
   SF_ASSIGN_OR_RETURN(
       const int axis,
@@ -42,7 +41,12 @@ absl::Status InferGather(InferContext& context) {
   Dims out(x.dims.begin(), x.dims.begin() + axis);
   out.insert(out.end(), index.dims.begin(), index.dims.end());
   out.insert(out.end(), x.dims.begin() + axis + 1, x.dims.end());
-  context.SetOutput("Out", 0, x.dtype, std::move(out));
+  return VarInfo{x.dtype, std::move(out), true};
+}
+
+absl::Status InferGather(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, GatherOutInfo(context));
+  context.SetOutput("Out", out);
   return absl::OkStatus();
 }
 
@@ -57,6 +61,21 @@ std::string UnravelIndex(int64_t flat, absl::Span<const int64_t> dims) {
   return DimsToString(index);
 }
 
+// OK if every index is within [-n, n) for the n = dims[axis] of X.
+template <typename I>
+absl::Status CheckIndices(const I* indices, const Tensor& index, int axis,
+                          absl::Span<const int64_t> dims) {
+  const int64_t n = dims[axis];
+  for (int64_t j = 0; j < index.numel(); ++j) {
+    const int64_t i = indices[j];
+    SF_CHECK(i >= -n && i < n,
+             "input \"Index\" holds %d at %s, out of range for axis %d of "
+             "input \"X\" (shape %s): expected [%d, %d)",
+             i, UnravelIndex(j, index.dims()), axis, DimsToString(dims), -n, n);
+  }
+  return absl::OkStatus();
+}
+
 template <typename I>
 absl::Status GatherWith(const Tensor& x, const Tensor& index, int axis,
                         Tensor* out) {
@@ -68,13 +87,7 @@ absl::Status GatherWith(const Tensor& x, const Tensor& index, int axis,
   const I* indices = index.data<I>();
   const int64_t count = index.numel();
   // Checked once, before any copy.
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t i = indices[j];
-    SF_CHECK(i >= -n && i < n,
-             "input \"Index\" holds %d at %s, out of range for axis %d of "
-             "input \"X\" (shape %s): expected [%d, %d)",
-             i, UnravelIndex(j, index.dims()), axis, DimsToString(dims), -n, n);
-  }
+  SF_RETURN_IF_ERROR(CheckIndices(indices, index, axis, dims));
   if (out->numel() == 0) return absl::OkStatus();  // No buffer to write.
   const char* src = static_cast<const char*>(x.raw_data());
   char* dst = static_cast<char*>(out->raw_data());
@@ -101,6 +114,56 @@ absl::Status GatherKernel(KernelContext& context) {
   return GatherWith<int64_t>(x, index, axis, out);
 }
 
+absl::Status InferGatherGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, GatherOutInfo(context));
+  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, out));
+  if (context.HasOutput("X@GRAD")) {
+    context.SetOutput("X@GRAD", context.Input("X"));
+  }
+  return absl::OkStatus();
+}
+
+// The scatter-add that undoes gather: every slice of Out@GRAD is added to
+// the slice of X it was copied from, so an index picked twice gets both.
+template <typename T, typename I>
+absl::Status GatherGradWith(const Tensor& index, const Tensor& grad, int axis,
+                            Tensor* x_grad) {
+  const absl::Span<const int64_t> dims(x_grad->dims());
+  const int64_t outer = NumElements(dims.subspan(0, axis));
+  const int64_t n = dims[axis];
+  const int64_t inner = NumElements(dims.subspan(axis + 1));
+  const I* indices = index.data<I>();
+  const int64_t count = index.numel();
+  SF_RETURN_IF_ERROR(CheckIndices(indices, index, axis, dims));
+  T* dst = x_grad->data<T>();
+  std::fill(dst, dst + x_grad->numel(), T(0));
+  if (grad.numel() == 0) return absl::OkStatus();
+  const T* src = grad.data<T>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t i = indices[j] < 0 ? indices[j] + n : indices[j];
+      T* to = dst + (o * n + i) * inner;
+      const T* from = src + (o * count + j) * inner;
+      for (int64_t t = 0; t < inner; ++t) to[t] += from[t];
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status GatherGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& index = context.Input("Index");
+  const Tensor& grad = context.Input("Out@GRAD");
+  Tensor* x_grad = context.Output("X@GRAD");
+  const int32_t attr_axis = context.attrs().Get<int32_t>("axis");
+  const int axis = attr_axis < 0 ? attr_axis + x_grad->rank() : attr_axis;
+  if (index.dtype() == kInt32) {
+    return GatherGradWith<T, int32_t>(index, grad, axis, x_grad);
+  }
+  return GatherGradWith<T, int64_t>(index, grad, axis, x_grad);
+}
+
 }  // namespace
 
 SF_REGISTER_OP(gather)
@@ -109,11 +172,30 @@ SF_REGISTER_OP(gather)
     .Output("Out")
     .Attr("axis", AttrType::kInt, AttrValue(0))
     .Infer(InferGather)
+    .Grad(GradSpec("gather_grad")
+              .ReadInput("X")
+              .ReadInput("Index")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .KernelDtypeFromInput("X")
     .Kernel(DeviceType::kCPU, kFloat32, &GatherKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &GatherKernel)
     .Kernel(DeviceType::kCPU, kInt32, &GatherKernel)
     .Kernel(DeviceType::kCPU, kInt64, &GatherKernel)
     .Kernel(DeviceType::kCPU, kBool, &GatherKernel);
+
+// No gradient for "Index": it only says where the values come from.
+SF_REGISTER_OP(gather_grad)
+    .Input("X")
+    .Input("Index")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("axis", AttrType::kInt, AttrValue(0))
+    .Infer(InferGatherGrad)
+    .KernelDtypeFromInput("X")
+    .Kernel(DeviceType::kCPU, kFloat32, &GatherGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &GatherGradKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &GatherGradKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &GatherGradKernel<int64_t>);
 
 }  // namespace scopeflow

@@ -1,8 +1,10 @@
 // Ops that copy every input element to new places by strides: transpose
 // (permuted strides), expand (zero strides on broadcast dims) and tile
 // (each dim split into [repeat, size] with a zero stride on the repeat).
+// Their gradients add Out@GRAD back along the same strides.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -14,6 +16,7 @@
 namespace scopeflow {
 namespace {
 
+using shape_util::AddStrided;
 using shape_util::CopyStrided;
 using shape_util::DescribeInput;
 
@@ -56,7 +59,7 @@ absl::Status TransposeKernel(KernelContext& context) {
 
 // numpy.broadcast_to: X's dims, aligned to the right of "shape", must each
 // be 1 or equal to the target dim.
-absl::Status InferExpand(InferContext& context) {
+absl::StatusOr<VarInfo> ExpandOutInfo(const InferContext& context) {
   const VarInfo& x = context.Input("X");
   const auto& shape = context.attrs().Get<std::vector<int64_t>>("shape");
   if (x.has_dims) {
@@ -75,7 +78,12 @@ absl::Status InferExpand(InferContext& context) {
                shape[offset + i]);
     }
   }
-  context.SetOutput("Out", 0, x.dtype, Dims(shape.begin(), shape.end()));
+  return VarInfo{x.dtype, Dims(shape.begin(), shape.end()), true};
+}
+
+absl::Status InferExpand(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, ExpandOutInfo(context));
+  context.SetOutput("Out", out);
   return absl::OkStatus();
 }
 
@@ -95,16 +103,11 @@ absl::Status ExpandKernel(KernelContext& context) {
 
 // numpy.tile: "repeat_times" and X's dims are aligned to the right, the
 // shorter padded with leading 1s.
-absl::Status InferTile(InferContext& context) {
+VarInfo TileOutInfo(const InferContext& context) {
   const VarInfo& x = context.Input("X");
   const auto& repeats =
       context.attrs().Get<std::vector<int32_t>>("repeat_times");
-  if (!x.has_dims) {
-    VarInfo out;
-    out.dtype = x.dtype;
-    context.SetOutput("Out", out);
-    return absl::OkStatus();
-  }
+  if (!x.has_dims) return shape_util::UnknownRank(x.dtype);
   const int x_rank = static_cast<int>(x.dims.size());
   const int rep_rank = static_cast<int>(repeats.size());
   const int rank = std::max(x_rank, rep_rank);
@@ -114,7 +117,11 @@ absl::Status InferTile(InferContext& context) {
     const int64_t r = i < rank - rep_rank ? 1 : repeats[i - (rank - rep_rank)];
     out[i] = r == 0 ? 0 : (d < 0 ? -1 : d * r);
   }
-  context.SetOutput("Out", 0, x.dtype, std::move(out));
+  return VarInfo{x.dtype, std::move(out), true};
+}
+
+absl::Status InferTile(InferContext& context) {
+  context.SetOutput("Out", TileOutInfo(context));
   return absl::OkStatus();
 }
 
@@ -143,6 +150,100 @@ absl::Status TileKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// Transposing back: Out's axis i is X's axis perm[i], so the gradient is
+// Out@GRAD transposed by the inverse permutation.
+absl::Status MakeTransposeGrad(GradOpContext& grad) {
+  const std::vector<std::string> x_grad = grad.InputGrad("X");
+  if (x_grad.empty() || x_grad[0].empty()) return absl::OkStatus();
+  std::vector<int32_t> perm;
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() == "perm") {
+      perm.assign(attr.ints().values().begin(), attr.ints().values().end());
+    }
+  }
+  const int rank = static_cast<int>(perm.size());
+  std::vector<int32_t> inverse(rank, -1);
+  for (int i = 0; i < rank; ++i) {
+    SF_CHECK(perm[i] >= 0 && perm[i] < rank && inverse[perm[i]] < 0,
+             "attribute \"perm\" = [%s] is not a permutation of 0..%d",
+             absl::StrJoin(perm, ", "), rank - 1);
+    inverse[perm[i]] = i;
+  }
+  OpDef& op = grad.AddOp("transpose");
+  GradOpContext::SetInput(op, "X", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "Out", x_grad);
+  AttrDef* attr = op.add_attrs();
+  attr->set_name("perm");
+  for (int32_t axis : inverse) attr->mutable_ints()->add_values(axis);
+  return absl::OkStatus();
+}
+
+// expand_grad and tile_grad: X@GRAD gets X's shape once Out@GRAD is checked
+// against the output the forward op makes of X.
+absl::Status InferExpandGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, ExpandOutInfo(context));
+  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, out));
+  if (context.HasOutput("X@GRAD")) {
+    context.SetOutput("X@GRAD", context.Input("X"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferTileGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, TileOutInfo(context)));
+  if (context.HasOutput("X@GRAD")) {
+    context.SetOutput("X@GRAD", context.Input("X"));
+  }
+  return absl::OkStatus();
+}
+
+// Every element of X was copied to each output element of its broadcast
+// dims, so its gradient is the sum over them: Out@GRAD added into X@GRAD
+// with stride 0 on those dims.
+template <typename T>
+absl::Status ExpandGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& grad = context.Input("Out@GRAD");
+  Tensor* x_grad = context.Output("X@GRAD");
+  T* dst = x_grad->data<T>();
+  std::fill(dst, dst + x_grad->numel(), T(0));
+  const int offset = grad.rank() - x_grad->rank();
+  const Dims x_strides = StridesOf(x_grad->dims());
+  Dims dst_strides(grad.rank(), 0);
+  for (int i = 0; i < x_grad->rank(); ++i) {
+    if (x_grad->dims()[i] != 1) dst_strides[offset + i] = x_strides[i];
+  }
+  AddStrided(dst, dst_strides, grad.data<T>(), StridesOf(grad.dims()),
+             grad.dims());
+  return absl::OkStatus();
+}
+
+// Out@GRAD read as the box [r_0, d_0, r_1, d_1, ...] of the forward kernel,
+// summed over every repeat r into X@GRAD.
+template <typename T>
+absl::Status TileGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& grad = context.Input("Out@GRAD");
+  Tensor* x_grad = context.Output("X@GRAD");
+  T* dst = x_grad->data<T>();
+  std::fill(dst, dst + x_grad->numel(), T(0));
+  const auto& repeats =
+      context.attrs().Get<std::vector<int32_t>>("repeat_times");
+  const int rank = grad.rank();
+  const int x_offset = rank - x_grad->rank();
+  const int rep_offset = rank - static_cast<int>(repeats.size());
+  const Dims x_strides = StridesOf(x_grad->dims());
+  Dims box, dst_strides;
+  for (int i = 0; i < rank; ++i) {
+    box.push_back(i < rep_offset ? 1 : repeats[i - rep_offset]);
+    dst_strides.push_back(0);
+    box.push_back(i < x_offset ? 1 : x_grad->dims()[i - x_offset]);
+    dst_strides.push_back(i < x_offset ? 0 : x_strides[i - x_offset]);
+  }
+  AddStrided(dst, dst_strides, grad.data<T>(), StridesOf(box), box);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SF_REGISTER_OP(transpose)
@@ -150,6 +251,8 @@ SF_REGISTER_OP(transpose)
     .Output("Out")
     .Attr("perm", AttrType::kInts)
     .Infer(InferTranspose)
+    .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
+        MakeTransposeGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &TransposeKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &TransposeKernel)
     .Kernel(DeviceType::kCPU, kInt32, &TransposeKernel)
@@ -161,6 +264,10 @@ SF_REGISTER_OP(expand)
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Infer(InferExpand)
+    .Grad(GradSpec("expand_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &ExpandKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &ExpandKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ExpandKernel)
@@ -172,10 +279,36 @@ SF_REGISTER_OP(tile)
     .Output("Out")
     .Attr("repeat_times", AttrType::kInts, NonNegative())
     .Infer(InferTile)
+    .Grad(GradSpec("tile_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &TileKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &TileKernel)
     .Kernel(DeviceType::kCPU, kInt32, &TileKernel)
     .Kernel(DeviceType::kCPU, kInt64, &TileKernel)
     .Kernel(DeviceType::kCPU, kBool, &TileKernel);
+
+SF_REGISTER_OP(expand_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("shape", AttrType::kInt64s, NonNegative())
+    .Infer(InferExpandGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &ExpandGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ExpandGradKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &ExpandGradKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &ExpandGradKernel<int64_t>);
+
+SF_REGISTER_OP(tile_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("repeat_times", AttrType::kInts, NonNegative())
+    .Infer(InferTileGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &TileGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &TileGradKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &TileGradKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &TileGradKernel<int64_t>);
 
 }  // namespace scopeflow

@@ -1,7 +1,9 @@
 // Ops that change a tensor's dims but not its elements: reshape, flatten,
 // squeeze, unsqueeze (their outputs are views of their inputs, no copy),
-// and shape (the dims as an int64 tensor).
+// and shape (the dims as an int64 tensor). The first four share one
+// gradient op, reshape_grad.
 #include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -186,6 +188,53 @@ absl::Status ShapeKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// The gradient of an op that only changes dims is the output's gradient
+// seen with X's dims again. X is read for its dims alone: the forward
+// attributes cannot say them where they hold -1 or 0, or for squeeze
+// without axes.
+absl::Status MakeReshapeGrad(GradOpContext& grad) {
+  const std::vector<std::string> x_grad = grad.InputGrad("X");
+  if (x_grad.empty() || x_grad[0].empty()) return absl::OkStatus();
+  OpDef& op = grad.AddOp("reshape_grad");
+  GradOpContext::SetInput(op, "X", grad.Input("X"));
+  GradOpContext::SetInput(op, "Out@GRAD", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "X@GRAD", x_grad);
+  return absl::OkStatus();
+}
+
+GradSpec ReshapeGradSpec() {
+  return GradSpec()
+      .ReadInput("X")
+      .ReadOutputGrad("Out")
+      .WriteInputGrad("X")
+      .Maker(MakeReshapeGrad);
+}
+
+absl::Status InferReshapeGrad(InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  const VarInfo& grad = context.Input("Out@GRAD");
+  SF_CHECK(grad.dtype == x.dtype, "%s has dtype %s: expected %s, that of %s",
+           DescribeInput(context, "Out@GRAD"), DataTypeName(grad.dtype),
+           DataTypeName(x.dtype), DescribeInput(context, "X"));
+  const int64_t x_count = x.has_dims ? ProductOrUnknown(x.dims) : -1;
+  const int64_t grad_count = grad.has_dims ? ProductOrUnknown(grad.dims) : -1;
+  SF_CHECK(x_count < 0 || grad_count < 0 || x_count == grad_count,
+           "%s holds %d elements, but %s holds %d: expected the same count",
+           DescribeInput(context, "Out@GRAD"), grad_count,
+           DescribeInput(context, "X"), x_count);
+  if (context.HasOutput("X@GRAD")) context.SetOutput("X@GRAD", x);
+  return absl::OkStatus();
+}
+
+// X@GRAD is a view of Out@GRAD, as the forward outputs are of their inputs.
+absl::Status ReshapeGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  Tensor* x_grad = context.Output("X@GRAD");
+  Dims dims = x_grad->dims();
+  x_grad->ShareBufferWith(context.Input("Out@GRAD"));
+  return x_grad->Reshape(std::move(dims));
+}
+
 }  // namespace
 
 SF_REGISTER_OP(reshape)
@@ -193,6 +242,7 @@ SF_REGISTER_OP(reshape)
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, CheckReshapeShape)
     .Infer(InferReshape)
+    .Grad(ReshapeGradSpec())
     .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
@@ -204,6 +254,7 @@ SF_REGISTER_OP(flatten)
     .Output("Out")
     .Attr("axis", AttrType::kInt, AttrValue(1))
     .Infer(InferFlatten)
+    .Grad(ReshapeGradSpec())
     .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
@@ -215,6 +266,7 @@ SF_REGISTER_OP(squeeze)
     .Output("Out")
     .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferSqueeze)
+    .Grad(ReshapeGradSpec())
     .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
@@ -226,13 +278,25 @@ SF_REGISTER_OP(unsqueeze)
     .Output("Out")
     .Attr("axes", AttrType::kInts)
     .Infer(InferUnsqueeze)
+    .Grad(ReshapeGradSpec())
     .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
 
-// The kernel reads only dims, so it serves every dtype.
+SF_REGISTER_OP(reshape_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(InferReshapeGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &ReshapeGradKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &ReshapeGradKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &ReshapeGradKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &ReshapeGradKernel);
+
+// The kernel reads only dims, so it serves every dtype. Its output does not
+// depend on X's values: it has no gradient.
 SF_REGISTER_OP(shape)
     .Input("X")
     .Output("Out")

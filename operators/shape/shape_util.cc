@@ -150,6 +150,28 @@ void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
   }
 }
 
+VarInfo UnknownRank(DataType dtype) {
+  VarInfo info;
+  info.dtype = dtype;
+  return info;
+}
+
+absl::Status CheckOutGrad(const InferContext& context, const VarInfo& out) {
+  const VarInfo& grad = context.Input("Out@GRAD");
+  SF_CHECK(grad.dtype == out.dtype,
+           "%s has dtype %s: expected %s, that of the forward output",
+           DescribeInput(context, "Out@GRAD"), DataTypeName(grad.dtype),
+           DataTypeName(out.dtype));
+  if (!grad.has_dims || !out.has_dims) return absl::OkStatus();
+  bool same = grad.dims.size() == out.dims.size();
+  for (size_t k = 0; same && k < grad.dims.size(); ++k) {
+    same = grad.dims[k] < 0 || out.dims[k] < 0 || grad.dims[k] == out.dims[k];
+  }
+  SF_CHECK(same, "%s does not match the forward output's shape %s",
+           DescribeInput(context, "Out@GRAD"), DimsToString(out.dims));
+  return absl::OkStatus();
+}
+
 absl::Status ViewKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -52,6 +53,73 @@ absl::StatusOr<int> NormalizeAxisOf(const InferContext& context,
 void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
                  const void* src, absl::Span<const int64_t> src_strides,
                  absl::Span<const int64_t> dims, size_t element_size);
+
+// A variable of `dtype` whose rank inference does not know yet.
+VarInfo UnknownRank(DataType dtype);
+
+// For a gradient op: OK unless input "Out@GRAD" contradicts `out`, the
+// forward op's output as the gradient op's own inputs and attributes give
+// it (the dtype, the rank or a dim known on both sides differs). Kernels
+// index by these dims, so a wrong gradient must not reach them.
+absl::Status CheckOutGrad(const InferContext& context, const VarInfo& out);
+
+// Adds a box of `dims` elements into `dst`: for every index (i_0, ...,
+// i_{n-1}) below `dims`,
+//   dst[sum_k i_k * dst_strides[k]] += src[sum_k i_k * src_strides[k]],
+// offsets in elements. Destination strides may be 0, so that elements of
+// `src` that share a destination are summed into it: the gradient of a copy
+// that broadcast or repeated its source (expand, tile).
+template <typename T>
+void AddStrided(T* dst, absl::Span<const int64_t> dst_strides, const T* src,
+                absl::Span<const int64_t> src_strides,
+                absl::Span<const int64_t> dims) {
+  absl::InlinedVector<int64_t, 8> d, ds, ss;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] == 0) return;
+    if (dims[k] == 1) continue;
+    // Neighbours contiguous in both tensors merge into one longer loop.
+    if (!d.empty() && ds.back() == dst_strides[k] * dims[k] &&
+        ss.back() == src_strides[k] * dims[k]) {
+      d.back() *= dims[k];
+      ds.back() = dst_strides[k];
+      ss.back() = src_strides[k];
+      continue;
+    }
+    d.push_back(dims[k]);
+    ds.push_back(dst_strides[k]);
+    ss.push_back(src_strides[k]);
+  }
+  if (d.empty()) {
+    *dst += *src;
+    return;
+  }
+  const int inner = static_cast<int>(d.size()) - 1;
+  const int64_t n = d[inner], dst_step = ds[inner], src_step = ss[inner];
+  absl::InlinedVector<int64_t, 8> index(inner, 0);
+  int64_t dst_offset = 0, src_offset = 0;
+  while (true) {
+    T* row = dst + dst_offset;
+    const T* in = src + src_offset;
+    if (dst_step == 0) {
+      // A reduction: sum the row before touching memory once.
+      T total = T(0);
+      for (int64_t i = 0; i < n; ++i) total += in[i * src_step];
+      *row += total;
+    } else {
+      for (int64_t i = 0; i < n; ++i) row[i * dst_step] += in[i * src_step];
+    }
+    int k = inner - 1;
+    for (; k >= 0; --k) {
+      dst_offset += ds[k];
+      src_offset += ss[k];
+      if (++index[k] < d[k]) break;
+      dst_offset -= ds[k] * d[k];
+      src_offset -= ss[k] * d[k];
+      index[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
 
 // Makes `out` a view of `in` with the dims `out` was allocated with: the
 // kernel of ops that only change dims (reshape, flatten, squeeze,

@@ -1,6 +1,8 @@
-// A box cut out of a tensor and a tensor framed in a border: slice and pad.
+// A box cut out of a tensor and a tensor framed in a border: slice and pad,
+// and their gradients (each puts Out@GRAD back where X's elements went).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -46,7 +48,7 @@ int64_t StepOf(const Attributes& attrs, size_t i) {
   return steps.empty() ? 1 : steps[i];
 }
 
-absl::Status InferSlice(InferContext& context) {
+absl::StatusOr<VarInfo> SliceOutInfo(const InferContext& context) {
   const VarInfo& x = context.Input("X");
   const auto& axes = context.attrs().Get<std::vector<int32_t>>("axes");
   const auto& starts = context.attrs().Get<std::vector<int32_t>>("starts");
@@ -62,12 +64,7 @@ absl::Status InferSlice(InferContext& context) {
     SF_CHECK(step != 0, "attribute \"steps\" = [%s] holds a 0, for %s",
              absl::StrJoin(steps, ", "), DescribeInput(context, "X"));
   }
-  if (!x.has_dims) {
-    VarInfo out;
-    out.dtype = x.dtype;
-    context.SetOutput("Out", out);
-    return absl::OkStatus();
-  }
+  if (!x.has_dims) return shape_util::UnknownRank(x.dtype);
   SF_ASSIGN_OR_RETURN(std::vector<int> normalized,
                       NormalizeAxes(context, "X", axes,
                                     static_cast<int>(x.dims.size()), "axes"));
@@ -79,31 +76,76 @@ absl::Status InferSlice(InferContext& context) {
         SliceRange(starts[i], ends[i], StepOf(context.attrs(), i), x.dims[a])
             .size;
   }
-  context.SetOutput("Out", 0, x.dtype, std::move(out));
+  return VarInfo{x.dtype, std::move(out), true};
+}
+
+absl::Status InferSlice(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, SliceOutInfo(context));
+  context.SetOutput("Out", out);
   return absl::OkStatus();
+}
+
+// Where the slice of a tensor of `dims` starts (in elements) and the
+// strides that walk it, for slice's attributes: the box the forward kernel
+// reads and the gradient kernel writes.
+struct SliceBox {
+  int64_t offset = 0;
+  Dims strides;
+};
+
+SliceBox SliceBoxOf(const Attributes& attrs, absl::Span<const int64_t> dims) {
+  const auto& axes = attrs.Get<std::vector<int32_t>>("axes");
+  const auto& starts = attrs.Get<std::vector<int32_t>>("starts");
+  const auto& ends = attrs.Get<std::vector<int32_t>>("ends");
+  const int rank = static_cast<int>(dims.size());
+  const Dims x_strides = StridesOf(dims);
+  SliceBox box{0, x_strides};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    const int64_t step = StepOf(attrs, i);
+    const Range range = SliceRange(starts[i], ends[i], step, dims[a]);
+    box.offset += range.start * x_strides[a];
+    box.strides[a] = x_strides[a] * step;
+  }
+  return box;
 }
 
 absl::Status SliceKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
   if (out->numel() == 0) return absl::OkStatus();
-  const auto& axes = context.attrs().Get<std::vector<int32_t>>("axes");
-  const auto& starts = context.attrs().Get<std::vector<int32_t>>("starts");
-  const auto& ends = context.attrs().Get<std::vector<int32_t>>("ends");
-  const Dims x_strides = StridesOf(x.dims());
-  Dims src_strides = x_strides;
-  int64_t src_offset = 0;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int a = axes[i] < 0 ? axes[i] + x.rank() : axes[i];
-    const int64_t step = StepOf(context.attrs(), i);
-    const Range range = SliceRange(starts[i], ends[i], step, x.dims()[a]);
-    src_offset += range.start * x_strides[a];
-    src_strides[a] = x_strides[a] * step;
-  }
+  const SliceBox box = SliceBoxOf(context.attrs(), x.dims());
   const size_t size = SizeOf(x.dtype());
   CopyStrided(out->raw_data(), StridesOf(out->dims()),
-              static_cast<const char*>(x.raw_data()) + src_offset * size,
-              src_strides, out->dims(), size);
+              static_cast<const char*>(x.raw_data()) + box.offset * size,
+              box.strides, out->dims(), size);
+  return absl::OkStatus();
+}
+
+absl::Status InferSliceGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, SliceOutInfo(context));
+  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, out));
+  if (context.HasOutput("X@GRAD")) {
+    context.SetOutput("X@GRAD", context.Input("X"));
+  }
+  return absl::OkStatus();
+}
+
+// Zeros, with Out@GRAD written back into the box the slice read: each
+// element of X is read at most once by a slice, so no sums are needed.
+absl::Status SliceGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& grad = context.Input("Out@GRAD");
+  Tensor* x_grad = context.Output("X@GRAD");
+  if (x_grad->numel() == 0) return absl::OkStatus();
+  // All-zero bytes are 0 in every dtype the op has.
+  std::memset(x_grad->raw_data(), 0, x_grad->nbytes());
+  if (grad.numel() == 0) return absl::OkStatus();
+  const SliceBox box = SliceBoxOf(context.attrs(), x_grad->dims());
+  const size_t size = SizeOf(grad.dtype());
+  CopyStrided(static_cast<char*>(x_grad->raw_data()) + box.offset * size,
+              box.strides, grad.raw_data(), StridesOf(grad.dims()), grad.dims(),
+              size);
   return absl::OkStatus();
 }
 
@@ -167,6 +209,54 @@ absl::Status PadKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// pad_grad reads only Out@GRAD: X's dims are its dims less the paddings.
+absl::Status InferPadGrad(InferContext& context) {
+  const VarInfo& grad = context.Input("Out@GRAD");
+  const auto& paddings = context.attrs().Get<std::vector<int32_t>>("paddings");
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  if (!grad.has_dims) {
+    context.SetOutput("X@GRAD", shape_util::UnknownRank(grad.dtype));
+    return absl::OkStatus();
+  }
+  const int rank = static_cast<int>(grad.dims.size());
+  SF_CHECK(static_cast<int>(paddings.size()) == 2 * rank,
+           "attribute \"paddings\" = [%s] has %d entries, but %s has rank %d: "
+           "expected 2 * rank = %d entries",
+           absl::StrJoin(paddings, ", "), paddings.size(),
+           DescribeInput(context, "Out@GRAD"), rank, 2 * rank);
+  Dims x(rank, -1);
+  for (int i = 0; i < rank; ++i) {
+    if (grad.dims[i] < 0) continue;
+    x[i] = grad.dims[i] - paddings[2 * i] - paddings[2 * i + 1];
+    SF_CHECK(x[i] >= 0,
+             "%s is smaller than attribute \"paddings\" = [%s] along dim %d",
+             DescribeInput(context, "Out@GRAD"), absl::StrJoin(paddings, ", "),
+             i);
+  }
+  context.SetOutput("X@GRAD", 0, grad.dtype, std::move(x));
+  return absl::OkStatus();
+}
+
+// The interior of Out@GRAD, where the forward kernel copied X; the border
+// holds constants, whose gradient goes nowhere.
+absl::Status PadGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& grad = context.Input("Out@GRAD");
+  Tensor* x_grad = context.Output("X@GRAD");
+  if (x_grad->numel() == 0) return absl::OkStatus();
+  const auto& paddings = context.attrs().Get<std::vector<int32_t>>("paddings");
+  const Dims grad_strides = StridesOf(grad.dims());
+  int64_t src_offset = 0;
+  for (int i = 0; i < grad.rank(); ++i) {
+    src_offset += paddings[2 * i] * grad_strides[i];
+  }
+  const size_t size = SizeOf(grad.dtype());
+  CopyStrided(x_grad->raw_data(), StridesOf(x_grad->dims()),
+              static_cast<const char*>(grad.raw_data()) + src_offset * size,
+              grad_strides, x_grad->dims(), size);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 SF_REGISTER_OP(slice)
@@ -177,6 +267,10 @@ SF_REGISTER_OP(slice)
     .Attr("ends", AttrType::kInts)
     .Attr("steps", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferSlice)
+    .Grad(GradSpec("slice_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &SliceKernel)
     .Kernel(DeviceType::kCPU, kFloat64, &SliceKernel)
     .Kernel(DeviceType::kCPU, kInt32, &SliceKernel)
@@ -189,10 +283,36 @@ SF_REGISTER_OP(pad)
     .Attr("paddings", AttrType::kInts, NonNegative())
     .Attr("pad_value", AttrType::kFloat, AttrValue(0.0f))
     .Infer(InferPad)
+    .Grad(GradSpec("pad_grad").ReadOutputGrad("Out").WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &PadKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &PadKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &PadKernel<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &PadKernel<int64_t>)
     .Kernel(DeviceType::kCPU, kBool, &PadKernel<bool>);
+
+SF_REGISTER_OP(slice_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("axes", AttrType::kInts)
+    .Attr("starts", AttrType::kInts)
+    .Attr("ends", AttrType::kInts)
+    .Attr("steps", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Infer(InferSliceGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &SliceGradKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &SliceGradKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &SliceGradKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &SliceGradKernel);
+
+SF_REGISTER_OP(pad_grad)
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("paddings", AttrType::kInts, NonNegative())
+    .Attr("pad_value", AttrType::kFloat, AttrValue(0.0f))
+    .Infer(InferPadGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &PadGradKernel)
+    .Kernel(DeviceType::kCPU, kFloat64, &PadGradKernel)
+    .Kernel(DeviceType::kCPU, kInt32, &PadGradKernel)
+    .Kernel(DeviceType::kCPU, kInt64, &PadGradKernel);
 
 }  // namespace scopeflow
