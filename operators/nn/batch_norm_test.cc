@@ -93,15 +93,15 @@ TEST(BatchNormTest, InfersUnknownDimensions) {
                         "has shape [4]: expected [3]"));
 }
 
-TEST(BatchNormErrorTest, TrainingModeIsAnError) {
+TEST(BatchNormErrorTest, TrainingNeedsTheRunningStatisticsOutputs) {
   std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
   feeds.push_back({"x", MakeTensor<float>({1, 1}, {1})});
   absl::Status status = PrepareOp(
       absl::StrCat(kBatchNorm, "attrs { name: \"is_test\" b: false }"), feeds);
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (batch_norm): attribute \"is_test\" must be "
-                        "true: batch_norm computes only inference"));
-  EXPECT_THAT(status.message(), HasSubstr("training mode is not available"));
+              HasSubstr("op 0 (batch_norm): training (is_test = false) "
+                        "updates the running statistics: bind output "
+                        "\"MeanOut\" (usually to the variable of \"Mean\")"));
 }
 
 TEST(BatchNormErrorTest, ChannelMismatchNamesVariable) {

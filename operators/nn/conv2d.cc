@@ -1,12 +1,21 @@
 // conv2d: 2-D convolution of NCHW tensors by OIHW filters, with strides,
-// padding, dilation and groups, computed by oneDNN.
+// padding, dilation and groups. float32 runs on oneDNN; float64, which
+// numeric gradient checks need, on a reference im2col + gemm.
+//
+// conv2d_grad: the gradients of Input, Filter and Bias, by oneDNN's
+// backward-data and backward-weights primitives in float32 and by the
+// reference in float64.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/gemm.h"
+#include "operators/nn/grad_util.h"
 #include "operators/nn/onednn.h"
 #include "operators/nn/window.h"
 #include "platform/status_macros.h"
@@ -44,7 +53,9 @@ std::array<int64_t, 2> OutputSize(const Conv2dAttrs& a, const Dims& input,
           along(3, a.padding.left, a.padding.right)};
 }
 
-absl::Status InferConv2d(InferContext& context) {
+// Checks the inputs of conv2d (which its gradient op reads too) and
+// returns what the forward op writes to "Output".
+absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckRank(context, "Input", 4, 4));
   SF_RETURN_IF_ERROR(CheckRank(context, "Filter", 4, 4));
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "Input", "Filter"));
@@ -97,20 +108,235 @@ absl::Status InferConv2d(InferContext& context) {
            input_name, DimsToString(input), filter_name, DimsToString(filter),
            PaddingToString(a.padding), a.strides[0], a.strides[1],
            a.dilations[0], a.dilations[1], DimsToString(out));
-  context.SetOutput("Output", 0, input_info.dtype,
-                    Dims{input[0], filters, out[0], out[1]});
+  return VarInfo{input_info.dtype, Dims{input[0], filters, out[0], out[1]},
+                 /*has_dims=*/true};
+}
+
+absl::Status InferConv2d(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo output, InferOutput(context));
+  context.SetOutput("Output", output);
   return absl::OkStatus();
 }
 
+absl::Status InferConv2dGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo output, InferOutput(context));
+  SF_RETURN_IF_ERROR(
+      nn::CheckGradInput(context, "Output@GRAD", output, "Output"));
+  if (context.HasOutput("Bias@GRAD")) {
+    SF_RETURN_IF_ERROR(nn::RequireInput(
+        context, "Bias", "output \"Bias@GRAD\" takes the shape of \"Bias\""));
+  }
+  return GradsLikeInputs({"Input", "Filter", "Bias"})(context);
+}
+
+template <typename T>
+void Zero(Tensor& tensor) {
+  std::fill(tensor.data<T>(), tensor.data<T>() + tensor.numel(), T{0});
+}
+
 // Output with no input channels: the bias, or zeros.
+template <typename T>
 void FillWithBias(const Tensor* bias, Tensor& output) {
   const int64_t channels = output.dim(1);
   const int64_t plane = output.dim(2) * output.dim(3);
-  float* out = output.data<float>();
+  T* out = output.data<T>();
   for (int64_t i = 0; i < output.numel(); ++i) {
-    out[i] =
-        bias == nullptr ? 0.0f : bias->data<float>()[(i / plane) % channels];
+    out[i] = bias == nullptr ? T{0} : bias->data<T>()[(i / plane) % channels];
   }
+}
+
+// The sizes the reference convolution works with.
+struct ConvGeometry {
+  int64_t batch, channels, height, width;  // Input
+  int64_t filters, kernel_h, kernel_w;     // Filter
+  int64_t out_h, out_w;                    // Output
+  int64_t groups, group_channels, group_filters;
+  int64_t stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+
+  // Rows of one group's im2col matrix, one per filter element.
+  int64_t ColRows() const { return group_channels * kernel_h * kernel_w; }
+  int64_t OutPlane() const { return out_h * out_w; }
+};
+
+ConvGeometry GeometryOf(const Conv2dAttrs& a, const Dims& input,
+                        const Dims& filter, const Dims& output) {
+  return {input[0],
+          input[1],
+          input[2],
+          input[3],
+          filter[0],
+          filter[2],
+          filter[3],
+          output[2],
+          output[3],
+          a.groups,
+          input[1] / a.groups,
+          filter[0] / a.groups,
+          a.strides[0],
+          a.strides[1],
+          a.dilations[0],
+          a.dilations[1],
+          a.padding.top,
+          a.padding.left};
+}
+
+// Unfolds one group's channels of one sample, `image` [group_channels, H,
+// W], into `col` [ColRows(), OutPlane()]: row (c, i, j) holds, for each
+// output position, the input cell filter element (i, j) of channel c meets
+// there (0 in the padding). The convolution is then a matrix product.
+template <typename T>
+void Im2Col(const ConvGeometry& g, const T* image, T* col) {
+  const int64_t plane = g.OutPlane();
+  for (int64_t c = 0; c < g.group_channels; ++c) {
+    const T* channel = image + c * g.height * g.width;
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        T* row = col + ((c * g.kernel_h + i) * g.kernel_w + j) * plane;
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          const int64_t ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
+          T* out = row + oh * g.out_w;
+          if (ih < 0 || ih >= g.height) {
+            std::fill(out, out + g.out_w, T{0});
+            continue;
+          }
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            const int64_t iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
+            out[ow] =
+                iw < 0 || iw >= g.width ? T{0} : channel[ih * g.width + iw];
+          }
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of Im2Col: adds each element of `col` to the input cell it
+// was read from (padding cells drop theirs).
+template <typename T>
+void Col2ImAdd(const ConvGeometry& g, const T* col, T* image) {
+  const int64_t plane = g.OutPlane();
+  for (int64_t c = 0; c < g.group_channels; ++c) {
+    T* channel = image + c * g.height * g.width;
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const T* row = col + ((c * g.kernel_h + i) * g.kernel_w + j) * plane;
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          const int64_t ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
+          if (ih < 0 || ih >= g.height) continue;
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            const int64_t iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
+            if (iw >= 0 && iw < g.width) {
+              channel[ih * g.width + iw] += row[oh * g.out_w + ow];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Per sample and group: Output_g = Filter_g [group_filters, ColRows()] x
+// im2col(Input_g), then the bias.
+template <typename T>
+absl::Status ReferenceConv2d(const ConvGeometry& g, const T* input,
+                             const T* filter, const T* bias, T* output) {
+  const int64_t k = g.ColRows();
+  const int64_t plane = g.OutPlane();
+  std::vector<T> col(k * plane);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t group = 0; group < g.groups; ++group) {
+      Im2Col(g,
+             input + (n * g.channels + group * g.group_channels) * g.height *
+                         g.width,
+             col.data());
+      T* out = output + (n * g.filters + group * g.group_filters) * plane;
+      SF_RETURN_IF_ERROR(Gemm(false, false, g.group_filters, plane, k, T{1},
+                              filter + group * g.group_filters * k, k,
+                              col.data(), plane, T{0}, out, plane));
+      if (bias == nullptr) continue;
+      for (int64_t m = 0; m < g.group_filters; ++m) {
+        const T b = bias[group * g.group_filters + m];
+        for (int64_t p = 0; p < plane; ++p) out[m * plane + p] += b;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The gradients of ReferenceConv2d's Input (`d_input`) and Filter
+// (`d_filter`), each skipped when null: d_filter_g = dy_g x im2col(x)^T
+// summed over samples, d_input_g = col2im(filter_g^T x dy_g).
+template <typename T>
+absl::Status ReferenceConv2dGrad(const ConvGeometry& g, const T* input,
+                                 const T* filter, const T* d_output, T* d_input,
+                                 T* d_filter) {
+  const int64_t k = g.ColRows();
+  const int64_t plane = g.OutPlane();
+  const int64_t image = g.group_channels * g.height * g.width;
+  if (d_input != nullptr) {
+    std::fill(d_input, d_input + g.batch * g.channels * g.height * g.width,
+              T{0});
+  }
+  if (d_filter != nullptr) {
+    std::fill(d_filter, d_filter + g.filters * k, T{0});
+  }
+  std::vector<T> col(k * plane);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t group = 0; group < g.groups; ++group) {
+      const int64_t image_offset = (n * g.groups + group) * image;
+      const T* dy =
+          d_output + (n * g.filters + group * g.group_filters) * plane;
+      const T* w = filter + group * g.group_filters * k;
+      if (d_filter != nullptr) {
+        Im2Col(g, input + image_offset, col.data());
+        SF_RETURN_IF_ERROR(Gemm(false, true, g.group_filters, k, plane, T{1},
+                                dy, plane, col.data(), plane, T{1},
+                                d_filter + group * g.group_filters * k, k));
+      }
+      if (d_input != nullptr) {
+        SF_RETURN_IF_ERROR(Gemm(true, false, k, plane, g.group_filters, T{1}, w,
+                                k, dy, plane, T{0}, col.data(), plane));
+        Col2ImAdd(g, col.data(), d_input + image_offset);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A convolution as oneDNN describes it, in our layouts (NCHW data, OIHW
+// filters seen as GOIHW with groups).
+struct OneDnnConv {
+  dnnl::memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
+  dnnl::memory::desc src_md, weights_md, dst_md;
+};
+
+OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
+                        const Dims& filter, const Dims& output) {
+  using dnnl::memory;
+  using Tag = memory::format_tag;
+  OneDnnConv c;
+  c.src = memory::dims(input.begin(), input.end());
+  c.dst = memory::dims(output.begin(), output.end());
+  const int64_t g = a.groups;
+  c.weights =
+      g == 1 ? memory::dims(filter.begin(), filter.end())
+             : memory::dims{g, filter[0] / g, filter[1], filter[2], filter[3]};
+  c.strides = {a.strides[0], a.strides[1]};
+  // oneDNN counts dilation from 0: 0 is a dense filter.
+  c.dilates = {a.dilations[0] - 1, a.dilations[1] - 1};
+  c.pad_l = {a.padding.top, a.padding.left};
+  c.pad_r = {a.padding.bottom, a.padding.right};
+  c.src_md = memory::desc(c.src, memory::data_type::f32, Tag::nchw);
+  c.weights_md = memory::desc(c.weights, memory::data_type::f32,
+                              g == 1 ? Tag::oihw : Tag::goihw);
+  c.dst_md = memory::desc(c.dst, memory::data_type::f32, Tag::nchw);
+  return c;
+}
+
+// Lets oneDNN choose the layout its fastest implementation wants.
+dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::any);
 }
 
 // `memory` in the layout `desc` asks for: itself, or a reordered copy.
@@ -122,66 +348,121 @@ dnnl::memory InLayout(dnnl::memory memory, const dnnl::memory::desc& desc) {
   return reordered;
 }
 
+// Where a primitive writes a result meant for `user`: `user` itself when
+// the primitive wants its layout, otherwise a scratch buffer to reorder
+// from (CopyOut).
+dnnl::memory OutputIn(const dnnl::memory& user,
+                      const dnnl::memory::desc& desc) {
+  return user.get_desc() == desc ? user : dnnl::memory(desc, ThreadCpuEngine());
+}
+
+void CopyOut(dnnl::memory& result, dnnl::memory& user) {
+  if (result != user) {
+    dnnl::reorder(result, user).execute(ThreadCpuStream(), result, user);
+  }
+}
+
 absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
                        const Tensor& filter, const Tensor* bias,
                        Tensor& output) {
   using dnnl::memory;
-  using Tag = memory::format_tag;
   dnnl::engine& engine = ThreadCpuEngine();
   dnnl::stream& stream = ThreadCpuStream();
-  const memory::dims src_dims(input.dims().begin(), input.dims().end());
-  const memory::dims dst_dims(output.dims().begin(), output.dims().end());
-  const int64_t g = a.groups;
-  const memory::dims weights_dims =
-      g == 1 ? memory::dims(filter.dims().begin(), filter.dims().end())
-             : memory::dims{g, filter.dim(0) / g, filter.dim(1), filter.dim(2),
-                            filter.dim(3)};
-  const memory::desc src_md(src_dims, memory::data_type::f32, Tag::nchw);
-  const memory::desc weights_md(weights_dims, memory::data_type::f32,
-                                g == 1 ? Tag::oihw : Tag::goihw);
-  const memory::desc dst_md(dst_dims, memory::data_type::f32, Tag::nchw);
-  // Let oneDNN choose the layouts its fastest implementation wants.
-  const memory::desc src_any(src_dims, memory::data_type::f32, Tag::any);
-  const memory::desc weights_any(weights_dims, memory::data_type::f32,
-                                 Tag::any);
-  const memory::desc dst_any(dst_dims, memory::data_type::f32, Tag::any);
-  const memory::dims strides{a.strides[0], a.strides[1]};
-  // oneDNN counts dilation from 0: 0 is a dense filter.
-  const memory::dims dilates{a.dilations[0] - 1, a.dilations[1] - 1};
-  const memory::dims pad_l{a.padding.top, a.padding.left};
-  const memory::dims pad_r{a.padding.bottom, a.padding.right};
+  const OneDnnConv c =
+      DescribeConv(a, input.dims(), filter.dims(), output.dims());
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
-  const memory::desc bias_md({filter.dim(0)}, memory::data_type::f32, Tag::x);
+  const memory::desc bias_md({filter.dim(0)}, memory::data_type::f32,
+                             memory::format_tag::x);
   const dnnl::convolution_forward::primitive_desc pd(
-      bias != nullptr ? dnnl::convolution_forward::desc(
-                            prop, algo, src_any, weights_any, bias_md, dst_any,
-                            strides, dilates, pad_l, pad_r)
-                      : dnnl::convolution_forward::desc(
-                            prop, algo, src_any, weights_any, dst_any, strides,
-                            dilates, pad_l, pad_r),
+      bias != nullptr
+          ? dnnl::convolution_forward::desc(
+                prop, algo, AnyLayout(c.src), AnyLayout(c.weights), bias_md,
+                AnyLayout(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r)
+          : dnnl::convolution_forward::desc(
+                prop, algo, AnyLayout(c.src), AnyLayout(c.weights),
+                AnyLayout(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r),
       engine);
 
   memory src =
-      InLayout(memory(src_md, engine, input.raw_data()), pd.src_desc());
-  memory weights = InLayout(memory(weights_md, engine, filter.raw_data()),
+      InLayout(memory(c.src_md, engine, input.raw_data()), pd.src_desc());
+  memory weights = InLayout(memory(c.weights_md, engine, filter.raw_data()),
                             pd.weights_desc());
-  memory user_dst(dst_md, engine, output.raw_data());
-  memory dst =
-      pd.dst_desc() == dst_md ? user_dst : memory(pd.dst_desc(), engine);
+  memory user_dst(c.dst_md, engine, output.raw_data());
+  memory dst = OutputIn(user_dst, pd.dst_desc());
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (bias != nullptr) {
     args.emplace(DNNL_ARG_BIAS, memory(bias_md, engine, bias->raw_data()));
   }
   dnnl::convolution_forward(pd).execute(stream, args);
-  if (dst != user_dst) {
-    dnnl::reorder(dst, user_dst).execute(stream, dst, user_dst);
-  }
+  CopyOut(dst, user_dst);
   stream.wait();
   return absl::OkStatus();
 }
 
+// The gradients of Input (into `d_input`) and Filter (`d_filter`), each
+// skipped when null, by oneDNN's backward-data and backward-weights
+// primitives. Like the forward, this leans on oneDNN's own primitive cache
+// rather than keeping primitives per shape.
+absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
+                           const Tensor& filter, const Tensor& d_output,
+                           Tensor* d_input, Tensor* d_filter) {
+  using dnnl::memory;
+  dnnl::engine& engine = ThreadCpuEngine();
+  dnnl::stream& stream = ThreadCpuStream();
+  const OneDnnConv c =
+      DescribeConv(a, input.dims(), filter.dims(), d_output.dims());
+  const auto algo = dnnl::algorithm::convolution_direct;
+  // oneDNN picks backward implementations to match a forward-training one.
+  const dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo,
+                                      AnyLayout(c.src), AnyLayout(c.weights),
+                                      AnyLayout(c.dst), c.strides, c.dilates,
+                                      c.pad_l, c.pad_r),
+      engine);
+  memory user_dy(c.dst_md, engine, d_output.raw_data());
+  if (d_input != nullptr) {
+    const dnnl::convolution_backward_data::primitive_desc pd(
+        dnnl::convolution_backward_data::desc(
+            algo, AnyLayout(c.src), AnyLayout(c.weights), AnyLayout(c.dst),
+            c.strides, c.dilates, c.pad_l, c.pad_r),
+        engine, hint);
+    memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
+    memory weights = InLayout(memory(c.weights_md, engine, filter.raw_data()),
+                              pd.weights_desc());
+    memory user_dx(c.src_md, engine, d_input->raw_data());
+    memory diff_src = OutputIn(user_dx, pd.diff_src_desc());
+    dnnl::convolution_backward_data(pd).execute(
+        stream, {{DNNL_ARG_DIFF_DST, diff_dst},
+                 {DNNL_ARG_WEIGHTS, weights},
+                 {DNNL_ARG_DIFF_SRC, diff_src}});
+    CopyOut(diff_src, user_dx);
+    // The scratch memories die with this scope.
+    stream.wait();
+  }
+  if (d_filter != nullptr) {
+    const dnnl::convolution_backward_weights::primitive_desc pd(
+        dnnl::convolution_backward_weights::desc(
+            algo, AnyLayout(c.src), AnyLayout(c.weights), AnyLayout(c.dst),
+            c.strides, c.dilates, c.pad_l, c.pad_r),
+        engine, hint);
+    memory src =
+        InLayout(memory(c.src_md, engine, input.raw_data()), pd.src_desc());
+    memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
+    memory user_dw(c.weights_md, engine, d_filter->raw_data());
+    memory diff_weights = OutputIn(user_dw, pd.diff_weights_desc());
+    dnnl::convolution_backward_weights(pd).execute(
+        stream, {{DNNL_ARG_SRC, src},
+                 {DNNL_ARG_DIFF_DST, diff_dst},
+                 {DNNL_ARG_DIFF_WEIGHTS, diff_weights}});
+    CopyOut(diff_weights, user_dw);
+    stream.wait();
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
 absl::Status Conv2dKernel(KernelContext& context) {
   const Tensor& input = context.Input("Input");
   const Tensor& filter = context.Input("Filter");
@@ -190,12 +471,72 @@ absl::Status Conv2dKernel(KernelContext& context) {
   Tensor& output = *context.Output("Output");
   if (output.numel() == 0) return absl::OkStatus();
   if (input.numel() == 0) {
-    FillWithBias(bias, output);
+    FillWithBias<T>(bias, output);
     return absl::OkStatus();
   }
   const Conv2dAttrs a = AttrsOf(context.attrs());
-  return RunOneDnn("conv2d",
-                   [&] { return RunConv2d(a, input, filter, bias, output); });
+  if constexpr (std::is_same_v<T, float>) {
+    return RunOneDnn("conv2d",
+                     [&] { return RunConv2d(a, input, filter, bias, output); });
+  } else {
+    return ReferenceConv2d<T>(
+        GeometryOf(a, input.dims(), filter.dims(), output.dims()),
+        input.data<T>(), filter.data<T>(),
+        bias == nullptr ? nullptr : bias->data<T>(), output.data<T>());
+  }
+}
+
+// Bias@GRAD: the sum of Output@GRAD over samples and positions, per output
+// channel, accumulated in double.
+template <typename T>
+void BiasGrad(const Tensor& d_output, Tensor& d_bias) {
+  const int64_t batch = d_output.dim(0);
+  const int64_t channels = d_output.dim(1);
+  const int64_t plane = d_output.dim(2) * d_output.dim(3);
+  const T* dy = d_output.data<T>();
+  for (int64_t m = 0; m < channels; ++m) {
+    double sum = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const T* row = dy + (n * channels + m) * plane;
+      for (int64_t p = 0; p < plane; ++p) sum += row[p];
+    }
+    d_bias.data<T>()[m] = static_cast<T>(sum);
+  }
+}
+
+template <typename T>
+absl::Status Conv2dGradKernel(KernelContext& context) {
+  const Tensor& input = context.Input("Input");
+  const Tensor& filter = context.Input("Filter");
+  const Tensor& d_output = context.Input("Output@GRAD");
+  Tensor* d_input =
+      context.HasOutput("Input@GRAD") ? context.Output("Input@GRAD") : nullptr;
+  Tensor* d_filter = context.HasOutput("Filter@GRAD")
+                         ? context.Output("Filter@GRAD")
+                         : nullptr;
+  if (context.HasOutput("Bias@GRAD")) {
+    BiasGrad<T>(d_output, *context.Output("Bias@GRAD"));
+  }
+  if (d_input == nullptr && d_filter == nullptr) return absl::OkStatus();
+  if (input.numel() == 0 || filter.numel() == 0 || d_output.numel() == 0) {
+    // No product has terms: whatever gradient is asked for is zero (or
+    // empty), and oneDNN would reject the zero dimensions.
+    if (d_input != nullptr) Zero<T>(*d_input);
+    if (d_filter != nullptr) Zero<T>(*d_filter);
+    return absl::OkStatus();
+  }
+  const Conv2dAttrs a = AttrsOf(context.attrs());
+  if constexpr (std::is_same_v<T, float>) {
+    return RunOneDnn("conv2d_grad", [&] {
+      return RunConv2dGrad(a, input, filter, d_output, d_input, d_filter);
+    });
+  } else {
+    return ReferenceConv2dGrad<T>(
+        GeometryOf(a, input.dims(), filter.dims(), d_output.dims()),
+        input.data<T>(), filter.data<T>(), d_output.data<T>(),
+        d_input == nullptr ? nullptr : d_input->data<T>(),
+        d_filter == nullptr ? nullptr : d_filter->data<T>());
+  }
 }
 
 }  // namespace
@@ -213,6 +554,35 @@ SF_REGISTER_OP(conv2d)
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
     .Infer(InferConv2d)
-    .Kernel(DeviceType::kCPU, kFloat32, &Conv2dKernel);
+    .Grad(GradSpec("conv2d_grad")
+              .ReadInput("Input")
+              .ReadInput("Filter")
+              .ReadInput("Bias")
+              .ReadOutputGrad("Output")
+              .WriteInputGrad("Input")
+              .WriteInputGrad("Filter")
+              .WriteInputGrad("Bias"))
+    .Kernel(DeviceType::kCPU, kFloat32, &Conv2dKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &Conv2dKernel<double>);
+
+// Reads Bias only for the shape of Bias@GRAD.
+SF_REGISTER_OP(conv2d_grad)
+    .Input("Input")
+    .Input("Filter")
+    .Input("Bias", /*optional=*/true)
+    .Input("Output@GRAD")
+    .Output("Input@GRAD", /*optional=*/true)
+    .Output("Filter@GRAD", /*optional=*/true)
+    .Output("Bias@GRAD", /*optional=*/true)
+    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
+          PositivePair())
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0}),
+          PaddingList())
+    .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
+          PositivePair())
+    .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
+    .Infer(InferConv2dGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &Conv2dGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &Conv2dGradKernel<double>);
 
 }  // namespace scopeflow

@@ -457,10 +457,10 @@ TEST(Conv2dErrorTest, RankDtypeAndAttributes) {
                         "float32) and \"Filter\" (variable \"w\", float64) "
                         "must have one dtype"));
   absl::Status no_kernel =
-      PrepareOp(kConvOp, {{"x", MakeTensor<double>({1, 3, 5, 5}, {})},
-                          {"w", MakeTensor<double>({1, 3, 3, 3}, {})}});
+      PrepareOp(kConvOp, {{"x", MakeTensor<int32_t>({1, 3, 5, 5}, {})},
+                          {"w", MakeTensor<int32_t>({1, 3, 3, 3}, {})}});
   EXPECT_THAT(no_kernel.message(),
-              HasSubstr("op 0 (conv2d): no kernel for dtype float64"));
+              HasSubstr("op 0 (conv2d): no kernel for dtype int32"));
   absl::Status strides = PrepareOp(
       absl::StrCat(kConvOp,
                    " attrs { name: \"strides\" ints { values: [1, 1, 1] } }"),

@@ -1,6 +1,7 @@
 // dropout: zeroes each element of X with probability dropout_prob during
 // training; at inference passes X through (or scales it, for
 // downgrade_in_infer).
+// dropout_grad: the gradient of X, from the Mask the forward drew.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -9,6 +10,7 @@
 
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/nn/grad_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -22,6 +24,16 @@ absl::Status CheckProbability(const AttrValue& value) {
 
 absl::Status InferDropout(InferContext& context) {
   const VarInfo& x = context.Input("X");
+  if (context.HasInput("Seed")) {
+    SF_RETURN_IF_ERROR(CheckDtype(context, "Seed", kInt64));
+    const VarInfo& seed = context.Input("Seed");
+    bool unknown = false;
+    for (int64_t d : seed.dims) unknown = unknown || d < 0;
+    SF_CHECK(!seed.has_dims || unknown || NumElements(seed.dims) == 1,
+             "input \"Seed\" (variable \"%s\") has shape %s: expected one "
+             "element, the value mixed with attribute \"seed\"",
+             context.InputName("Seed"), DimsToString(seed.dims));
+  }
   context.SetOutput("Out", x);
   if (context.HasOutput("Mask")) {
     context.SetOutput("Mask", VarInfo{kUInt8, x.dims, x.has_dims});
@@ -29,10 +41,37 @@ absl::Status InferDropout(InferContext& context) {
   return absl::OkStatus();
 }
 
-// Training draws one number per element from std::mt19937 seeded by "seed"
-// and std::uniform_real_distribution: the same seed gives the same mask on
-// every run. An element is kept (mask 1) if its draw is at least
-// dropout_prob.
+// The engine that draws the mask: seeded by attribute "seed" alone, or,
+// with a Seed input, by both through std::seed_seq, so that each value of
+// Seed (a step counter the training loop keeps) draws a new mask while the
+// same pair draws the same mask again.
+std::mt19937 MaskEngine(const KernelContext& context) {
+  const auto attr = static_cast<uint32_t>(context.attrs().Get<int32_t>("seed"));
+  if (!context.HasInput("Seed")) return std::mt19937(attr);
+  const auto step =
+      static_cast<uint64_t>(context.Input("Seed").data<int64_t>()[0]);
+  std::seed_seq seq{attr, static_cast<uint32_t>(step),
+                    static_cast<uint32_t>(step >> 32)};
+  return std::mt19937(seq);
+}
+
+// The factor kept elements are multiplied by, in the mode the attributes
+// say.
+template <typename T>
+T KeptScale(const Attributes& attrs) {
+  const float p = attrs.Get<float>("dropout_prob");
+  const bool upscale =
+      attrs.Get<std::string>("dropout_implementation") == "upscale_in_train";
+  if (attrs.Get<bool>("is_test")) {
+    return upscale ? T{1} : static_cast<T>(1.0 - p);
+  }
+  return upscale ? static_cast<T>(1.0 / (1.0 - p)) : T{1};
+}
+
+// Training draws one number per element from MaskEngine with
+// std::uniform_real_distribution. An element is kept (mask 1) if its draw
+// is at least dropout_prob. Mask, when bound, is always written (all ones
+// at inference), so the gradient can read it.
 template <typename T>
 absl::Status DropoutKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
@@ -41,20 +80,16 @@ absl::Status DropoutKernel(KernelContext& context) {
                       ? context.Output("Mask")->data<uint8_t>()
                       : nullptr;
   const float p = context.attrs().Get<float>("dropout_prob");
-  const bool upscale = context.attrs().Get<std::string>(
-                           "dropout_implementation") == "upscale_in_train";
+  const T scale = KeptScale<T>(context.attrs());
   const T* in = x.data<T>();
   T* o = out.data<T>();
   const int64_t n = x.numel();
   if (context.attrs().Get<bool>("is_test")) {
-    const T scale = upscale ? T{1} : static_cast<T>(1.0 - p);
     for (int64_t i = 0; i < n; ++i) o[i] = in[i] * scale;
     if (mask != nullptr) std::fill(mask, mask + n, uint8_t{1});
     return absl::OkStatus();
   }
-  const T scale = upscale ? static_cast<T>(1.0 / (1.0 - p)) : T{1};
-  std::mt19937 engine(
-      static_cast<uint32_t>(context.attrs().Get<int32_t>("seed")));
+  std::mt19937 engine = MaskEngine(context);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   for (int64_t i = 0; i < n; ++i) {
     const bool keep = uniform(engine) >= p;
@@ -64,10 +99,59 @@ absl::Status DropoutKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// The mask is the only record of which elements were dropped.
+absl::Status MakeDropoutGrad(GradOpContext& grad) {
+  SF_CHECK(!grad.Output("Mask").empty(),
+           "output \"Mask\" is not bound: the gradient of dropout reads the "
+           "mask the forward draws; bind Mask to a variable");
+  OpDef& op = grad.AddOp("dropout_grad");
+  GradOpContext::SetInput(op, "Mask", grad.Output("Mask"));
+  GradOpContext::SetInput(op, "Out@GRAD", grad.OutputGrad("Out"));
+  GradOpContext::SetOutput(op, "X@GRAD", grad.InputGrad("X"));
+  grad.CopyAttrs(op);
+  return absl::OkStatus();
+}
+
+absl::Status InferDropoutGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtype(context, "Mask", kUInt8));
+  SF_RETURN_IF_ERROR(CheckFloatInput(context, "Out@GRAD"));
+  const VarInfo& grad = context.Input("Out@GRAD");
+  const VarInfo& mask = context.Input("Mask");
+  // Out has the mask's shape.
+  SF_RETURN_IF_ERROR(
+      nn::CheckGradInput(context, "Out@GRAD",
+                         VarInfo{grad.dtype, mask.dims, mask.has_dims}, "Out"));
+  if (context.HasOutput("X@GRAD")) {
+    context.SetOutput(
+        "X@GRAD",
+        grad.has_dims ? grad : VarInfo{grad.dtype, mask.dims, mask.has_dims});
+  }
+  return absl::OkStatus();
+}
+
+// X@GRAD = Out@GRAD * Mask * the factor the forward scaled kept elements
+// by.
+template <typename T>
+absl::Status DropoutGradKernel(KernelContext& context) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const Tensor& grad = context.Input("Out@GRAD");
+  const uint8_t* mask = context.Input("Mask").data<uint8_t>();
+  const T scale = KeptScale<T>(context.attrs());
+  const T* g = grad.data<T>();
+  T* dx = context.Output("X@GRAD")->data<T>();
+  for (int64_t i = 0; i < grad.numel(); ++i) {
+    dx[i] = mask[i] != 0 ? g[i] * scale : T{0};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+// Seed (optional): a one-element int64 tensor mixed with attribute "seed"
+// to draw each training step's mask.
 SF_REGISTER_OP(dropout)
     .Input("X")
+    .Input("Seed", /*optional=*/true)
     .Output("Out")
     .Output("Mask", /*optional=*/true)
     .Attr("dropout_prob", AttrType::kFloat, AttrValue(0.5f), CheckProbability)
@@ -77,7 +161,27 @@ SF_REGISTER_OP(dropout)
           AttrValue(std::string("upscale_in_train")),
           OneOf({"upscale_in_train", "downgrade_in_infer"}))
     .Infer(InferDropout)
+    .Grad(GradSpec("dropout_grad")
+              .ReadOutput("Mask")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X")
+              .Maker(MakeDropoutGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &DropoutKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &DropoutKernel<double>);
+
+SF_REGISTER_OP(dropout_grad)
+    .Input("Mask")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("dropout_prob", AttrType::kFloat, AttrValue(0.5f), CheckProbability)
+    .Attr("is_test", AttrType::kBool, AttrValue(false))
+    .Attr("seed", AttrType::kInt, AttrValue(0))
+    .Attr("dropout_implementation", AttrType::kString,
+          AttrValue(std::string("upscale_in_train")),
+          OneOf({"upscale_in_train", "downgrade_in_infer"}))
+    .KernelDtypeFromInput("Out@GRAD")
+    .Infer(InferDropoutGrad)
+    .Kernel(DeviceType::kCPU, kFloat32, &DropoutGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &DropoutGradKernel<double>);
 
 }  // namespace scopeflow

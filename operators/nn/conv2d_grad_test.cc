@@ -1,0 +1,333 @@
+// conv2d's gradient: numeric checks of the float64 reference, the float32
+// oneDNN gradients against it, and conv2d_grad's shapes and errors.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/grad_check.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::Each;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct ConvCase {
+  std::string name;
+  Dims input;   // [N, C, H, W]
+  Dims filter;  // [M, C / groups, kH, kW]
+  std::vector<int32_t> strides = {1, 1};
+  std::vector<int32_t> paddings = {0, 0};
+  std::vector<int32_t> dilations = {1, 1};
+  int groups = 1;
+  bool bias = false;
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+std::string IntsAttr(const std::string& name,
+                     const std::vector<int32_t>& values) {
+  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
+                      absl::StrJoin(values, ", "), "] } }");
+}
+
+std::string Attrs(const ConvCase& c) {
+  return absl::StrCat(IntsAttr("strides", c.strides), " ",
+                      IntsAttr("paddings", c.paddings), " ",
+                      IntsAttr("dilations", c.dilations),
+                      " attrs { name: \"groups\" i: ", c.groups, " }");
+}
+
+std::string ConvOp(const ConvCase& c) {
+  return absl::StrCat(
+      "type: \"conv2d\" inputs { slot: \"Input\" vars: \"x\" } "
+      "inputs { slot: \"Filter\" vars: \"w\" } ",
+      c.bias ? "inputs { slot: \"Bias\" vars: \"b\" } " : "",
+      "outputs { slot: \"Output\" vars: \"y\" } ", Attrs(c));
+}
+
+// conv2d_grad on Input = x, Filter = w, Bias = b (if c.bias), Output@GRAD =
+// dy, writing the gradients the `outputs` name ("Input", "Filter", "Bias")
+// to dx, dw and db.
+std::string ConvGradOp(const ConvCase& c,
+                       const std::vector<std::string>& outputs) {
+  std::string op = absl::StrCat(
+      "type: \"conv2d_grad\" inputs { slot: \"Input\" vars: \"x\" } "
+      "inputs { slot: \"Filter\" vars: \"w\" } ",
+      c.bias ? "inputs { slot: \"Bias\" vars: \"b\" } " : "",
+      "inputs { slot: \"Output@GRAD\" vars: \"dy\" } ", Attrs(c));
+  for (const std::string& slot : outputs) {
+    const std::string var =
+        slot == "Input" ? "dx" : (slot == "Filter" ? "dw" : "db");
+    absl::StrAppend(&op, " outputs { slot: \"", slot, "@GRAD\" vars: \"", var,
+                    "\" }");
+  }
+  return op;
+}
+
+std::vector<double> RandomValues(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> values(n);
+  for (double& v : values) v = dist(engine);
+  return values;
+}
+
+template <typename T>
+Tensor Random(const Dims& dims, uint32_t seed) {
+  const std::vector<double> values = RandomValues(NumElements(dims), seed);
+  return MakeTensor<T>(dims, std::vector<T>(values.begin(), values.end()));
+}
+
+template <typename T>
+std::vector<Feed> ForwardFeeds(const ConvCase& c, uint32_t seed) {
+  std::vector<Feed> feeds = {{"x", Random<T>(c.input, seed)},
+                             {"w", Random<T>(c.filter, seed + 1)}};
+  if (c.bias) feeds.push_back({"b", Random<T>({c.filter[0]}, seed + 2)});
+  return feeds;
+}
+
+std::vector<ConvCase> Cases() {
+  return {
+      {"Plain3x3WithBias",
+       {2, 2, 4, 4},
+       {3, 2, 3, 3},
+       {1, 1},
+       {0, 0},
+       {1, 1},
+       1,
+       true},
+      {"Stride2Padding1", {1, 2, 5, 5}, {2, 2, 3, 3}, {2, 2}, {1, 1}},
+      {"Dilation2",
+       {1, 2, 6, 6},
+       {2, 2, 2, 2},
+       {1, 1},
+       {1, 1},
+       {2, 2},
+       1,
+       true},
+      {"Groups2", {2, 4, 4, 4}, {4, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 2, true},
+      {"OneByOne", {2, 3, 3, 3}, {4, 3, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true},
+      // Non-square everything, four-sided padding, and a trailing row the
+      // stride skips.
+      {"NonSquare",
+       {1, 2, 5, 7},
+       {2, 1, 2, 3},
+       {2, 1},
+       {1, 0, 2, 1},
+       {1, 2},
+       2,
+       true},
+      // Padding wider than the dilated filter: some windows see only
+      // padding, so part of Output depends on nothing but the bias.
+      {"WindowsOfOnlyPadding",
+       {1, 1, 2, 2},
+       {2, 1, 1, 1},
+       {2, 2},
+       {2, 2},
+       {1, 1},
+       1,
+       true},
+  };
+}
+
+class Conv2dGradTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2dGradTest, Float64MatchesCentralDifferences) {
+  const ConvCase& c = GetParam();
+  absl::Status status = CheckGradient(ConvOp(c), ForwardFeeds<double>(c, 7));
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// oneDNN's float32 backward primitives against the float64 reference, on
+// the same (float32-representable) values.
+TEST_P(Conv2dGradTest, OneDnnFloat32MatchesFloat64Reference) {
+  const ConvCase& c = GetParam();
+  auto y = RunOp(ConvOp(c), ForwardFeeds<double>(c, 11), {"y"});
+  ASSERT_TRUE(y.ok()) << y.status();
+  const Dims out_dims = (*y)[0].dims();
+  std::vector<std::string> outputs = {"Input", "Filter"};
+  std::vector<std::string> fetches = {"dx", "dw"};
+  if (c.bias) {
+    outputs.push_back("Bias");
+    fetches.push_back("db");
+  }
+  std::vector<Feed> f32 = ForwardFeeds<float>(c, 11);
+  f32.push_back({"dy", Random<float>(out_dims, 12)});
+  std::vector<Feed> f64 = ForwardFeeds<double>(c, 11);
+  f64.push_back({"dy", Random<double>(out_dims, 12)});
+  // The float32 values rounded, so both dtypes see the same numbers.
+  for (size_t i = 0; i < f64.size(); ++i) {
+    for (int64_t j = 0; j < f64[i].tensor.numel(); ++j) {
+      f64[i].tensor.data<double>()[j] = f32[i].tensor.data<float>()[j];
+    }
+  }
+  auto single = RunOp(ConvGradOp(c, outputs), f32, fetches);
+  ASSERT_TRUE(single.ok()) << single.status();
+  auto reference = RunOp(ConvGradOp(c, outputs), f64, fetches);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    SCOPED_TRACE(fetches[k]);
+    const Tensor& got = (*single)[k];
+    const Tensor& want = (*reference)[k];
+    ASSERT_EQ(got.dims(), want.dims());
+    double largest = 0;
+    for (int64_t j = 0; j < want.numel(); ++j) {
+      largest = std::max(largest, std::abs(want.data<double>()[j]));
+    }
+    for (int64_t j = 0; j < want.numel(); ++j) {
+      ASSERT_NEAR(got.data<float>()[j], want.data<double>()[j],
+                  1e-4 * std::max(largest, 1.0))
+          << "element " << j;
+    }
+  }
+}
+
+TEST_P(Conv2dGradTest, Float64ForwardMatchesFloat32) {
+  const ConvCase& c = GetParam();
+  auto single = RunOp(ConvOp(c), ForwardFeeds<float>(c, 3), {"y"});
+  auto reference = RunOp(ConvOp(c), ForwardFeeds<double>(c, 3), {"y"});
+  ASSERT_TRUE(single.ok()) << single.status();
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_EQ((*single)[0].dims(), (*reference)[0].dims());
+  for (int64_t j = 0; j < (*single)[0].numel(); ++j) {
+    ASSERT_NEAR((*single)[0].data<float>()[j],
+                (*reference)[0].data<double>()[j], 1e-5)
+        << "element " << j;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Conv2dGradTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
+
+// Larger shapes than the numeric checks afford, where oneDNN picks blocked
+// layouts and reorders around its primitives.
+TEST(Conv2dGradLargeTest, OneDnnMatchesReferenceOnBlockedShapes) {
+  const ConvCase c = {
+      "Large", {2, 16, 9, 11}, {32, 8, 3, 3}, {2, 1}, {1, 2}, {1, 2}, 2, true};
+  auto y = RunOp(ConvOp(c), ForwardFeeds<double>(c, 5), {"y"});
+  ASSERT_TRUE(y.ok()) << y.status();
+  std::vector<Feed> f32 = ForwardFeeds<float>(c, 5);
+  f32.push_back({"dy", Random<float>((*y)[0].dims(), 6)});
+  std::vector<Feed> f64;
+  for (const Feed& feed : f32) {
+    std::vector<double> values(feed.tensor.data<float>(),
+                               feed.tensor.data<float>() + feed.tensor.numel());
+    f64.push_back({feed.name, MakeTensor<double>(feed.tensor.dims(), values)});
+  }
+  const std::vector<std::string> fetches = {"dx", "dw", "db"};
+  auto single = RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), f32, fetches);
+  auto reference =
+      RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), f64, fetches);
+  ASSERT_TRUE(single.ok()) << single.status();
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    double largest = 0;
+    const Tensor& want = (*reference)[k];
+    for (int64_t j = 0; j < want.numel(); ++j) {
+      largest = std::max(largest, std::abs(want.data<double>()[j]));
+    }
+    for (int64_t j = 0; j < want.numel(); ++j) {
+      ASSERT_NEAR((*single)[k].data<float>()[j], want.data<double>()[j],
+                  1e-4 * largest)
+          << fetches[k] << " element " << j;
+    }
+  }
+}
+
+// One input channel and filter of ones: Filter@GRAD is a window sum of X,
+// Input@GRAD counts the windows each cell is in, Bias@GRAD sums Out@GRAD.
+TEST(Conv2dGradValueTest, HandComputed) {
+  const ConvCase c = {
+      "Hand", {1, 1, 3, 3}, {1, 1, 2, 2}, {1, 1}, {0, 0}, {1, 1}, 1, true};
+  const std::vector<Feed> feeds = {
+      {"x", MakeTensor<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})},
+      {"w", MakeTensor<float>({1, 1, 2, 2}, {1, 1, 1, 1})},
+      {"b", MakeTensor<float>({1}, {0.5})},
+      {"dy", MakeTensor<float>({1, 1, 2, 2}, {1, 1, 1, 1})}};
+  auto out = RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), feeds,
+                   {"dx", "dw", "db"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 1, 2, 4, 2, 1, 2, 1));
+  // Each filter element meets the 2x2 block of X at its offset.
+  EXPECT_THAT(
+      Values<float>((*out)[1]),
+      ElementsAre(1 + 2 + 4 + 5, 2 + 3 + 5 + 6, 4 + 5 + 7 + 8, 5 + 6 + 8 + 9));
+  EXPECT_THAT(Values<float>((*out)[2]), ElementsAre(4));
+}
+
+TEST(Conv2dGradValueTest, OnlyTheRequestedGradients) {
+  const ConvCase c = Cases()[3];  // Groups2, with bias
+  auto y = RunOp(ConvOp(c), ForwardFeeds<float>(c, 1), {"y"});
+  ASSERT_TRUE(y.ok()) << y.status();
+  std::vector<Feed> feeds = ForwardFeeds<float>(c, 1);
+  feeds.push_back({"dy", Random<float>((*y)[0].dims(), 2)});
+  auto all = RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), feeds,
+                   {"dx", "dw", "db"});
+  auto filter_only = RunOp(ConvGradOp(c, {"Filter"}), feeds, {"dw"});
+  auto input_only = RunOp(ConvGradOp(c, {"Input"}), feeds, {"dx"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_TRUE(filter_only.ok()) << filter_only.status();
+  ASSERT_TRUE(input_only.ok()) << input_only.status();
+  EXPECT_EQ(Values<float>((*filter_only)[0]), Values<float>((*all)[1]));
+  EXPECT_EQ(Values<float>((*input_only)[0]), Values<float>((*all)[0]));
+}
+
+TEST(Conv2dGradValueTest, EmptyBatchGivesZeroFilterAndBiasGradients) {
+  const ConvCase c = {
+      "Empty", {0, 2, 4, 4}, {3, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true};
+  for (bool f64 : {false, true}) {
+    std::vector<Feed> feeds =
+        f64 ? ForwardFeeds<double>(c, 1) : ForwardFeeds<float>(c, 1);
+    feeds.push_back({"dy", f64 ? MakeTensor<double>({0, 3, 2, 2}, {})
+                               : MakeTensor<float>({0, 3, 2, 2}, {})});
+    auto out = RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), feeds,
+                     {"dx", "dw", "db"});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].dims(), ElementsAre(0, 2, 4, 4));
+    EXPECT_THAT((*out)[1].dims(), ElementsAre(3, 2, 3, 3));
+    if (f64) {
+      EXPECT_THAT(Values<double>((*out)[1]), Each(0.0));
+      EXPECT_THAT(Values<double>((*out)[2]), ElementsAre(0, 0, 0));
+    } else {
+      EXPECT_THAT(Values<float>((*out)[1]), Each(0.0f));
+      EXPECT_THAT(Values<float>((*out)[2]), ElementsAre(0, 0, 0));
+    }
+  }
+}
+
+TEST(Conv2dGradErrorTest, OutputGradShapeNamesVariable) {
+  const ConvCase c = Cases()[1];  // [1, 2, 5, 5] -> [1, 2, 3, 3]
+  std::vector<Feed> feeds = ForwardFeeds<float>(c, 1);
+  feeds.push_back({"dy", MakeTensor<float>({1, 2, 4, 4}, {})});
+  absl::Status status = PrepareOp(ConvGradOp(c, {"Input"}), feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d_grad): input \"Output@GRAD\" (variable "
+                        "\"dy\") is float32 [1, 2, 4, 4]: expected float32 "
+                        "[1, 2, 3, 3], as the forward op's output \"Output\""));
+}
+
+TEST(Conv2dGradErrorTest, BiasGradNeedsBias) {
+  const ConvCase c = Cases()[1];
+  std::vector<Feed> feeds = ForwardFeeds<float>(c, 1);
+  feeds.push_back({"dy", MakeTensor<float>({1, 2, 3, 3}, {})});
+  absl::Status status = PrepareOp(ConvGradOp(c, {"Bias"}), feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d_grad): input \"Bias\" is not bound: "
+                        "output \"Bias@GRAD\" takes the shape of \"Bias\""));
+}
+
+}  // namespace
+}  // namespace scopeflow

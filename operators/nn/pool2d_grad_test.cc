@@ -1,0 +1,190 @@
+// pool2d's gradient: numeric checks for max, average (exclusive and not)
+// and global pooling with padding, hand-computed values, and errors.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/grad_check.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::FloatEq;
+using ::testing::HasSubstr;
+using ::testing::Pointwise;
+
+std::string Pool(const std::string& attrs) {
+  return absl::StrCat(
+      "type: \"pool2d\" inputs { slot: \"X\" vars: \"x\" } "
+      "outputs { slot: \"Out\" vars: \"y\" } ",
+      attrs);
+}
+
+std::string PoolGrad(const std::string& attrs) {
+  return absl::StrCat(
+      "type: \"pool2d_grad\" inputs { slot: \"X\" vars: \"x\" } "
+      "inputs { slot: \"Out@GRAD\" vars: \"dy\" } "
+      "outputs { slot: \"X@GRAD\" vars: \"dx\" } ",
+      attrs);
+}
+
+std::string Ints(const std::string& name, const std::vector<int32_t>& values) {
+  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
+                      absl::StrJoin(values, ", "), "] } } ");
+}
+
+std::string Type(const std::string& type) {
+  return absl::StrCat("attrs { name: \"pooling_type\" s: \"", type, "\" } ");
+}
+
+// Distinct values 0.1 apart in a shuffled order: every window has one
+// maximum, far from a tie at the central differences' step.
+Tensor Distinct(const Dims& dims, uint32_t seed) {
+  std::vector<double> values(NumElements(dims));
+  std::iota(values.begin(), values.end(), 0.0);
+  std::shuffle(values.begin(), values.end(), std::mt19937(seed));
+  for (double& v : values) v = (v - values.size() / 2.0) * 0.1;
+  return MakeTensor<double>(dims, values);
+}
+
+struct PoolCase {
+  std::string name;
+  std::string attrs;
+  Dims x;
+};
+
+TEST(Pool2dGradTest, MatchesCentralDifferences) {
+  const std::vector<PoolCase> cases = {
+      {"max",
+       Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}),
+       {2, 2, 4, 4}},
+      // Overlapping windows: a cell may be the maximum of several.
+      {"max overlapping padded",
+       Type("max") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1}),
+       {1, 2, 4, 5}},
+      {"max four-sided padding ceil_mode",
+       Type("max") + Ints("ksize", {3, 2}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 0, 0, 1}) +
+           "attrs { name: \"ceil_mode\" b: "
+           "true }",
+       {1, 1, 6, 5}},
+      {"avg exclusive padded",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}),
+       {2, 2, 5, 5}},
+      {"avg inclusive padded",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}) + "attrs { name: \"exclusive\" b: false }",
+       {2, 2, 5, 5}},
+      {"avg inclusive ceil_mode",
+       Type("avg") + Ints("ksize", {2, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {0, 1}) +
+           "attrs { name: \"exclusive\" b: false } "
+           "attrs { name: \"ceil_mode\" b: true }",
+       {1, 2, 5, 6}},
+      {"global max",
+       Type("max") + Ints("ksize", {1, 1}) +
+           "attrs { name: \"global_pooling\" b: true }",
+       {2, 3, 3, 4}},
+      {"global avg",
+       Type("avg") + Ints("ksize", {1, 1}) +
+           "attrs { name: \"global_pooling\" b: true }",
+       {2, 3, 3, 4}},
+  };
+  uint32_t seed = 1;
+  for (const PoolCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::Status status =
+        CheckGradient(Pool(c.attrs), {{"x", Distinct(c.x, ++seed)}});
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
+TEST(Pool2dGradTest, MaxSendsEachWindowsGradientToItsMaximum) {
+  // Windows 2x2, stride 1 over 3x3: the 9 at the centre is every window's
+  // maximum, so it collects all four gradients.
+  const Tensor x = MakeTensor<float>({1, 1, 3, 3}, {1, 2, 3, 4, 9, 5, 6, 7, 8});
+  const Tensor dy = MakeTensor<float>({1, 1, 2, 2}, {1, 10, 100, 1000});
+  auto out = RunOp(PoolGrad(Type("max") + Ints("ksize", {2, 2})),
+                   {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]),
+              ElementsAre(0, 0, 0, 0, 1111, 0, 0, 0, 0));
+  // A window whose maximum is elsewhere: top-left 2x2 of a row-major ramp
+  // peaks at its bottom-right cell.
+  const Tensor ramp = MakeTensor<float>({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto strided = RunOp(
+      PoolGrad(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2})),
+      {{"x", ramp}, {"dy", MakeTensor<float>({1, 1, 1, 2}, {3, 4})}}, {"dx"});
+  ASSERT_TRUE(strided.ok()) << strided.status();
+  EXPECT_THAT(Values<float>((*strided)[0]),
+              ElementsAre(0, 0, 0, 0, 0, 3, 0, 4));
+}
+
+TEST(Pool2dGradTest, AverageDividesByTheForwardsCount) {
+  // 2x2 input, 3x3 windows, padding 1, stride 1: four windows, each
+  // covering the whole input (4 cells) plus 5 padding cells.
+  const Tensor x = MakeTensor<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor dy = MakeTensor<float>({1, 1, 2, 2}, {4, 8, 12, 36});
+  const std::string attrs =
+      Type("avg") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1});
+  auto exclusive = RunOp(PoolGrad(attrs), {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(exclusive.ok()) << exclusive.status();
+  // Each cell gets sum(dy) / 4 = 15.
+  EXPECT_THAT(Values<float>((*exclusive)[0]), ElementsAre(15, 15, 15, 15));
+  auto inclusive =
+      RunOp(PoolGrad(attrs + "attrs { name: \"exclusive\" b: false }"),
+            {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(inclusive.ok()) << inclusive.status();
+  // sum(dy) / 9, the padding cells' shares dropped.
+  EXPECT_THAT(Values<float>((*inclusive)[0]),
+              Pointwise(FloatEq(), std::vector<float>{60.0f / 9, 60.0f / 9,
+                                                      60.0f / 9, 60.0f / 9}));
+}
+
+TEST(Pool2dGradTest, GlobalPoolingFloat32) {
+  const Tensor x =
+      MakeTensor<float>({1, 2, 2, 2}, {1, 5, 2, 3, -1, -2, -3, -4});
+  const Tensor dy = MakeTensor<float>({1, 2, 1, 1}, {2, 8});
+  const std::string global =
+      Ints("ksize", {1, 1}) + "attrs { name: \"global_pooling\" b: true } ";
+  auto max =
+      RunOp(PoolGrad(Type("max") + global), {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT(Values<float>((*max)[0]), ElementsAre(0, 2, 0, 0, 8, 0, 0, 0));
+  auto avg =
+      RunOp(PoolGrad(Type("avg") + global), {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(avg.ok()) << avg.status();
+  EXPECT_THAT(Values<float>((*avg)[0]),
+              ElementsAre(0.5, 0.5, 0.5, 0.5, 2, 2, 2, 2));
+}
+
+TEST(Pool2dGradErrorTest, OutGradShapeNamesVariable) {
+  absl::Status status = PrepareOp(
+      PoolGrad(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2})),
+      {{"x", MakeTensor<float>({1, 1, 4, 4}, {})},
+       {"dy", MakeTensor<float>({1, 1, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"Out@GRAD\" (variable "
+                        "\"dy\") is float32 [1, 1, 3, 3]: expected float32 "
+                        "[1, 1, 2, 2], as the forward op's output \"Out\""));
+  absl::Status dtype =
+      PrepareOp(PoolGrad(Type("avg") + Ints("ksize", {2, 2})),
+                {{"x", MakeTensor<float>({1, 1, 2, 2}, {})},
+                 {"dy", MakeTensor<double>({1, 1, 1, 1}, {})}});
+  EXPECT_THAT(dtype.message(),
+              HasSubstr("input \"Out@GRAD\" (variable \"dy\") is float64 "
+                        "[1, 1, 1, 1]: expected float32"));
+}
+
+}  // namespace
+}  // namespace scopeflow
