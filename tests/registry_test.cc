@@ -1,6 +1,8 @@
 // Every operator the runtime promises is registered once linked, with
 // shape inference and a CPU kernel (static registrars survive linking
 // because operator libraries are alwayslink).
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "framework/op_spec.h"
@@ -30,7 +32,11 @@ constexpr const char* kPromisedOps[] = {
     // creation
     "fill_constant", "gaussian_random", "uniform_random", "assign",
     // losses, metrics, regularisation
-    "softmax_with_cross_entropy", "mean", "accuracy", "dropout"};
+    "softmax_with_cross_entropy", "mean", "accuracy", "dropout",
+    // training: optimizers, clipping, schedules, initializers
+    "sum", "fill_any_like", "sgd", "momentum", "adam", "clip_by_global_norm",
+    "lr_schedule", "increment", "xavier_uniform", "xavier_normal",
+    "kaiming_uniform", "kaiming_normal", "truncated_gaussian_random"};
 
 TEST(RegistryTest, EveryPromisedOpIsRegisteredWithInferenceAndACpuKernel) {
   for (const char* type : kPromisedOps) {
@@ -41,6 +47,69 @@ TEST(RegistryTest, EveryPromisedOpIsRegisteredWithInferenceAndACpuKernel) {
         << type << " has no CPU kernel";
   }
   EXPECT_GE(OpRegistry::Global().Types().size(), std::size(kPromisedOps));
+}
+
+// Ops with no gradient in mathematics (comparisons, indices, random
+// draws, constants, metrics) or that training never differentiates.
+constexpr const char* kNotDifferentiable[] = {
+    "equal", "less", "greater", "argmax", "shape", "fill_constant",
+    "fill_any_like", "gaussian_random", "uniform_random", "accuracy",
+    // optimizer steps, schedules and initializers update state in place
+    "sgd", "momentum", "adam", "clip_by_global_norm", "lr_schedule",
+    "increment", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+    "kaiming_normal", "truncated_gaussian_random"};
+
+TEST(RegistryTest, EveryDifferentiablePromisedOpHasAGradient) {
+  for (const char* type : kPromisedOps) {
+    if (std::find(std::begin(kNotDifferentiable), std::end(kNotDifferentiable),
+                  std::string(type)) != std::end(kNotDifferentiable)) {
+      continue;
+    }
+    const OpSpec* spec = OpRegistry::Global().Find(type);
+    ASSERT_NE(spec, nullptr) << type;
+    EXPECT_NE(spec->grad(), nullptr) << type << " has no gradient";
+  }
+}
+
+// A GradSpec that names a gradient op names a registered one, whose slots
+// are those the default maker binds.
+TEST(RegistryTest, GradientOpsExistWithTheSlotsTheirMakersBind) {
+  for (const std::string& type : OpRegistry::Global().Types()) {
+    const OpSpec* spec = OpRegistry::Global().Find(type);
+    const GradSpec* grad = spec->grad();
+    if (grad == nullptr || grad->grad_type().empty()) continue;
+    const OpSpec* grad_op = OpRegistry::Global().Find(grad->grad_type());
+    ASSERT_NE(grad_op, nullptr)
+        << type << "'s gradient op " << grad->grad_type() << " is missing";
+    EXPECT_NE(grad_op->KernelDtypes(DeviceType::kCPU), "none")
+        << grad->grad_type();
+    // The default maker copies every forward attribute.
+    for (const AttrSpec& attr : spec->attrs()) {
+      const AttrSpec* copied = grad_op->FindAttr(attr.name);
+      ASSERT_NE(copied, nullptr)
+          << grad->grad_type() << " lacks attribute " << attr.name;
+      EXPECT_EQ(copied->type, attr.type)
+          << grad->grad_type() << " " << attr.name;
+    }
+    for (const auto* slots : {&grad->read_inputs(), &grad->read_outputs()}) {
+      for (const std::string& slot : *slots) {
+        EXPECT_GE(grad_op->InputIndex(slot), 0)
+            << grad->grad_type() << " lacks input " << slot;
+      }
+    }
+    for (const std::string& slot : grad->output_grads()) {
+      EXPECT_GE(grad_op->InputIndex(GradName(slot)), 0)
+          << grad->grad_type() << " lacks input " << GradName(slot);
+    }
+    for (const std::string& slot : grad->input_grads()) {
+      const int index = grad_op->OutputIndex(GradName(slot));
+      ASSERT_GE(index, 0) << grad->grad_type() << " lacks output "
+                          << GradName(slot);
+      EXPECT_TRUE(grad_op->outputs()[index].optional)
+          << grad->grad_type() << "'s output " << GradName(slot)
+          << " must be optional: unwanted gradients are not bound";
+    }
+  }
 }
 
 TEST(RegistryTest, UnknownTypesAreNotFound) {
