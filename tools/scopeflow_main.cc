@@ -10,6 +10,8 @@
 //   scopeflow info NET     print the blocks, variables and ops as written
 //   scopeflow train --startup NET --main NET --data DATASET [--epochs N]
 //                   [--batch B] [--checkpoint_dir D] [--resume] ...
+//   scopeflow import-onnx MODEL.onnx -o NET.pb [--params FILE]
+//                          convert an ONNX model into a net and parameters
 //
 // Flags may be written with dashes or underscores (--checkpoint-dir).
 #include <algorithm>
@@ -24,11 +26,16 @@
 #include "absl/status/status.h"
 #include "platform/host_memory.h"
 #include "tools/commands.h"
+#include "tools/import_onnx_command.h"
 
 ABSL_FLAG(std::string, startup, "",
           "run, train: a startup net run once first, to fill the parameters");
 ABSL_FLAG(std::string, params, "",
-          "run: a parameter file loaded after the startup net");
+          "run: a parameter file loaded after the startup net; import-onnx: "
+          "where to write the model's parameters");
+ABSL_FLAG(std::string, output, "",
+          "import-onnx: where to write the net (.pbtxt: text, else binary); "
+          "-o for short");
 ABSL_FLAG(std::string, save_params, "",
           "run, train: save the parameters to this file at the end");
 ABSL_FLAG(std::vector<std::string>, feed, {},
@@ -79,10 +86,13 @@ ABSL_FLAG(int64_t, seed, 1, "train: seeds the order of the examples");
 
 namespace {
 
-// Abseil flags are identifiers; accept the dashed spelling users type too.
+// Abseil flags are identifiers; accept the dashed spelling users type too,
+// and -o for --output.
 std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   for (std::string& arg : args) {
+    if (arg == "-o") arg = "--output";
+    if (arg.compare(0, 3, "-o=") == 0) arg = "--output" + arg.substr(2);
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
     const size_t end = std::min(arg.find('='), arg.size());
     for (size_t i = 2; i < end; ++i) {
@@ -139,7 +149,10 @@ constexpr char kUsage[] =
     "  info NET    print the blocks, variables and ops of NET as written\n"
     "  train       train: --startup NET --main NET --data FILE|digits\n"
     "              --epochs N --batch B --checkpoint_dir D --resume\n"
-    "              --optimizer sgd|momentum|adam --learning_rate X ...\n";
+    "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
+    "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
+    "              convert an ONNX model (opsets 11 to 22) into a net and a\n"
+    "              parameter file\n";
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "scopeflow: %s\n",
@@ -187,6 +200,13 @@ int main(int argc, char** argv) {
     status = scopeflow::DotCommand(net);
   } else if (command == "info") {
     status = scopeflow::InfoCommand(net);
+  } else if (command == "import-onnx") {
+    if (absl::GetFlag(FLAGS_output).empty()) {
+      std::fputs("scopeflow import-onnx: -o NET.pb is required\n", stderr);
+      return 2;
+    }
+    status = scopeflow::ImportOnnxCommand(net, absl::GetFlag(FLAGS_output),
+                                          absl::GetFlag(FLAGS_params));
   } else {
     std::fputs(kUsage, stderr);
     return 2;

@@ -62,6 +62,19 @@ cnn=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pb
   --feed="image=$mlp/digit.npy")
 grep -q 'probabilities: float32 \[1, 10\] .*mean 0.1$' <<<"$cnn" || fail "cnn run: $cnn"
 
+# import-onnx: a hand-written ONNX model, encoded here, converts and runs;
+# y = softmax(relu(x W1 + b1) W2 + b2) for x = [1, 2, 3, 4] is
+# softmax([1.85, 4.65]) = [0.0573242, 0.942676] by hand.
+protoc --encode=onnx.ModelProto -I proto proto/onnx.proto \
+  <examples/onnx/linear_relu.textproto >"$TEST_TMPDIR/model.onnx"
+imported=$("$scopeflow" import-onnx "$TEST_TMPDIR/model.onnx" -o "$TEST_TMPDIR/model.pb" \
+  --params="$TEST_TMPDIR/model.params")
+grep -q '4 parameter(s)' <<<"$imported" || fail "import-onnx: $imported"
+onnx_out=$("$scopeflow" run "$TEST_TMPDIR/model.pb" --params="$TEST_TMPDIR/model.params" \
+  --feed="x=examples/onnx/x.npy")
+grep -q 'y: float32 \[1, 2\] values \[0.057324[0-9]*, 0.94267[0-9]*\]' <<<"$onnx_out" ||
+  fail "imported model: $onnx_out"
+
 # Errors: clear message, exit status 1.
 expect_error() {
   local pattern=$1; shift
@@ -79,5 +92,11 @@ echo 'format_version: 3' >"$bad"
 expect_error 'has format_version 3; this build reads version 1' info "$bad"
 sed 's/type: "relu"/type: "rleu"/' "$mlp/main.pbtxt" >"$TEST_TMPDIR/typo.pbtxt"
 expect_error 'op 1 (rleu): unknown op type' check "$TEST_TMPDIR/typo.pbtxt"
+head -c 100 "$TEST_TMPDIR/model.onnx" >"$TEST_TMPDIR/cut.onnx"
+expect_error 'cut.onnx' import-onnx "$TEST_TMPDIR/cut.onnx" -o "$TEST_TMPDIR/cut.pb"
+[[ ! -e "$TEST_TMPDIR/cut.pb" ]] || fail "a failed import wrote its output"
+sed 's/op_type: "Relu"/op_type: "Rleu"/' examples/onnx/linear_relu.textproto |
+  protoc --encode=onnx.ModelProto -I proto proto/onnx.proto >"$TEST_TMPDIR/typo.onnx"
+expect_error 'relu.*Rleu' import-onnx "$TEST_TMPDIR/typo.onnx" -o "$TEST_TMPDIR/typo.pb"
 if "$scopeflow" >/dev/null 2>&1; then fail "expected a usage error"; fi
 echo "scopeflow command: all checks passed"

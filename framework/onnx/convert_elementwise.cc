@@ -1,0 +1,309 @@
+// Converters of elementwise ONNX ops: arithmetic, comparisons, math
+// functions, activations, softmax, Clip, Cast, Identity and Where.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "framework/onnx/converters.h"
+#include "framework/onnx/onnx_tensor.h"
+#include "framework/op_spec.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace onnx_import {
+namespace {
+
+// One input "X", one output "Out": the unary math functions and the
+// activations without attributes.
+template <const char* kType>
+absl::Status ConvertUnary(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(
+      OpBuilder(kType).In("X", x).Out("Out", context.Output(0)));
+}
+
+// Inputs "X" and "Y", output "Out", numpy broadcasting on both sides (as
+// ONNX's multidirectional broadcasting).
+template <const char* kType>
+absl::Status ConvertBinary(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string y, context.Input(1));
+  return context.Emit(
+      OpBuilder(kType).In("X", x).In("Y", y).Out("Out", context.Output(0)));
+}
+
+// Max, Min and Sum take any number of inputs: a chain of the binary op
+// (one input is the identity).
+template <const char* kType>
+absl::Status ConvertVariadic(NodeContext& context) {
+  SF_CHECK(context.InputCount() >= 1, "expected at least one input");
+  SF_ASSIGN_OR_RETURN(std::string acc, context.Input(0));
+  if (context.InputCount() == 1) {
+    return context.Emit(
+        OpBuilder("assign").In("X", acc).Out("Out", context.Output(0)));
+  }
+  for (int i = 1; i < context.InputCount(); ++i) {
+    SF_ASSIGN_OR_RETURN(const std::string next, context.Input(i));
+    const std::string out = i + 1 == context.InputCount()
+                                ? context.Output(0)
+                                : context.Temp(absl::StrFormat("partial%d", i));
+    SF_RETURN_IF_ERROR(context.Emit(
+        OpBuilder(kType).In("X", acc).In("Y", next).Out("Out", out)));
+    acc = out;
+  }
+  return absl::OkStatus();
+}
+
+constexpr char kAdd[] = "add";
+constexpr char kSub[] = "sub";
+constexpr char kMul[] = "mul";
+constexpr char kDiv[] = "div";
+constexpr char kMax[] = "max";
+constexpr char kMin[] = "min";
+constexpr char kEqual[] = "equal";
+constexpr char kLess[] = "less";
+constexpr char kGreater[] = "greater";
+constexpr char kRelu[] = "relu";
+constexpr char kSigmoid[] = "sigmoid";
+constexpr char kTanh[] = "tanh";
+constexpr char kExp[] = "exp";
+constexpr char kLog[] = "log";
+constexpr char kSqrt[] = "sqrt";
+constexpr char kAbs[] = "abs";
+constexpr char kNeg[] = "neg";
+constexpr char kErf[] = "erf";
+constexpr char kSin[] = "sin";
+constexpr char kCos[] = "cos";
+constexpr char kAssign[] = "assign";
+constexpr char kSoftmax[] = "softmax";
+constexpr char kLogSoftmax[] = "log_softmax";
+
+// ONNX Pow lets the exponent have another type than the base (the result
+// has the base's); scopeflow pow takes one dtype, so the exponent is cast
+// to the base's.
+absl::Status ConvertPow(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(std::string y, context.Input(1));
+  const DataType base = context.InputInfo(0).dtype;
+  const DataType exponent = context.InputInfo(1).dtype;
+  const OpSpec* pow = OpRegistry::Global().Find("pow");
+  if (base != DATA_TYPE_UNSPECIFIED && pow != nullptr &&
+      pow->FindKernel(KernelKey{DeviceType::kCPU, base}) == nullptr) {
+    return Unsupported(absl::StrFormat(
+        "the base is %s, but scopeflow pow has CPU kernels for %s only",
+        DataTypeName(base), pow->KernelDtypes(DeviceType::kCPU)));
+  }
+  if (base != DATA_TYPE_UNSPECIFIED && exponent != DATA_TYPE_UNSPECIFIED &&
+      base != exponent) {
+    const std::string cast = context.Temp("exponent");
+    SF_RETURN_IF_ERROR(
+        context.Emit(OpBuilder("cast")
+                         .In("X", y)
+                         .Out("Out", cast)
+                         .Attr("out_dtype", static_cast<int32_t>(base))));
+    y = cast;
+  }
+  return context.Emit(
+      OpBuilder("pow").In("X", x).In("Y", y).Out("Out", context.Output(0)));
+}
+
+absl::Status ConvertLeakyRelu(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float alpha, context.FloatAttr("alpha", 0.01f));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  // scopeflow's default alpha (0.02) is not ONNX's: always set it.
+  return context.Emit(OpBuilder("leaky_relu")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("alpha", alpha));
+}
+
+absl::Status ConvertElu(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float alpha, context.FloatAttr("alpha", 1.0f));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("elu")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("alpha", alpha));
+}
+
+absl::Status ConvertGelu(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string approximate,
+                      context.StringAttr("approximate", "none"));
+  SF_CHECK(approximate == "none" || approximate == "tanh",
+           "attribute \"approximate\" is \"%s\": expected \"none\" or "
+           "\"tanh\"",
+           approximate);
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("gelu")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("approximate", approximate == "tanh"));
+}
+
+// Softmax and LogSoftmax. Since opset 13 they work along one axis (default
+// -1), as scopeflow's do. Before, they flattened the input to 2-D at `axis`
+// (default 1) and worked along the trailing block: that is the same along
+// the last axis; otherwise it is flatten, the op along the last axis, and a
+// reshape back, which needs the input's dims.
+template <const char* kType>
+absl::Status ConvertSoftmax(NodeContext& context) {
+  const bool per_axis = context.opset() >= 13;
+  SF_ASSIGN_OR_RETURN(const int64_t axis,
+                      context.IntAttr("axis", per_axis ? -1 : 1));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  if (per_axis) {
+    return context.Emit(OpBuilder(kType)
+                            .In("X", x)
+                            .Out("Out", context.Output(0))
+                            .Attr("axis", axis));
+  }
+  const VarInfo info = context.InputInfo(0);
+  if (!info.has_dims) {
+    return Unsupported(absl::StrFormat(
+        "at opset %d, %s flattens its input at the axis; the conversion needs "
+        "the input's rank, which is unknown",
+        context.opset(), context.op_type()));
+  }
+  const int64_t rank = static_cast<int64_t>(info.dims.size());
+  SF_CHECK(axis >= -rank && axis < rank,
+           "attribute \"axis\" = %d is out of range for rank %d", axis, rank);
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a == rank - 1) {
+    return context.Emit(OpBuilder(kType)
+                            .In("X", x)
+                            .Out("Out", context.Output(0))
+                            .Attr("axis", int64_t{-1}));
+  }
+  int unknown = 0;
+  for (int64_t d : info.dims) unknown += d < 0;
+  if (unknown > 1) {
+    return Unsupported(absl::StrFormat(
+        "at opset %d, %s with axis %d flattens its input %s and reshapes the "
+        "result back, which needs at most one unknown dimension",
+        context.opset(), context.op_type(), axis, DimsToString(info.dims)));
+  }
+  SF_ASSIGN_OR_RETURN(const int32_t flatten_axis, ToInt32(a, "axis"));
+  const std::string flat = context.Temp("flat");
+  const std::string result = context.Temp("flat_result");
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder("flatten")
+                                      .In("X", x)
+                                      .Out("Out", flat)
+                                      .Attr("axis", flatten_axis)));
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder(kType)
+                                      .In("X", flat)
+                                      .Out("Out", result)
+                                      .Attr("axis", int64_t{-1})));
+  return context.Emit(
+      OpBuilder("reshape")
+          .In("X", result)
+          .Out("Out", context.Output(0))
+          .Attr("shape",
+                std::vector<int64_t>(info.dims.begin(), info.dims.end())));
+}
+
+// A Clip bound (input 1 or 2) as the float attribute scopeflow clip takes:
+// absent is unbounded; the value must survive the trip through float.
+absl::StatusOr<float> ClipBound(NodeContext& context, int input,
+                                const char* name, float unbounded) {
+  if (!context.HasInput(input)) return unbounded;
+  SF_ASSIGN_OR_RETURN(
+      const double value,
+      context.ConstantScalar(input,
+                             "scopeflow clip takes its bounds as attributes"));
+  const float narrow = static_cast<float>(value);
+  if (static_cast<double>(narrow) != value && !std::isnan(value)) {
+    return Unsupported(absl::StrFormat(
+        "%s = %.17g is not exactly a float32, the type of scopeflow clip's "
+        "\"%s\" attribute",
+        name, value, name));
+  }
+  return narrow;
+}
+
+// Clip's bounds are inputs since opset 11 (the importer's oldest).
+absl::Status ConvertClip(NodeContext& context) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  SF_RETURN_IF_ERROR(context.RequireConstants(
+      {1, 2}, "scopeflow clip takes its bounds as attributes"));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const float min, ClipBound(context, 1, "min", -kInf));
+  SF_ASSIGN_OR_RETURN(const float max, ClipBound(context, 2, "max", kInf));
+  if (min > max) {
+    return Unsupported(absl::StrFormat(
+        "min = %g exceeds max = %g: ONNX then gives max everywhere, but "
+        "scopeflow clip requires min <= max",
+        min, max));
+  }
+  return context.Emit(OpBuilder("clip")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("min", min)
+                          .Attr("max", max));
+}
+
+absl::Status ConvertCast(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t to, context.IntAttr("to"));
+  // Both concern float8 targets only, which have no scopeflow dtype (and
+  // are rejected below).
+  context.IgnoreAttr("saturate");
+  context.IgnoreAttr("round_mode");
+  SF_ASSIGN_OR_RETURN(const DataType dtype,
+                      DataTypeFromOnnx(static_cast<int32_t>(to)));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("cast")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
+}
+
+absl::Status ConvertWhere(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string condition, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(1));
+  SF_ASSIGN_OR_RETURN(const std::string y, context.Input(2));
+  return context.Emit(OpBuilder("where")
+                          .In("Condition", condition)
+                          .In("X", x)
+                          .In("Y", y)
+                          .Out("Out", context.Output(0)));
+}
+
+}  // namespace
+
+void AddElementwiseConverters(ConverterMap& map) {
+  map["Add"] = &ConvertBinary<kAdd>;
+  map["Sub"] = &ConvertBinary<kSub>;
+  map["Mul"] = &ConvertBinary<kMul>;
+  map["Div"] = &ConvertBinary<kDiv>;
+  map["Pow"] = &ConvertPow;
+  map["Max"] = &ConvertVariadic<kMax>;
+  map["Min"] = &ConvertVariadic<kMin>;
+  map["Sum"] = &ConvertVariadic<kAdd>;
+  map["Equal"] = &ConvertBinary<kEqual>;
+  map["Less"] = &ConvertBinary<kLess>;
+  map["Greater"] = &ConvertBinary<kGreater>;
+  map["Where"] = &ConvertWhere;
+  map["Relu"] = &ConvertUnary<kRelu>;
+  map["Sigmoid"] = &ConvertUnary<kSigmoid>;
+  map["Tanh"] = &ConvertUnary<kTanh>;
+  map["Exp"] = &ConvertUnary<kExp>;
+  map["Log"] = &ConvertUnary<kLog>;
+  map["Sqrt"] = &ConvertUnary<kSqrt>;
+  map["Abs"] = &ConvertUnary<kAbs>;
+  map["Neg"] = &ConvertUnary<kNeg>;
+  map["Erf"] = &ConvertUnary<kErf>;
+  map["Sin"] = &ConvertUnary<kSin>;
+  map["Cos"] = &ConvertUnary<kCos>;
+  map["Identity"] = &ConvertUnary<kAssign>;
+  map["LeakyRelu"] = &ConvertLeakyRelu;
+  map["Elu"] = &ConvertElu;
+  map["Gelu"] = &ConvertGelu;
+  map["Softmax"] = &ConvertSoftmax<kSoftmax>;
+  map["LogSoftmax"] = &ConvertSoftmax<kLogSoftmax>;
+  map["Clip"] = &ConvertClip;
+  map["Cast"] = &ConvertCast;
+}
+
+}  // namespace onnx_import
+}  // namespace scopeflow

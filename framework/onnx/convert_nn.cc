@@ -1,0 +1,463 @@
+// Converters of the ONNX ops of neural-network layers: MatMul, Gemm,
+// Conv, pooling, BatchNormalization, LayerNormalization and Dropout.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "framework/onnx/converters.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace onnx_import {
+namespace {
+
+// scopeflow's conv2d and pool2d work on rank-4 NCHW tensors: 2-D windows.
+absl::Status CheckTwoSpatialAxes(const NodeContext& context,
+                                 const VarInfo& input, const char* op) {
+  if (!input.has_dims) {
+    return Unsupported(absl::StrFormat(
+        "scopeflow %s handles 2-D windows (rank-4 NCHW input) only, and the "
+        "input's rank is unknown",
+        op));
+  }
+  const int rank = static_cast<int>(input.dims.size());
+  if (rank != 4) {
+    return Unsupported(absl::StrFormat(
+        "%d-D %s (input of rank %d): scopeflow %s handles 2-D windows "
+        "(rank-4 NCHW input) only",
+        rank - 2, context.op_type(), rank, op));
+  }
+  return absl::OkStatus();
+}
+
+// A list attribute of two values, one per spatial axis.
+absl::StatusOr<std::array<int64_t, 2>> PairAttr(NodeContext& context,
+                                                const char* name,
+                                                std::optional<int64_t> fill) {
+  std::optional<std::vector<int64_t>> default_value;
+  if (fill.has_value()) default_value = std::vector<int64_t>(2, *fill);
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> values,
+                      context.IntsAttr(name, default_value));
+  SF_CHECK(values.size() == 2,
+           "attribute \"%s\" = %s: expected 2 values for 2-D windows", name,
+           IntsToString(values));
+  return std::array<int64_t, 2>{values[0], values[1]};
+}
+
+std::vector<int64_t> AsVector(const std::array<int64_t, 2>& pair) {
+  return {pair[0], pair[1]};
+}
+
+// MatMul has numpy's matmul semantics: a 1-D operand is a row (A) or a
+// column (B) vector whose dimension the result drops. scopeflow matmul
+// takes rank >= 2, so 1-D operands are unsqueezed and the result squeezed.
+absl::Status ConvertMatMul(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string a, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string b, context.Input(1));
+  const VarInfo a_info = context.InputInfo(0);
+  const VarInfo b_info = context.InputInfo(1);
+  if (!a_info.has_dims || !b_info.has_dims) {
+    return Unsupported(
+        "the rank of A or B is unknown: scopeflow matmul takes rank >= 2, so "
+        "a 1-D operand must be known to be unsqueezed");
+  }
+  const int a_rank = static_cast<int>(a_info.dims.size());
+  const int b_rank = static_cast<int>(b_info.dims.size());
+  SF_CHECK(a_rank >= 1 && b_rank >= 1,
+           "MatMul of a scalar: A has rank %d, B rank %d", a_rank, b_rank);
+  std::string x = a;
+  if (a_rank == 1) {
+    x = context.Temp("a_row");
+    SF_RETURN_IF_ERROR(
+        context.Emit(OpBuilder("unsqueeze")
+                         .In("X", a)
+                         .Out("Out", x)
+                         .Attr("axes", std::vector<int32_t>{0})));
+  }
+  std::string y = b;
+  if (b_rank == 1) {
+    y = context.Temp("b_column");
+    SF_RETURN_IF_ERROR(
+        context.Emit(OpBuilder("unsqueeze")
+                         .In("X", b)
+                         .Out("Out", y)
+                         .Attr("axes", std::vector<int32_t>{1})));
+  }
+  if (a_rank > 1 && b_rank > 1) {
+    return context.Emit(OpBuilder("matmul").In("X", x).In("Y", y).Out(
+        "Out", context.Output(0)));
+  }
+  const std::string product = context.Temp("product");
+  SF_RETURN_IF_ERROR(context.Emit(
+      OpBuilder("matmul").In("X", x).In("Y", y).Out("Out", product)));
+  std::vector<int32_t> drop;
+  if (a_rank == 1) drop.push_back(-2);
+  if (b_rank == 1) drop.push_back(-1);
+  return context.Emit(OpBuilder("squeeze")
+                          .In("X", product)
+                          .Out("Out", context.Output(0))
+                          .Attr("axes", drop));
+}
+
+// Y = alpha * A' B' + beta * C: matmul (with its transpose flags and
+// alpha), then C, scaled by beta unless it is 1, added with broadcasting.
+absl::Status ConvertGemm(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float alpha, context.FloatAttr("alpha", 1.0f));
+  SF_ASSIGN_OR_RETURN(const float beta, context.FloatAttr("beta", 1.0f));
+  SF_ASSIGN_OR_RETURN(const int64_t trans_a, context.IntAttr("transA", 0));
+  SF_ASSIGN_OR_RETURN(const int64_t trans_b, context.IntAttr("transB", 0));
+  SF_ASSIGN_OR_RETURN(const std::string a, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string b, context.Input(1));
+  const bool has_c = context.HasInput(2);
+  const std::string product =
+      has_c ? context.Temp("product") : context.Output(0);
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder("matmul")
+                                      .In("X", a)
+                                      .In("Y", b)
+                                      .Out("Out", product)
+                                      .Attr("transpose_x", trans_a != 0)
+                                      .Attr("transpose_y", trans_b != 0)
+                                      .Attr("alpha", alpha)));
+  if (!has_c) return absl::OkStatus();
+  SF_ASSIGN_OR_RETURN(std::string c, context.Input(2));
+  if (beta != 1.0f) {
+    const std::string scaled = context.Temp("scaled_c");
+    SF_RETURN_IF_ERROR(context.Emit(
+        OpBuilder("scale").In("X", c).Out("Out", scaled).Attr("scale", beta)));
+    c = scaled;
+  }
+  return context.Emit(OpBuilder("add")
+                          .In("X", product)
+                          .In("Y", c)
+                          .Out("Out", context.Output(0)));
+}
+
+absl::Status ConvertConv(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string w, context.Input(1));
+  const VarInfo x_info = context.InputInfo(0);
+  const VarInfo w_info = context.InputInfo(1);
+  SF_RETURN_IF_ERROR(CheckTwoSpatialAxes(context, x_info, "conv2d"));
+  SF_ASSIGN_OR_RETURN(const auto strides, PairAttr(context, "strides", 1));
+  SF_ASSIGN_OR_RETURN(const auto dilations, PairAttr(context, "dilations", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t group, context.IntAttr("group", 1));
+  // The kernel's size is the filter's; kernel_shape, if given, repeats it.
+  std::array<int64_t, 2> kernel = {-1, -1};
+  if (w_info.has_dims && w_info.dims.size() == 4) {
+    kernel = {w_info.dims[2], w_info.dims[3]};
+  }
+  if (context.HasAttr("kernel_shape")) {
+    SF_ASSIGN_OR_RETURN(const auto given,
+                        PairAttr(context, "kernel_shape", std::nullopt));
+    for (int i = 0; i < 2; ++i) {
+      SF_CHECK(kernel[i] < 0 || kernel[i] == given[i],
+               "attribute \"kernel_shape\" = %s contradicts the filter's "
+               "shape %s",
+               IntsToString(AsVector(given)), DimsToString(w_info.dims));
+      kernel[i] = given[i];
+    }
+  }
+  SF_ASSIGN_OR_RETURN(
+      const std::vector<int32_t> paddings,
+      WindowPaddings(context, x_info, kernel, strides, dilations));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> strides32,
+                      ToInt32s(AsVector(strides), "strides"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> dilations32,
+                      ToInt32s(AsVector(dilations), "dilations"));
+  SF_ASSIGN_OR_RETURN(const int32_t groups, ToInt32(group, "group"));
+  OpBuilder op("conv2d");
+  op.In("Input", x).In("Filter", w);
+  if (context.HasInput(2)) {
+    SF_ASSIGN_OR_RETURN(const std::string bias, context.Input(2));
+    op.In("Bias", bias);
+  }
+  op.Out("Output", context.Output(0))
+      .Attr("strides", strides32)
+      .Attr("paddings", paddings)
+      .Attr("dilations", dilations32)
+      .Attr("groups", groups);
+  return context.Emit(op);
+}
+
+// MaxPool and AveragePool.
+absl::Status ConvertPool(NodeContext& context, bool is_max) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  const VarInfo x_info = context.InputInfo(0);
+  SF_RETURN_IF_ERROR(CheckTwoSpatialAxes(context, x_info, "pool2d"));
+  SF_ASSIGN_OR_RETURN(const auto kernel,
+                      PairAttr(context, "kernel_shape", std::nullopt));
+  SF_ASSIGN_OR_RETURN(const auto strides, PairAttr(context, "strides", 1));
+  SF_ASSIGN_OR_RETURN(const auto dilations, PairAttr(context, "dilations", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t ceil_mode, context.IntAttr("ceil_mode", 0));
+  bool exclusive = true;
+  if (is_max) {
+    // The layout of the Indices output, which is rejected below.
+    SF_ASSIGN_OR_RETURN(const int64_t storage_order,
+                        context.IntAttr("storage_order", 0));
+    (void)storage_order;
+    if (context.HasOutput(1)) {
+      return Unsupported(
+          "output Indices: scopeflow pool2d does not return the indices of "
+          "the maxima");
+    }
+  } else {
+    SF_ASSIGN_OR_RETURN(const int64_t count_include_pad,
+                        context.IntAttr("count_include_pad", 0));
+    exclusive = count_include_pad == 0;
+  }
+  if (dilations[0] != 1 || dilations[1] != 1) {
+    return Unsupported(
+        absl::StrFormat("dilations = %s: scopeflow pool2d has no dilation",
+                        IntsToString(AsVector(dilations))));
+  }
+  SF_ASSIGN_OR_RETURN(
+      const std::vector<int32_t> paddings,
+      WindowPaddings(context, x_info, kernel, strides, dilations));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> ksize,
+                      ToInt32s(AsVector(kernel), "kernel_shape"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> strides32,
+                      ToInt32s(AsVector(strides), "strides"));
+  return context.Emit(OpBuilder("pool2d")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("pooling_type", is_max ? "max" : "avg")
+                          .Attr("ksize", ksize)
+                          .Attr("strides", strides32)
+                          .Attr("paddings", paddings)
+                          .Attr("ceil_mode", ceil_mode != 0)
+                          .Attr("exclusive", exclusive));
+}
+
+absl::Status ConvertMaxPool(NodeContext& context) {
+  return ConvertPool(context, /*is_max=*/true);
+}
+
+absl::Status ConvertAveragePool(NodeContext& context) {
+  return ConvertPool(context, /*is_max=*/false);
+}
+
+template <bool kIsMax>
+absl::Status ConvertGlobalPool(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_RETURN_IF_ERROR(
+      CheckTwoSpatialAxes(context, context.InputInfo(0), "pool2d"));
+  // pool2d requires ksize; global pooling ignores it.
+  return context.Emit(OpBuilder("pool2d")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("pooling_type", kIsMax ? "max" : "avg")
+                          .Attr("ksize", std::vector<int32_t>{1, 1})
+                          .Attr("global_pooling", true));
+}
+
+absl::Status ConvertBatchNormalization(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float epsilon, context.FloatAttr("epsilon", 1e-5f));
+  // Momentum updates the running statistics, in training mode only.
+  context.IgnoreAttr("momentum");
+  int64_t training_mode = 0;
+  if (context.opset() >= 14) {
+    SF_ASSIGN_OR_RETURN(training_mode, context.IntAttr("training_mode", 0));
+  }
+  if (training_mode != 0) {
+    return Unsupported(
+        "training_mode = 1 normalizes with the batch's own statistics: "
+        "scopeflow batch_norm normalizes with the given running statistics "
+        "only (inference)");
+  }
+  for (int i = 1; i < context.OutputCount(); ++i) {
+    if (context.HasOutput(i)) {
+      return Unsupported(absl::StrFormat(
+          "output %d (\"%s\"): updated or saved statistics exist in training "
+          "mode only, which scopeflow batch_norm lacks",
+          i, context.Output(i)));
+    }
+  }
+  std::vector<std::string> in;
+  for (int i = 0; i < 5; ++i) {
+    SF_ASSIGN_OR_RETURN(std::string name, context.Input(i));
+    in.push_back(std::move(name));
+  }
+  return context.Emit(OpBuilder("batch_norm")
+                          .In("X", in[0])
+                          .In("Scale", in[1])
+                          .In("Bias", in[2])
+                          .In("Mean", in[3])
+                          .In("Variance", in[4])
+                          .Out("Y", context.Output(0))
+                          .Attr("epsilon", epsilon));
+}
+
+// LayerNormalization's Scale and B have the normalized shape
+// X.shape[axis:]; scopeflow layer_norm takes them flattened to 1-D.
+absl::StatusOr<std::string> FlatParam(NodeContext& context, int input,
+                                      const char* hint) {
+  SF_ASSIGN_OR_RETURN(const std::string name, context.Input(input));
+  const VarInfo info = context.InputInfo(input);
+  if (info.has_dims && info.dims.size() == 1) return name;
+  const std::string flat = context.Temp(hint);
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("reshape")
+                       .In("X", name)
+                       .Out("Out", flat)
+                       .Attr("shape", std::vector<int64_t>{-1})));
+  return flat;
+}
+
+absl::Status ConvertLayerNormalization(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", -1));
+  SF_ASSIGN_OR_RETURN(const float epsilon, context.FloatAttr("epsilon", 1e-5f));
+  // The precision of the statistics: scopeflow accumulates them in double,
+  // at least as precise as any stash_type.
+  context.IgnoreAttr("stash_type");
+  if (context.HasOutput(1) || context.HasOutput(2)) {
+    return Unsupported(
+        "outputs Mean and InvStdDev: scopeflow layer_norm returns the "
+        "normalized tensor only, not the statistics");
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string scale,
+                      FlatParam(context, 1, "scale_1d"));
+  SF_ASSIGN_OR_RETURN(const int32_t begin_norm_axis, ToInt32(axis, "axis"));
+  OpBuilder op("layer_norm");
+  op.In("X", x).In("Scale", scale);
+  if (context.HasInput(2)) {
+    SF_ASSIGN_OR_RETURN(const std::string bias,
+                        FlatParam(context, 2, "bias_1d"));
+    op.In("Bias", bias);
+  }
+  op.Out("Y", context.Output(0))
+      .Attr("begin_norm_axis", begin_norm_axis)
+      .Attr("epsilon", epsilon);
+  return context.Emit(op);
+}
+
+// Dropout is the identity in inference mode (the default); in training mode
+// (opset 12+: input training_mode true) it zeroes elements at random with
+// probability ratio and scales the rest by 1 / (1 - ratio), as scopeflow
+// dropout's upscale_in_train does, though with another random generator.
+// The mask output is bool in ONNX, uint8 in scopeflow: cast.
+absl::Status ConvertDropout(NodeContext& context) {
+  float ratio = 0.5f;
+  bool training = false;
+  int64_t seed = 0;
+  if (context.opset() < 12) {
+    SF_ASSIGN_OR_RETURN(ratio, context.FloatAttr("ratio", 0.5f));
+  } else {
+    SF_ASSIGN_OR_RETURN(seed, context.IntAttr("seed", 0));
+    if (context.HasInput(2) && !context.IsConstant(2)) {
+      // The mode decides whether the ratio matters: both must be known.
+      SF_RETURN_IF_ERROR(context.RequireConstants(
+          {1, 2},
+          "scopeflow dropout takes the mode (is_test) and the ratio as "
+          "attributes"));
+    }
+    if (context.HasInput(2)) {
+      SF_ASSIGN_OR_RETURN(
+          const double mode,
+          context.ConstantScalar(
+              2, "scopeflow dropout takes the mode as an attribute (is_test)"));
+      training = mode != 0;
+    }
+    // In inference mode the ratio does not matter, constant or not.
+    if (training && context.HasInput(1)) {
+      SF_ASSIGN_OR_RETURN(
+          const double value,
+          context.ConstantScalar(
+              1, "scopeflow dropout takes the ratio as an attribute"));
+      ratio = static_cast<float>(value);
+    }
+  }
+  SF_ASSIGN_OR_RETURN(const int32_t seed32, ToInt32(seed, "seed"));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("dropout");
+  op.In("X", x).Out("Out", context.Output(0));
+  std::string mask;
+  if (context.HasOutput(1)) {
+    mask = context.Temp("mask_uint8");
+    op.Out("Mask", mask);
+  }
+  op.Attr("dropout_prob", ratio)
+      .Attr("is_test", !training)
+      .Attr("seed", seed32)
+      .Attr("dropout_implementation", std::string("upscale_in_train"));
+  SF_RETURN_IF_ERROR(context.Emit(op));
+  if (mask.empty()) return absl::OkStatus();
+  return context.Emit(OpBuilder("cast")
+                          .In("X", mask)
+                          .Out("Out", context.Output(1))
+                          .Attr("out_dtype", static_cast<int32_t>(kBool)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int32_t>> WindowPaddings(
+    NodeContext& context, const VarInfo& input,
+    const std::array<int64_t, 2>& kernel, const std::array<int64_t, 2>& strides,
+    const std::array<int64_t, 2>& dilations) {
+  SF_ASSIGN_OR_RETURN(const std::string auto_pad,
+                      context.StringAttr("auto_pad", "NOTSET"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> pads,
+                      context.IntsAttr("pads", std::vector<int64_t>(4, 0)));
+  // ONNX orders pads [h_begin, w_begin, h_end, w_end].
+  std::array<int64_t, 2> begin = {0, 0};
+  std::array<int64_t, 2> end = {0, 0};
+  if (auto_pad == "NOTSET") {
+    SF_CHECK(pads.size() == 4,
+             "attribute \"pads\" = %s: expected 4 values for 2-D windows",
+             IntsToString(pads));
+    for (int64_t p : pads) {
+      SF_CHECK(p >= 0, "attribute \"pads\" = %s holds a negative value",
+               IntsToString(pads));
+    }
+    begin = {pads[0], pads[1]};
+    end = {pads[2], pads[3]};
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // The output covers ceil(input / stride) positions; the padding that
+    // needs is split evenly, the odd cell at the end (UPPER) or the
+    // beginning (LOWER).
+    for (int i = 0; i < 2; ++i) {
+      const int64_t size = input.has_dims ? input.dims[2 + i] : -1;
+      if (size < 0 || kernel[i] < 0) {
+        return Unsupported(absl::StrFormat(
+            "auto_pad = %s needs the input's spatial size and the kernel's, "
+            "which are unknown (input %s)",
+            auto_pad,
+            input.has_dims ? DimsToString(input.dims) : std::string("[?]")));
+      }
+      SF_CHECK(strides[i] > 0, "attribute \"strides\" must be positive");
+      const int64_t out = (size + strides[i] - 1) / strides[i];
+      const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+      const int64_t total =
+          std::max<int64_t>(0, (out - 1) * strides[i] + extent - size);
+      const int64_t small = total / 2;
+      begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      end[i] = total - begin[i];
+    }
+  } else {
+    SF_CHECK(auto_pad == "VALID",
+             "attribute \"auto_pad\" is \"%s\": expected NOTSET, SAME_UPPER, "
+             "SAME_LOWER or VALID",
+             auto_pad);
+  }
+  // scopeflow orders paddings [top, bottom, left, right].
+  return ToInt32s({begin[0], end[0], begin[1], end[1]}, "pads");
+}
+
+void AddNnConverters(ConverterMap& map) {
+  map["MatMul"] = &ConvertMatMul;
+  map["Gemm"] = &ConvertGemm;
+  map["Conv"] = &ConvertConv;
+  map["MaxPool"] = &ConvertMaxPool;
+  map["AveragePool"] = &ConvertAveragePool;
+  map["GlobalAveragePool"] = &ConvertGlobalPool<false>;
+  map["GlobalMaxPool"] = &ConvertGlobalPool<true>;
+  map["BatchNormalization"] = &ConvertBatchNormalization;
+  map["LayerNormalization"] = &ConvertLayerNormalization;
+  map["Dropout"] = &ConvertDropout;
+}
+
+}  // namespace onnx_import
+}  // namespace scopeflow

@@ -1,0 +1,82 @@
+// Converters of ONNX reductions: ReduceSum, ReduceMean, ReduceMax and
+// ArgMax.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "framework/onnx/converters.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace onnx_import {
+namespace {
+
+// The axes became an input at opset 13 for ReduceSum and at opset 18 for
+// the other reductions; noop_with_empty_axes came with them.
+template <const char* kType, int kAxesInputSince>
+absl::Status ConvertReduce(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t keepdims, context.IntAttr("keepdims", 1));
+  std::vector<int64_t> axes;
+  int64_t noop_with_empty_axes = 0;
+  if (context.opset() >= kAxesInputSince) {
+    SF_ASSIGN_OR_RETURN(noop_with_empty_axes,
+                        context.IntAttr("noop_with_empty_axes", 0));
+    if (context.HasInput(1)) {
+      SF_ASSIGN_OR_RETURN(
+          axes,
+          context.ConstantInts(
+              1, absl::StrFormat("scopeflow %s takes the axes as an attribute",
+                                 kType)));
+    }
+  } else {
+    SF_ASSIGN_OR_RETURN(axes, context.IntsAttr("axes", std::vector<int64_t>{}));
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  if (axes.empty() && noop_with_empty_axes != 0) {
+    // No axes reduce nothing: the identity.
+    return context.Emit(
+        OpBuilder("assign").In("X", x).Out("Out", context.Output(0)));
+  }
+  // Empty axes reduce every axis, in ONNX (without noop_with_empty_axes)
+  // as in scopeflow.
+  return context.Emit(OpBuilder(kType)
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("axes", axes)
+                          .Attr("keep_dim", keepdims != 0));
+}
+
+constexpr char kReduceSum[] = "reduce_sum";
+constexpr char kReduceMean[] = "reduce_mean";
+constexpr char kReduceMax[] = "reduce_max";
+
+absl::Status ConvertArgMax(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", 0));
+  SF_ASSIGN_OR_RETURN(const int64_t keepdims, context.IntAttr("keepdims", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t select_last_index,
+                      context.IntAttr("select_last_index", 0));
+  if (select_last_index != 0) {
+    return Unsupported(
+        "select_last_index = 1 picks the last of tied maxima: scopeflow "
+        "argmax picks the first");
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("argmax")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("axis", axis)
+                          .Attr("keepdims", keepdims != 0));
+}
+
+}  // namespace
+
+void AddReduceConverters(ConverterMap& map) {
+  map["ReduceSum"] = &ConvertReduce<kReduceSum, 13>;
+  map["ReduceMean"] = &ConvertReduce<kReduceMean, 18>;
+  map["ReduceMax"] = &ConvertReduce<kReduceMax, 18>;
+  map["ArgMax"] = &ConvertArgMax;
+}
+
+}  // namespace onnx_import
+}  // namespace scopeflow

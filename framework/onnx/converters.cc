@@ -1,0 +1,85 @@
+#include "framework/onnx/converters.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace scopeflow {
+namespace onnx_import {
+namespace {
+
+ConverterMap MakeConverters() {
+  ConverterMap map;
+  AddElementwiseConverters(map);
+  AddNnConverters(map);
+  AddShapeConverters(map);
+  AddReduceConverters(map);
+  return map;
+}
+
+}  // namespace
+
+const ConverterMap& Converters() {
+  // Built on first use (thread-safe), as OpRegistry::Global() is.
+  static const ConverterMap map = MakeConverters();
+  return map;
+}
+
+std::string NoConverterReason(const std::string& op_type) {
+  // Ops that models commonly hold, with the scopeflow op each would need.
+  static const absl::flat_hash_map<std::string, std::string> kMissing = {
+      {"ConvTranspose",
+       "scopeflow has no transposed convolution op (conv2d_transpose)"},
+      {"Resize",
+       "scopeflow has no resize/interpolation op (nearest, linear and "
+       "cubic modes, coordinate transformations)"},
+      {"Upsample", "scopeflow has no resize/interpolation op"},
+      {"LessOrEqual",
+       "scopeflow has no less_equal op (nor a logical not to negate "
+       "greater)"},
+      {"GreaterOrEqual",
+       "scopeflow has no greater_equal op (nor a logical not to negate "
+       "less)"},
+      {"Not", "scopeflow has no logical ops (logical_not)"},
+      {"And", "scopeflow has no logical ops (logical_and)"},
+      {"Or", "scopeflow has no logical ops (logical_or)"},
+      {"Xor", "scopeflow has no logical ops (logical_xor)"},
+      {"ArgMin", "scopeflow has no argmin op"},
+      {"ReduceMin", "scopeflow has no reduce_min op"},
+      {"ReduceProd", "scopeflow has no reduce_prod op"},
+      {"ReduceL1", "scopeflow has no reduce_l1 op"},
+      {"ReduceL2", "scopeflow has no reduce_l2 op"},
+      {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
+      {"ReduceLogSumExp", "scopeflow has no reduce_logsumexp op"},
+      {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
+      {"InstanceNormalization", "scopeflow has no instance_norm op"},
+      {"GroupNormalization", "scopeflow has no group_norm op"},
+      {"Einsum", "scopeflow has no einsum op"},
+      {"Range", "scopeflow has no range op"},
+      {"ScatterND", "scopeflow has no scatter_nd op"},
+      {"GatherND", "scopeflow has no gather_nd op"},
+      {"GatherElements", "scopeflow has no gather_elements op"},
+      {"TopK", "scopeflow has no top_k op"},
+      {"NonZero", "scopeflow has no nonzero op"},
+      {"CumSum", "scopeflow has no cumsum op"},
+      {"Floor", "scopeflow has no floor op"},
+      {"Ceil", "scopeflow has no ceil op"},
+      {"Round", "scopeflow has no round op"},
+      {"Reciprocal", "scopeflow has no reciprocal op"},
+      {"Softplus", "scopeflow has no softplus op"},
+      {"HardSigmoid", "scopeflow has no hard_sigmoid op"},
+      {"HardSwish", "scopeflow has no hard_swish op"},
+      {"PRelu", "scopeflow has no prelu op"},
+      {"Selu", "scopeflow has no selu op"},
+      {"Mod", "scopeflow has no mod op"},
+      {"If", "scopeflow has no converter for control flow (If)"},
+      {"Loop", "scopeflow has no converter for control flow (Loop)"},
+  };
+  auto it = kMissing.find(op_type);
+  if (it != kMissing.end()) return it->second;
+  return absl::StrCat("no converter for ONNX op ", op_type,
+                      " (scopeflow has no matching op)");
+}
+
+}  // namespace onnx_import
+}  // namespace scopeflow

@@ -1,0 +1,357 @@
+#include "framework/onnx/onnx_importer.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "framework/net_io.h"
+#include "framework/onnx/converters.h"
+#include "framework/onnx/import_context.h"
+#include "framework/onnx/onnx_tensor.h"
+#include "framework/param_io.h"
+#include "platform/file.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+using onnx_import::Converters;
+using onnx_import::DataTypeFromOnnx;
+using onnx_import::DeclareParam;
+using onnx_import::GraphState;
+using onnx_import::InfoFromOnnxType;
+using onnx_import::NoConverterReason;
+using onnx_import::NodeContext;
+using onnx_import::TensorFromOnnx;
+
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+std::string Describe(const ImportProblem& problem) {
+  if (problem.node_index < 0) {
+    return absl::StrFormat("%s \"%s\": %s", problem.op_type, problem.node_name,
+                           problem.reason);
+  }
+  const std::string name = problem.node_name.empty()
+                               ? std::string()
+                               : absl::StrFormat(" \"%s\"", problem.node_name);
+  return absl::StrFormat("node %d%s (%s, opset %d): %s", problem.node_index,
+                         name, problem.op_type, problem.opset, problem.reason);
+}
+
+// Converts one node through its context; the context commits nothing
+// unless this succeeds.
+absl::Status ConvertNode(const onnx::NodeProto& node, const GraphState& state,
+                         NodeContext& context) {
+  if (!IsDefaultDomain(node.domain())) {
+    return onnx_import::Unsupported(absl::StrFormat(
+        "domain \"%s\": only the default ONNX domain is supported",
+        node.domain()));
+  }
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string& name = node.input(i);
+    if (name.empty()) continue;
+    if (!state.infos.contains(name) && !state.constants.contains(name) &&
+        !state.bad_constants.contains(name) && !state.tainted.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "input %d (\"%s\") is no graph input or initializer, nor the "
+          "output of an earlier node (nodes must be in topological order)",
+          i, name));
+    }
+  }
+  auto converter = Converters().find(node.op_type());
+  if (converter == Converters().end()) {
+    return onnx_import::Unsupported(NoConverterReason(node.op_type()));
+  }
+  SF_RETURN_IF_ERROR(converter->second(context));
+  const std::vector<std::string> unread = context.UnreadAttrs();
+  if (!unread.empty()) {
+    return onnx_import::Unsupported(absl::StrFormat(
+        "attribute%s %s not supported by the conversion",
+        unread.size() > 1 ? "s" : "",
+        absl::StrCat("\"", absl::StrJoin(unread, "\", \""), "\"")));
+  }
+  return context.Commit();
+}
+
+// OK unless the converted output contradicts the model's declaration of
+// it: another dtype, rank or known dimension. That would be a converter bug
+// (or a model declaring wrongly), better caught here than by a caller.
+absl::Status CheckDeclaredOutput(const VarInfo& converted,
+                                 const VarInfo& declared) {
+  bool agrees = converted.dtype == DATA_TYPE_UNSPECIFIED ||
+                declared.dtype == DATA_TYPE_UNSPECIFIED ||
+                converted.dtype == declared.dtype;
+  if (converted.has_dims && declared.has_dims) {
+    agrees = agrees && converted.dims.size() == declared.dims.size();
+    for (size_t d = 0; agrees && d < converted.dims.size(); ++d) {
+      agrees = converted.dims[d] < 0 || declared.dims[d] < 0 ||
+               converted.dims[d] == declared.dims[d];
+    }
+  }
+  if (agrees) return absl::OkStatus();
+  auto describe = [](const VarInfo& info) {
+    return absl::StrCat(DataTypeName(info.dtype), " ",
+                        info.has_dims ? DimsToString(info.dims) : "[?]");
+  };
+  return absl::InternalError(
+      absl::StrFormat("the conversion makes it %s, but the model declares %s",
+                      describe(converted), describe(declared)));
+}
+
+// The error of a failed import: every problem, one per line; Internal if
+// some problem is a converter bug, InvalidArgument if some is a malformed
+// model, Unimplemented if each is something scopeflow lacks.
+absl::Status ImportError(const std::string& graph_name, int64_t opset,
+                         int node_count,
+                         const std::vector<ImportProblem>& problems) {
+  absl::StatusCode code = absl::StatusCode::kUnimplemented;
+  int failed_nodes = 0;
+  for (const ImportProblem& problem : problems) {
+    if (problem.node_index >= 0) ++failed_nodes;
+    if (problem.code == absl::StatusCode::kInternal) {
+      code = absl::StatusCode::kInternal;
+    } else if (problem.code != absl::StatusCode::kUnimplemented &&
+               code == absl::StatusCode::kUnimplemented) {
+      code = absl::StatusCode::kInvalidArgument;
+    }
+  }
+  std::string message = absl::StrFormat(
+      "cannot import ONNX graph \"%s\" (opset %d): %d of %d node(s) cannot "
+      "be converted%s:",
+      graph_name, opset, failed_nodes, node_count,
+      failed_nodes < static_cast<int>(problems.size())
+          ? absl::StrFormat(", %d other problem(s)",
+                            problems.size() - failed_nodes)
+          : "");
+  for (const ImportProblem& problem : problems) {
+    absl::StrAppend(&message, "\n  ", Describe(problem));
+  }
+  return absl::Status(code, message);
+}
+
+}  // namespace
+
+absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
+                                         const ImportOptions& options,
+                                         ImportReport* report) {
+  ImportReport local_report;
+  ImportReport& out_report = report != nullptr ? *report : local_report;
+  out_report = ImportReport();
+  SF_CHECK(model.has_graph(), "the ONNX model has no graph");
+  const onnx::GraphProto& graph = model.graph();
+  std::optional<int64_t> opset;
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if (IsDefaultDomain(id.domain())) opset = id.version();
+  }
+  SF_CHECK(opset.has_value(),
+           "the ONNX model imports no version of the default domain "
+           "(opset_import)");
+  const std::string graph_name =
+      graph.name().empty() ? std::string("onnx_model") : graph.name();
+  if (*opset < kMinOnnxOpset || *opset > kMaxOnnxOpset) {
+    ImportProblem problem;
+    problem.op_type = "model";
+    problem.node_name = graph_name;
+    problem.opset = *opset;
+    problem.reason = absl::StrFormat(
+        "default-domain opset %d is outside the supported range %d to %d",
+        *opset, kMinOnnxOpset, kMaxOnnxOpset);
+    out_report.problems.push_back(problem);
+    return ImportError(graph_name, *opset, graph.node_size(),
+                       out_report.problems);
+  }
+
+  ImportedModel result;
+  result.net.set_format_version(kNetFormatVersion);
+  result.net.set_name(graph_name);
+  GraphState state(options);
+  state.opset = *opset;
+  state.block = result.net.add_blocks();
+  std::vector<ImportProblem>& problems = out_report.problems;
+  auto graph_problem = [&](const char* what, const std::string& name,
+                           const absl::Status& status) {
+    ImportProblem problem;
+    problem.op_type = what;
+    problem.node_name = name;
+    problem.opset = *opset;
+    problem.code = status.code();
+    problem.reason = std::string(status.message());
+    problems.push_back(std::move(problem));
+  };
+
+  // Every value name of the model, so that temporaries avoid them.
+  for (const onnx::ValueInfoProto& value : graph.input()) {
+    state.used_names.insert(value.name());
+  }
+  for (const onnx::TensorProto& tensor : graph.initializer()) {
+    state.used_names.insert(tensor.name());
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& name : node.input()) state.used_names.insert(name);
+    for (const std::string& name : node.output()) state.used_names.insert(name);
+  }
+  for (const onnx::ValueInfoProto& value : graph.value_info()) {
+    state.declared[value.name()] = InfoFromOnnxType(value.type());
+  }
+  for (const onnx::ValueInfoProto& value : graph.output()) {
+    state.declared[value.name()] = InfoFromOnnxType(value.type());
+  }
+
+  absl::flat_hash_set<std::string> graph_inputs;
+  for (const onnx::ValueInfoProto& value : graph.input()) {
+    graph_inputs.insert(value.name());
+  }
+  for (const auto& [name, tensor] : options.constant_inputs) {
+    SF_CHECK(graph_inputs.contains(name),
+             "ImportOptions::constant_inputs names \"%s\", which is not a "
+             "graph input",
+             name);
+    state.constants[name] = tensor;
+  }
+  for (const onnx::TensorProto& tensor : graph.initializer()) {
+    SF_CHECK(!tensor.name().empty(), "an initializer has no name");
+    SF_CHECK(!state.constants.contains(tensor.name()) &&
+                 !state.bad_constants.contains(tensor.name()),
+             "initializer \"%s\" is defined twice", tensor.name());
+    absl::StatusOr<Tensor> value = TensorFromOnnx(tensor);
+    if (value.ok()) {
+      state.constants[tensor.name()] = *std::move(value);
+    } else {
+      state.bad_constants[tensor.name()] = value.status();
+    }
+  }
+  // Graph inputs with an initializer are parameters whose default the
+  // initializer gives (IR version < 4 lists every initializer as an input).
+  for (const onnx::ValueInfoProto& value : graph.input()) {
+    const std::string& name = value.name();
+    if (state.constants.contains(name) || state.bad_constants.contains(name)) {
+      continue;
+    }
+    if (!value.type().has_tensor_type()) {
+      graph_problem("graph input", name,
+                    onnx_import::Unsupported(
+                        "not a tensor (sequence, map, optional or sparse "
+                        "values have no scopeflow equivalent)"));
+      state.tainted.insert(name);
+      continue;
+    }
+    absl::StatusOr<DataType> dtype =
+        DataTypeFromOnnx(value.type().tensor_type().elem_type());
+    if (!dtype.ok()) {
+      graph_problem("graph input", name, dtype.status());
+      state.tainted.insert(name);
+      continue;
+    }
+    const VarInfo info = InfoFromOnnxType(value.type());
+    VarDef* var = state.block->add_vars();
+    var->set_name(name);
+    var->set_kind(VAR_KIND_DENSE_TENSOR);
+    var->set_dtype(*dtype);
+    for (int64_t d : info.dims) var->add_shape(d);
+    state.infos[name] = info;
+    state.fed_inputs.insert(name);
+    result.inputs.push_back(name);
+  }
+
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    NodeContext context(state, node);
+    const absl::Status status = ConvertNode(node, state, context);
+    if (status.ok()) continue;
+    context.Taint();
+    ImportProblem problem;
+    problem.node_index = i;
+    problem.node_name = node.name();
+    problem.op_type = node.op_type();
+    problem.opset = *opset;
+    problem.code = status.code();
+    problem.reason = std::string(status.message());
+    problems.push_back(std::move(problem));
+  }
+
+  for (const onnx::ValueInfoProto& value : graph.output()) {
+    const std::string& name = value.name();
+    result.outputs.push_back(name);
+    if (state.tainted.contains(name)) continue;
+    auto info = state.infos.find(name);
+    if (info != state.infos.end()) {
+      const absl::Status agrees =
+          CheckDeclaredOutput(info->second, InfoFromOnnxType(value.type()));
+      if (!agrees.ok()) graph_problem("graph output", name, agrees);
+      continue;
+    }
+    auto constant = state.constants.find(name);
+    if (constant != state.constants.end()) {
+      // A constant output (a Constant node's) is a parameter to fetch.
+      DeclareParam(state, name, constant->second);
+      continue;
+    }
+    auto bad = state.bad_constants.find(name);
+    graph_problem("graph output", name,
+                  bad != state.bad_constants.end()
+                      ? bad->second
+                      : absl::InvalidArgumentError(
+                            "no node, initializer or graph input produces it"));
+  }
+
+  for (const std::string& name : result.inputs) {
+    if (absl::c_linear_search(state.inputs_needed_as_constants, name)) {
+      out_report.inputs_needed_as_constants.push_back(name);
+    }
+  }
+  if (!problems.empty()) {
+    return ImportError(graph_name, *opset, graph.node_size(), problems);
+  }
+  result.params = std::move(state.params);
+  return result;
+}
+
+absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path) {
+  SF_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+  onnx::ModelProto model;
+  SF_CHECK(model.ParseFromString(bytes), "%s: not a serialized onnx.ModelProto",
+           path);
+  return model;
+}
+
+absl::StatusOr<Tensor> ReadOnnxTensor(const std::string& path) {
+  SF_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+  onnx::TensorProto proto;
+  SF_CHECK(proto.ParseFromString(bytes),
+           "%s: not a serialized onnx.TensorProto", path);
+  absl::StatusOr<Tensor> tensor = TensorFromOnnx(proto);
+  if (!tensor.ok()) {
+    return absl::Status(tensor.status().code(),
+                        absl::StrCat(path, ": ", tensor.status().message()));
+  }
+  return tensor;
+}
+
+absl::Status AddParamsToScope(const ImportedModel& model, Scope& scope) {
+  for (const NamedTensor& param : model.params) {
+    SF_ASSIGN_OR_RETURN(Tensor * tensor,
+                        scope.Var(param.name)->GetMutable<Tensor>());
+    tensor->ShareBufferWith(param.tensor);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SaveImportedParams(const ImportedModel& model,
+                                const std::string& path) {
+  Scope scope;
+  SF_RETURN_IF_ERROR(AddParamsToScope(model, scope));
+  std::vector<std::string> names;
+  names.reserve(model.params.size());
+  for (const NamedTensor& param : model.params) names.push_back(param.name);
+  return SaveParams(scope, names, path);
+}
+
+}  // namespace scopeflow

@@ -1,0 +1,121 @@
+// Importing ONNX models (onnx.ModelProto, proto/onnx.proto) as scopeflow
+// nets.
+//
+// The graph becomes block 0 of a NetDef:
+// - each graph input becomes a declared, fed variable with its dtype and
+//   shape (-1 for symbolic or unknown dimensions);
+// - each initializer, and each Constant node's value, becomes a
+//   persistable variable (a parameter) when a converted op reads it at run
+//   time; its tensor is returned in ImportedModel::params, to be saved with
+//   SaveImportedParams (a SaveParams file) or placed in a scope directly;
+// - each node becomes one or more scopeflow ops with the node's attributes
+//   mapped and ONNX's defaults applied. Inputs that scopeflow ops take as
+//   attributes (Reshape's shape, Slice's starts, the axes of Squeeze,
+//   Unsqueeze, Split and the reductions in their newer opsets, Clip's
+//   bounds, Pad's pads, ...) must be constants: initializers or Constant
+//   node outputs, folded into the attributes.
+//
+// Every converted op is checked as the executor's Prepare would check it
+// (slots, attributes, shape inference, a CPU kernel for the inferred
+// dtype), so a model that imports is one scopeflow can run. When some nodes
+// cannot be converted, the import fails with one error listing every such
+// node (index, name, op type, opset and the reason), not just the first.
+//
+// Supported: the default ONNX domain at opsets 11 to 25 (the conversions
+// follow each operator's definition at the model's opset).
+#ifndef SCOPEFLOW_FRAMEWORK_ONNX_ONNX_IMPORTER_H_
+#define SCOPEFLOW_FRAMEWORK_ONNX_ONNX_IMPORTER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "framework/scope.h"
+#include "framework/tensor.h"
+#include "proto/framework.pb.h"
+#include "proto/onnx.pb.h"
+
+namespace scopeflow {
+
+// The oldest and newest default-domain opsets the importer converts.
+inline constexpr int64_t kMinOnnxOpset = 11;
+inline constexpr int64_t kMaxOnnxOpset = 25;
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+struct ImportedModel {
+  // One block; format_version set, named after the graph.
+  NetDef net;
+  // The variables to feed, in graph-input order (graph inputs that are
+  // initializers or constant_inputs are parameters instead). A graph input
+  // that no converted op reads (Dropout's ratio in inference mode, say) is
+  // listed but is no input of the prepared net: feed those in
+  // PreparedNet::input_names().
+  std::vector<std::string> inputs;
+  // The variables holding the graph outputs, in graph-output order.
+  std::vector<std::string> outputs;
+  // The persistable variables' tensors (on the CPU), in the order the net
+  // declares them.
+  std::vector<NamedTensor> params;
+};
+
+struct ImportOptions {
+  // Graph inputs to treat as constants with these values instead of feeding
+  // them, e.g. a shape or axes tensor that a test feeds as an input but
+  // that scopeflow needs at import time. Each name must be a graph input.
+  absl::flat_hash_map<std::string, Tensor> constant_inputs;
+};
+
+// One node (or, with node_index -1, a graph input or output) that could not
+// be converted.
+struct ImportProblem {
+  int node_index = -1;
+  std::string node_name;
+  std::string op_type;
+  int64_t opset = 0;
+  // kUnimplemented: valid ONNX that scopeflow cannot express (a missing op,
+  // attribute value or dtype); other codes: a malformed model.
+  absl::StatusCode code = absl::StatusCode::kUnimplemented;
+  std::string reason;
+};
+
+// What went wrong, for callers that act on it (the conformance runner).
+struct ImportReport {
+  std::vector<ImportProblem> problems;
+  // Graph inputs that some node needs as a constant (they could be given
+  // through ImportOptions::constant_inputs), in graph-input order.
+  std::vector<std::string> inputs_needed_as_constants;
+};
+
+// Converts `model`. On failure the error lists every problem, one per
+// line; its code is Unimplemented when each problem is (the model is valid
+// but needs what scopeflow lacks), InvalidArgument otherwise. `report`, if
+// given, receives the problems one by one.
+absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
+                                         const ImportOptions& options = {},
+                                         ImportReport* report = nullptr);
+
+// Parses a binary .onnx file. Errors name the path.
+absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path);
+
+// Parses a binary onnx.TensorProto file (a test case's input_N.pb) into a
+// CPU tensor.
+absl::StatusOr<Tensor> ReadOnnxTensor(const std::string& path);
+
+// Stores the model's parameters as local variables of `scope`, sharing
+// their buffers, so that the net can run against it.
+absl::Status AddParamsToScope(const ImportedModel& model, Scope& scope);
+
+// Writes the model's parameters to a parameter file (framework/param_io.h).
+absl::Status SaveImportedParams(const ImportedModel& model,
+                                const std::string& path);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_FRAMEWORK_ONNX_ONNX_IMPORTER_H_

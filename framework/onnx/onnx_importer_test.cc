@@ -1,0 +1,635 @@
+#include "framework/onnx/onnx_importer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "framework/executor.h"
+#include "framework/onnx/onnx_tensor.h"
+#include "framework/param_io.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::SizeIs;
+
+// Builders of hand-made ONNX models.
+
+onnx::ModelProto Model(int64_t opset) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  onnx::OperatorSetIdProto* id = model.add_opset_import();
+  id->set_domain("");
+  id->set_version(opset);
+  model.mutable_graph()->set_name("test_graph");
+  return model;
+}
+
+// A tensor type; a negative dim is symbolic ("batch").
+void SetType(onnx::ValueInfoProto* value, int32_t elem_type,
+             const std::vector<int64_t>& dims) {
+  onnx::TypeProto::Tensor* tensor =
+      value->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  onnx::TensorShapeProto* shape = tensor->mutable_shape();
+  shape->Clear();
+  for (int64_t d : dims) {
+    if (d < 0) {
+      shape->add_dim()->set_dim_param("batch");
+    } else {
+      shape->add_dim()->set_dim_value(d);
+    }
+  }
+}
+
+void AddInput(onnx::ModelProto& model, const std::string& name,
+              const std::vector<int64_t>& dims,
+              int32_t elem_type = onnx::TensorProto::FLOAT) {
+  onnx::ValueInfoProto* value = model.mutable_graph()->add_input();
+  value->set_name(name);
+  SetType(value, elem_type, dims);
+}
+
+void AddOutput(onnx::ModelProto& model, const std::string& name) {
+  model.mutable_graph()->add_output()->set_name(name);
+}
+
+onnx::NodeProto* AddNode(onnx::ModelProto& model, const std::string& op_type,
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs,
+                         const std::string& name = "") {
+  onnx::NodeProto* node = model.mutable_graph()->add_node();
+  node->set_op_type(op_type);
+  node->set_name(name);
+  for (const std::string& in : inputs) node->add_input(in);
+  for (const std::string& out : outputs) node->add_output(out);
+  return node;
+}
+
+void SetInt(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(value);
+}
+
+void SetInts(onnx::NodeProto* node, const std::string& name,
+             const std::vector<int64_t>& values) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) attr->add_ints(v);
+}
+
+void SetFloat(onnx::NodeProto* node, const std::string& name, float value) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::FLOAT);
+  attr->set_f(value);
+}
+
+void SetString(onnx::NodeProto* node, const std::string& name,
+               const std::string& value) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::STRING);
+  attr->set_s(value);
+}
+
+// A FLOAT tensor with its elements in float_data (the typed field).
+onnx::TensorProto FloatProto(const std::string& name,
+                             const std::vector<int64_t>& dims,
+                             const std::vector<float>& values) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) proto.add_dims(d);
+  for (float v : values) proto.add_float_data(v);
+  return proto;
+}
+
+// An INT64 tensor with its elements in raw_data.
+onnx::TensorProto Int64Proto(const std::string& name,
+                             const std::vector<int64_t>& dims,
+                             const std::vector<int64_t>& values) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) proto.add_dims(d);
+  proto.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
+                                 values.size() * sizeof(int64_t)));
+  return proto;
+}
+
+void AddInitializer(onnx::ModelProto& model, onnx::TensorProto tensor) {
+  *model.mutable_graph()->add_initializer() = std::move(tensor);
+}
+
+Tensor FloatTensor(Dims dims, const std::vector<float>& values) {
+  Tensor tensor;
+  EXPECT_TRUE(tensor.Allocate(CPUPlace(), kFloat32, dims).ok());
+  EXPECT_EQ(tensor.numel(), static_cast<int64_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i)
+    tensor.data<float>()[i] = values[i];
+  return tensor;
+}
+
+Tensor Int64Tensor(Dims dims, const std::vector<int64_t>& values) {
+  Tensor tensor;
+  EXPECT_TRUE(tensor.Allocate(CPUPlace(), kInt64, dims).ok());
+  for (size_t i = 0; i < values.size(); ++i) {
+    tensor.data<int64_t>()[i] = values[i];
+  }
+  return tensor;
+}
+
+std::vector<float> Values(const Tensor& tensor) {
+  const float* data = tensor.data<float>();
+  return std::vector<float>(data, data + tensor.numel());
+}
+
+// Prepares the imported net on the CPU, runs it once against a scope
+// holding its parameters, and fetches the graph outputs.
+absl::StatusOr<std::vector<Tensor>> RunNet(const ImportedModel& model,
+                                           std::vector<Feed> feeds) {
+  const Executor executor;
+  absl::StatusOr<PreparedNet> prepared =
+      executor.Prepare(model.net, 0, CPUPlace());
+  if (!prepared.ok()) return prepared.status();
+  Scope scope;
+  absl::Status added = AddParamsToScope(model, scope);
+  if (!added.ok()) return added;
+  return executor.Run(*prepared, scope, feeds, model.outputs);
+}
+
+const VarDef* FindVar(const ImportedModel& model, const std::string& name) {
+  for (const VarDef& var : model.net.blocks(0).vars()) {
+    if (var.name() == name) return &var;
+  }
+  return nullptr;
+}
+
+const OpDef* FindOp(const ImportedModel& model, const std::string& type) {
+  for (const OpDef& op : model.net.blocks(0).ops()) {
+    if (op.type() == type) return &op;
+  }
+  return nullptr;
+}
+
+const AttrDef* FindAttr(const OpDef& op, const std::string& name) {
+  for (const AttrDef& attr : op.attrs()) {
+    if (attr.name() == name) return &attr;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> OpTypes(const ImportedModel& model) {
+  std::vector<std::string> types;
+  for (const OpDef& op : model.net.blocks(0).ops()) types.push_back(op.type());
+  return types;
+}
+
+TEST(OnnxImporterTest, GemmWithInitializersBecomesParametersAndRuns) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "a", {-1, 3});
+  // B is [N=2, K=3], used transposed; C is a vector bias.
+  AddInitializer(model, FloatProto("b", {2, 3}, {1, 2, 3, 4, 5, 6}));
+  AddInitializer(model, FloatProto("c", {2}, {0.5f, -1}));
+  onnx::NodeProto* gemm = AddNode(model, "Gemm", {"a", "b", "c"}, {"y"}, "fc");
+  SetInt(gemm, "transB", 1);
+  AddOutput(model, "y");
+
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(imported->inputs, ElementsAre("a"));
+  EXPECT_THAT(imported->outputs, ElementsAre("y"));
+  const VarDef* a = FindVar(*imported, "a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_FALSE(a->persistable());
+  EXPECT_EQ(a->dtype(), DATA_TYPE_FLOAT32);
+  EXPECT_THAT(a->shape(), ElementsAre(-1, 3));
+  const VarDef* b = FindVar(*imported, "b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->persistable());
+  EXPECT_EQ(b->dtype(), DATA_TYPE_FLOAT32);
+  EXPECT_THAT(b->shape(), ElementsAre(2, 3));
+  ASSERT_THAT(imported->params, SizeIs(2));
+  EXPECT_EQ(imported->params[0].name, "b");
+  EXPECT_THAT(Values(imported->params[0].tensor),
+              ElementsAre(1, 2, 3, 4, 5, 6));
+  // alpha = beta = 1 by default: no scale op.
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("matmul", "add"));
+
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"a", FloatTensor({1, 3}, {1, 0, -1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // [1, 0, -1] . [1, 2, 3] + 0.5 = -1.5; . [4, 5, 6] - 1 = -3.
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2));
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(-1.5f, -3.0f));
+}
+
+TEST(OnnxImporterTest, SavedParametersLoadBack) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2});
+  AddInitializer(model, FloatProto("w", {2}, {3, 4}));
+  AddNode(model, "Mul", {"x", "w"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+
+  const std::string path =
+      std::string(std::getenv("TEST_TMPDIR")) + "/onnx.params";
+  ASSERT_TRUE(SaveImportedParams(*imported, path).ok());
+  Scope scope;
+  absl::StatusOr<std::vector<std::string>> names =
+      LoadParams(path, scope, CPUPlace());
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_THAT(*names, ElementsAre("w"));
+  const Tensor* w = *scope.FindVar("w")->Get<Tensor>();
+  EXPECT_THAT(Values(*w), ElementsAre(3, 4));
+}
+
+TEST(OnnxImporterTest, OnnxDefaultsAreApplied) {
+  onnx::ModelProto model = Model(16);
+  AddInput(model, "x", {2, 3});
+  // LeakyRelu's ONNX default alpha is 0.01 (scopeflow's own is 0.02).
+  AddNode(model, "LeakyRelu", {"x"}, {"leaky"});
+  // ArgMax defaults: axis 0, keepdims 1.
+  AddNode(model, "ArgMax", {"x"}, {"index"});
+  // Softmax at opset 13+ defaults to the last axis.
+  AddNode(model, "Softmax", {"x"}, {"probabilities"});
+  AddOutput(model, "leaky");
+  AddOutput(model, "index");
+  AddOutput(model, "probabilities");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const OpDef* leaky = FindOp(*imported, "leaky_relu");
+  ASSERT_NE(leaky, nullptr);
+  ASSERT_NE(FindAttr(*leaky, "alpha"), nullptr);
+  EXPECT_FLOAT_EQ(FindAttr(*leaky, "alpha")->f(), 0.01f);
+
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({2, 3}, {-100, 2, 0, 1, -3, 5})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(-1, 2, 0, 1, -0.03f, 5));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(1, 3));
+  const int64_t* index = (*out)[1].data<int64_t>();
+  EXPECT_THAT(std::vector<int64_t>(index, index + 3), ElementsAre(1, 0, 1));
+  const std::vector<float> p = Values((*out)[2]);
+  EXPECT_NEAR(p[0] + p[1] + p[2], 1.0f, 1e-6);
+  EXPECT_NEAR(p[3] + p[4] + p[5], 1.0f, 1e-6);
+}
+
+TEST(OnnxImporterTest, SoftmaxBeforeOpset13FlattensAtAxisOne) {
+  onnx::ModelProto model = Model(11);
+  AddInput(model, "x", {1, 2, 2});
+  AddNode(model, "Softmax", {"x"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("flatten", "softmax", "reshape"));
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({1, 2, 2}, {0, 0, 0, 0})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // One softmax over all four elements (not two over pairs).
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2, 2));
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(0.25f, 0.25f, 0.25f, 0.25f));
+}
+
+TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
+  onnx::ModelProto model = Model(19);
+  AddInput(model, "x", {1, 1, 4, 4});
+  AddInput(model, "shape", {2}, onnx::TensorProto::INT64);
+  AddInput(model, "scales", {4});
+  AddNode(model, "Relu", {"x"}, {"r"}, "fine");
+  AddNode(model, "Resize", {"r", "", "scales"}, {"big"}, "upsample");
+  AddNode(model, "ConvTranspose", {"r", "r"}, {"deconv"}, "deconv");
+  // Reshape's shape fed at run time: scopeflow needs it at import.
+  AddNode(model, "Reshape", {"r", "shape"}, {"flat"}, "flatten_it");
+  onnx::NodeProto* odd = AddNode(model, "Sigmoid", {"r"}, {"s"}, "odd");
+  SetInt(odd, "no_such_attribute", 1);
+  // Reads the output of a failed node: not reported again.
+  AddNode(model, "Relu", {"big"}, {"after"}, "after_resize");
+  AddOutput(model, "after");
+  AddOutput(model, "deconv");
+  AddOutput(model, "flat");
+  AddOutput(model, "s");
+
+  ImportReport report;
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model, {}, &report);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  const std::string message(imported.status().message());
+  EXPECT_THAT(message, HasSubstr("4 of 6 node(s) cannot be converted"));
+  EXPECT_THAT(message,
+              HasSubstr("node 1 \"upsample\" (Resize, opset 19): scopeflow "
+                        "has no resize"));
+  EXPECT_THAT(message, HasSubstr("node 2 \"deconv\" (ConvTranspose, opset 19): "
+                                 "scopeflow has no transposed convolution"));
+  EXPECT_THAT(message,
+              HasSubstr("node 3 \"flatten_it\" (Reshape, opset 19): this "
+                        "input must be constant"));
+  EXPECT_THAT(message, HasSubstr("input 1 (\"shape\") is a graph input"));
+  EXPECT_THAT(message, HasSubstr("node 4 \"odd\" (Sigmoid, opset 19): "
+                                 "attribute \"no_such_attribute\" not "
+                                 "supported"));
+  EXPECT_THAT(message, AllOf(Not(HasSubstr("\"fine\"")),
+                             Not(HasSubstr("after_resize"))));
+  ASSERT_THAT(report.problems, SizeIs(4));
+  EXPECT_EQ(report.problems[0].node_index, 1);
+  EXPECT_EQ(report.problems[0].op_type, "Resize");
+  EXPECT_EQ(report.problems[0].opset, 19);
+  EXPECT_THAT(report.inputs_needed_as_constants, ElementsAre("shape"));
+}
+
+TEST(OnnxImporterTest, ConstantInputsMakeAFedShapeUsable) {
+  onnx::ModelProto model = Model(14);
+  AddInput(model, "x", {2, 3});
+  AddInput(model, "shape", {1}, onnx::TensorProto::INT64);
+  AddNode(model, "Reshape", {"x", "shape"}, {"y"});
+  AddOutput(model, "y");
+  ImportOptions options;
+  options.constant_inputs["shape"] = Int64Tensor({1}, {-1});
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model, options);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(imported->inputs, ElementsAre("x"));
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(6));
+
+  options.constant_inputs["not_an_input"] = Int64Tensor({1}, {1});
+  EXPECT_EQ(ImportOnnx(model, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(OnnxImporterTest, ConstantNodesFoldIntoAttributesOrBecomeParameters) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2, 2});
+  // Folded: Unsqueeze's axes (an input since opset 13).
+  onnx::NodeProto* axes = AddNode(model, "Constant", {}, {"axes"});
+  onnx::AttributeProto* value = axes->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = Int64Proto("", {1}, {0});
+  AddNode(model, "Unsqueeze", {"x", "axes"}, {"u"});
+  // Read at run time: a parameter.
+  onnx::NodeProto* two = AddNode(model, "Constant", {}, {"two"});
+  SetFloat(two, "value_float", 2.0f);
+  AddNode(model, "Mul", {"u", "two"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("unsqueeze", "mul"));
+  ASSERT_THAT(imported->params, SizeIs(1));
+  EXPECT_EQ(imported->params[0].name, "two");
+  EXPECT_EQ(FindVar(*imported, "axes"), nullptr);
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({2, 2}, {1, 2, 3, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2, 2));
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(2, 4, 6, 8));
+}
+
+TEST(OnnxImporterTest, AxesMoveFromAttributeToInputWithTheOpset) {
+  // ReduceMean: axes attribute at opset 13, an input at opset 18.
+  onnx::ModelProto old_model = Model(13);
+  AddInput(old_model, "x", {2, 3});
+  onnx::NodeProto* mean = AddNode(old_model, "ReduceMean", {"x"}, {"y"});
+  SetInts(mean, "axes", {1});
+  SetInt(mean, "keepdims", 0);
+  AddOutput(old_model, "y");
+
+  onnx::ModelProto new_model = Model(18);
+  AddInput(new_model, "x", {2, 3});
+  AddInitializer(new_model, Int64Proto("axes", {1}, {-1}));
+  onnx::NodeProto* mean18 =
+      AddNode(new_model, "ReduceMean", {"x", "axes"}, {"y"});
+  SetInt(mean18, "keepdims", 0);
+  AddOutput(new_model, "y");
+
+  for (const onnx::ModelProto* model : {&old_model, &new_model}) {
+    absl::StatusOr<ImportedModel> imported = ImportOnnx(*model);
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    // The axes were folded: no parameter.
+    EXPECT_THAT(imported->params, SizeIs(0));
+    absl::StatusOr<std::vector<Tensor>> out =
+        RunNet(*imported, {{"x", FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].dims(), ElementsAre(2));
+    EXPECT_THAT(Values((*out)[0]), ElementsAre(2, 5));
+  }
+
+  // At opset 13 an axes attribute on ReduceSum is gone: axes is an input.
+  onnx::ModelProto stale = Model(13);
+  AddInput(stale, "x", {2, 3});
+  SetInts(AddNode(stale, "ReduceSum", {"x"}, {"y"}), "axes", {1});
+  AddOutput(stale, "y");
+  absl::StatusOr<ImportedModel> rejected = ImportOnnx(stale);
+  EXPECT_THAT(std::string(rejected.status().message()),
+              HasSubstr("attribute \"axes\" not supported"));
+}
+
+TEST(OnnxImporterTest, ReduceWithEmptyAxesIsANoopWhenAsked) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2});
+  AddInitializer(model, Int64Proto("axes", {0}, {}));
+  onnx::NodeProto* sum = AddNode(model, "ReduceSum", {"x", "axes"}, {"same"});
+  SetInt(sum, "noop_with_empty_axes", 1);
+  AddNode(model, "ReduceSum", {"x", "axes"}, {"total"});
+  AddOutput(model, "same");
+  AddOutput(model, "total");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({2}, {1, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(1, 2));
+  // keepdims = 1 by default.
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(1));
+  EXPECT_THAT(Values((*out)[1]), ElementsAre(3));
+}
+
+TEST(OnnxImporterTest, SplitNumOutputsMakesTheLastPartSmaller) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "x", {7});
+  onnx::NodeProto* split = AddNode(model, "Split", {"x"}, {"a", "b", "c"});
+  SetInt(split, "num_outputs", 3);
+  AddOutput(model, "a");
+  AddOutput(model, "b");
+  AddOutput(model, "c");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({7}, {0, 1, 2, 3, 4, 5, 6})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(0, 1, 2));
+  EXPECT_THAT(Values((*out)[1]), ElementsAre(3, 4, 5));
+  EXPECT_THAT(Values((*out)[2]), ElementsAre(6));
+}
+
+TEST(OnnxImporterTest, MatMulOfVectorsFollowsNumpy) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "a", {3});
+  AddInput(model, "b", {3});
+  AddNode(model, "MatMul", {"a", "b"}, {"dot"});
+  AddOutput(model, "dot");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::vector<Tensor>> out = RunNet(
+      *imported,
+      {{"a", FloatTensor({3}, {1, 2, 3})}, {"b", FloatTensor({3}, {4, 5, 6})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].rank(), 0);
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(32));
+}
+
+TEST(OnnxImporterTest, ConvSamePaddingAndPoolAttributes) {
+  onnx::ModelProto model = Model(22);
+  AddInput(model, "x", {1, 1, 4, 4});
+  AddInitializer(model, FloatProto("w", {1, 1, 2, 2}, {1, 1, 1, 1}));
+  onnx::NodeProto* conv = AddNode(model, "Conv", {"x", "w"}, {"c"});
+  SetString(conv, "auto_pad", "SAME_UPPER");
+  onnx::NodeProto* pool = AddNode(model, "AveragePool", {"c"}, {"p"});
+  SetInts(pool, "kernel_shape", {2, 2});
+  SetInts(pool, "strides", {2, 2});
+  SetInts(pool, "pads", {0, 0, 1, 1});
+  SetInt(pool, "count_include_pad", 1);
+  AddOutput(model, "p");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const OpDef* conv2d = FindOp(*imported, "conv2d");
+  ASSERT_NE(conv2d, nullptr);
+  // SAME_UPPER puts the one cell of padding at the end: [top, bottom,
+  // left, right] = [0, 1, 0, 1].
+  EXPECT_THAT(FindAttr(*conv2d, "paddings")->ints().values(),
+              ElementsAre(0, 1, 0, 1));
+  const OpDef* pool2d = FindOp(*imported, "pool2d");
+  ASSERT_NE(pool2d, nullptr);
+  EXPECT_THAT(FindAttr(*pool2d, "paddings")->ints().values(),
+              ElementsAre(0, 1, 0, 1));
+  EXPECT_FALSE(FindAttr(*pool2d, "exclusive")->b());
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported,
+             {{"x", FloatTensor({1, 1, 4, 4}, std::vector<float>(16, 1.0f))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 1, 2, 2));
+}
+
+TEST(OnnxImporterTest, PadWithAxesAtOpset18) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "x", {1, 2});
+  AddInitializer(model, Int64Proto("pads", {2}, {1, 2}));
+  AddInitializer(model, FloatProto("value", {}, {9}));
+  AddInitializer(model, Int64Proto("axes", {1}, {-1}));
+  AddNode(model, "Pad", {"x", "pads", "value", "axes"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({1, 2}, {1, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(9, 1, 2, 9, 9));
+}
+
+TEST(OnnxImporterTest, MissingKernelDtypeIsUnsupported) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2}, onnx::TensorProto::INT64);
+  AddNode(model, "Exp", {"x"}, {"y"}, "int_exp");
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("no CPU kernel for int64"));
+}
+
+TEST(OnnxImporterTest, OpsetOutsideTheRangeIsUnsupported) {
+  onnx::ModelProto model = Model(9);
+  AddInput(model, "x", {2});
+  AddNode(model, "Relu", {"x"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("opset 9 is outside the supported range 11 to 25"));
+}
+
+TEST(OnnxImporterTest, MalformedGraphsAreInvalid) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2});
+  AddNode(model, "Add", {"x", "nowhere"}, {"y"}, "bad_add");
+  AddNode(model, "Concat", {"x", "x"}, {"z"}, "no_axis");
+  AddOutput(model, "y");
+  AddOutput(model, "z");
+  AddOutput(model, "never_made");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(imported.status().message());
+  EXPECT_THAT(message, HasSubstr("node 0 \"bad_add\" (Add, opset 13): input 1 "
+                                 "(\"nowhere\") is no graph input"));
+  EXPECT_THAT(message, HasSubstr("missing required attribute \"axis\""));
+  EXPECT_THAT(message, HasSubstr("graph output \"never_made\""));
+}
+
+TEST(OnnxImporterTest, OutputsMustAgreeWithTheirDeclaredTypes) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2, 3});
+  AddNode(model, "Relu", {"x"}, {"y"});
+  onnx::ValueInfoProto* y = model.mutable_graph()->add_output();
+  y->set_name("y");
+  SetType(y, onnx::TensorProto::FLOAT, {2, 3});
+  ASSERT_TRUE(ImportOnnx(model).ok());
+  SetType(y, onnx::TensorProto::INT64, {2, 3});
+  absl::StatusOr<ImportedModel> wrong_type = ImportOnnx(model);
+  EXPECT_EQ(wrong_type.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(wrong_type.status().message()),
+              HasSubstr("graph output \"y\": the conversion makes it float32 "
+                        "[2, 3], but the model declares int64 [2, 3]"));
+  SetType(y, onnx::TensorProto::FLOAT, {3, 2});
+  EXPECT_EQ(ImportOnnx(model).status().code(), absl::StatusCode::kInternal);
+}
+
+TEST(OnnxTensorTest, ReadsTypedFieldsAndRawData) {
+  absl::StatusOr<Tensor> floats =
+      onnx_import::TensorFromOnnx(FloatProto("f", {2}, {1.5f, -2}));
+  ASSERT_TRUE(floats.ok()) << floats.status();
+  EXPECT_THAT(Values(*floats), ElementsAre(1.5f, -2));
+
+  absl::StatusOr<Tensor> ints =
+      onnx_import::TensorFromOnnx(Int64Proto("i", {2, 1}, {7, -8}));
+  ASSERT_TRUE(ints.ok()) << ints.status();
+  EXPECT_THAT(ints->dims(), ElementsAre(2, 1));
+  EXPECT_EQ(ints->data<int64_t>()[1], -8);
+
+  onnx::TensorProto bools;
+  bools.set_data_type(onnx::TensorProto::BOOL);
+  bools.add_dims(3);
+  bools.add_int32_data(1);
+  bools.add_int32_data(0);
+  bools.add_int32_data(1);
+  absl::StatusOr<Tensor> b = onnx_import::TensorFromOnnx(bools);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->dtype(), kBool);
+  EXPECT_TRUE(b->data<bool>()[2]);
+  EXPECT_FALSE(b->data<bool>()[1]);
+
+  onnx::TensorProto short_raw = Int64Proto("short", {3}, {1, 2});
+  EXPECT_THAT(
+      std::string(onnx_import::TensorFromOnnx(short_raw).status().message()),
+      HasSubstr("raw_data holds 16 bytes"));
+  onnx::TensorProto int8;
+  int8.set_name("q");
+  int8.set_data_type(onnx::TensorProto::INT8);
+  EXPECT_EQ(onnx_import::TensorFromOnnx(int8).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace scopeflow

@@ -1,0 +1,216 @@
+#include "framework/onnx/onnx_tensor.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "framework/float16.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace onnx_import {
+namespace {
+
+using OnnxType = onnx::TensorProto::DataType;
+
+// Copies the typed field `values` into `out` (numel elements of T),
+// converting each entry (e.g. int32_data holds one bool or uint8 each).
+template <typename T, typename Field>
+absl::Status CopyTyped(const Field& values, const std::string& what,
+                       const char* field, Tensor& out) {
+  SF_CHECK(values.size() == out.numel(),
+           "tensor \"%s\": %s holds %d elements, but dims %s need %d", what,
+           field, values.size(), DimsToString(out.dims()), out.numel());
+  T* data = out.data<T>();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if constexpr (std::is_same_v<T, bool>) {
+      data[i] = values[i] != 0;
+    } else if constexpr (std::is_same_v<T, float16>) {
+      // FLOAT16 entries of int32_data are the half's bit pattern.
+      data[i].bits = static_cast<uint16_t>(values[i]);
+    } else {
+      data[i] = static_cast<T>(values[i]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string OnnxTypeName(int32_t onnx_type) {
+  if (onnx::TensorProto::DataType_IsValid(onnx_type)) {
+    return onnx::TensorProto::DataType_Name(static_cast<OnnxType>(onnx_type));
+  }
+  return absl::StrCat("data type ", onnx_type);
+}
+
+absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::FLOAT:
+      return kFloat32;
+    case onnx::TensorProto::DOUBLE:
+      return kFloat64;
+    case onnx::TensorProto::FLOAT16:
+      return kFloat16;
+    case onnx::TensorProto::INT32:
+      return kInt32;
+    case onnx::TensorProto::INT64:
+      return kInt64;
+    case onnx::TensorProto::UINT8:
+      return kUInt8;
+    case onnx::TensorProto::BOOL:
+      return kBool;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("element type ", OnnxTypeName(onnx_type),
+                       " has no scopeflow dtype (scopeflow has float32, "
+                       "float64, float16, int32, int64, uint8 and bool)"));
+  }
+}
+
+int32_t OnnxTypeFromDataType(DataType dtype) {
+  switch (dtype) {
+    case kFloat32:
+      return onnx::TensorProto::FLOAT;
+    case kFloat64:
+      return onnx::TensorProto::DOUBLE;
+    case kFloat16:
+      return onnx::TensorProto::FLOAT16;
+    case kInt32:
+      return onnx::TensorProto::INT32;
+    case kInt64:
+      return onnx::TensorProto::INT64;
+    case kUInt8:
+      return onnx::TensorProto::UINT8;
+    case kBool:
+      return onnx::TensorProto::BOOL;
+    default:
+      return onnx::TensorProto::UNDEFINED;
+  }
+}
+
+absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
+  const std::string& what = proto.name();
+  SF_CHECK_CODE(proto.data_location() != onnx::TensorProto::EXTERNAL &&
+                    proto.external_data_size() == 0,
+                absl::StatusCode::kUnimplemented,
+                "tensor \"%s\": its data lives in an external file, which "
+                "the importer does not read",
+                what);
+  SF_CHECK_CODE(!proto.has_segment(), absl::StatusCode::kUnimplemented,
+                "tensor \"%s\" is a segment of a larger tensor, which the "
+                "importer does not read",
+                what);
+  absl::StatusOr<DataType> dtype = DataTypeFromOnnx(proto.data_type());
+  if (!dtype.ok()) {
+    return absl::Status(
+        dtype.status().code(),
+        absl::StrCat("tensor \"", what, "\": ", dtype.status().message()));
+  }
+  Dims dims;
+  for (int64_t d : proto.dims()) {
+    SF_CHECK(d >= 0, "tensor \"%s\" has a negative dimension in %s", what,
+             DimsToString(proto.dims()));
+    dims.push_back(d);
+  }
+  Tensor tensor;
+  SF_RETURN_IF_ERROR(tensor.Allocate(CPUPlace(), *dtype, dims));
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    SF_CHECK(raw.size() == tensor.nbytes(),
+             "tensor \"%s\": raw_data holds %d bytes, but %s %s needs %d", what,
+             raw.size(), OnnxTypeName(proto.data_type()), DimsToString(dims),
+             tensor.nbytes());
+    // Both sides are little-endian, row-major: the bytes are the elements
+    // (ONNX stores bool as one byte, as scopeflow does).
+    if (tensor.nbytes() > 0) {
+      std::memcpy(tensor.raw_data(), raw.data(), raw.size());
+    }
+    if (*dtype == kBool) {
+      // A byte other than 0 or 1 is no valid C++ bool.
+      auto* bytes = static_cast<uint8_t*>(tensor.raw_data());
+      for (int64_t i = 0; i < tensor.numel(); ++i) bytes[i] = bytes[i] != 0;
+    }
+    return tensor;
+  }
+  switch (*dtype) {
+    case kFloat32:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<float>(proto.float_data(), what, "float_data", tensor));
+      break;
+    case kFloat64:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<double>(proto.double_data(), what, "double_data", tensor));
+      break;
+    case kInt64:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<int64_t>(proto.int64_data(), what, "int64_data", tensor));
+      break;
+    case kInt32:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<int32_t>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    case kUInt8:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<uint8_t>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    case kBool:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<bool>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    case kFloat16:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<float16>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    default:
+      return absl::InternalError(absl::StrCat(
+          "tensor \"", what, "\": unhandled dtype ", DataTypeName(*dtype)));
+  }
+  return tensor;
+}
+
+absl::StatusOr<std::vector<int64_t>> TensorToInt64s(const Tensor& tensor,
+                                                    const std::string& what) {
+  std::vector<int64_t> values;
+  values.reserve(tensor.numel());
+  if (tensor.dtype() == kInt64) {
+    const int64_t* data = tensor.data<int64_t>();
+    values.assign(data, data + tensor.numel());
+  } else if (tensor.dtype() == kInt32) {
+    const int32_t* data = tensor.data<int32_t>();
+    values.assign(data, data + tensor.numel());
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is ", DataTypeName(tensor.dtype()),
+                     ": expected int64 (or int32)"));
+  }
+  return values;
+}
+
+absl::StatusOr<double> TensorToScalar(const Tensor& tensor,
+                                      const std::string& what) {
+  SF_CHECK(tensor.numel() == 1, "%s has shape %s: expected one element", what,
+           DimsToString(tensor.dims()));
+  switch (tensor.dtype()) {
+    case kFloat32:
+      return tensor.data<float>()[0];
+    case kFloat64:
+      return tensor.data<double>()[0];
+    case kFloat16:
+      return HalfToFloat(tensor.data<float16>()[0]);
+    case kInt32:
+      return tensor.data<int32_t>()[0];
+    case kInt64:
+      return static_cast<double>(tensor.data<int64_t>()[0]);
+    case kUInt8:
+      return tensor.data<uint8_t>()[0];
+    case kBool:
+      return tensor.data<bool>()[0] ? 1.0 : 0.0;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has dtype ", DataTypeName(tensor.dtype()), ": not a number"));
+  }
+}
+
+}  // namespace onnx_import
+}  // namespace scopeflow
