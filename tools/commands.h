@@ -41,6 +41,10 @@ struct TrainCommandOptions {
   float feature_scale = 0;
   // The tail of the data held out for evaluation.
   double test_fraction = 0.2;
+  // "shuffled": a fixed split in an order shuffled by split_seed; "tail":
+  // the last test_fraction of the file as it is.
+  std::string split = "shuffled";
+  uint64_t split_seed = 0;
   bool resume = false;
   std::string checkpoint_dir;
   // Where to save the trained parameters at the end ("" for nowhere).

@@ -54,6 +54,10 @@ ABSL_FLAG(std::string, data, "",
           "'digits' for the 8x8 digits of python3-sklearn");
 ABSL_FLAG(double, test_fraction, 0.2,
           "train: the tail of the data held out for evaluation");
+ABSL_FLAG(std::string, split, "shuffled",
+          "train: shuffled (a fixed split in an order shuffled by "
+          "--split_seed) or tail (the last --test_fraction of the file)");
+ABSL_FLAG(uint64_t, split_seed, 0, "train: seeds the shuffled split");
 ABSL_FLAG(double, feature_scale, 0,
           "train: multiplies every feature (0: 1/16 for digits, else 1)");
 ABSL_FLAG(int64_t, epochs, 10, "train: epochs to train");
@@ -110,6 +114,8 @@ scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
   options.feature_scale =
       static_cast<float>(absl::GetFlag(FLAGS_feature_scale));
   options.test_fraction = absl::GetFlag(FLAGS_test_fraction);
+  options.split = absl::GetFlag(FLAGS_split);
+  options.split_seed = absl::GetFlag(FLAGS_split_seed);
   options.resume = absl::GetFlag(FLAGS_resume);
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.save_params = absl::GetFlag(FLAGS_save_params);

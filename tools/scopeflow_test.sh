@@ -75,6 +75,23 @@ onnx_out=$("$scopeflow" run "$TEST_TMPDIR/model.pb" --params="$TEST_TMPDIR/model
 grep -q 'y: float32 \[1, 2\] values \[0.057324[0-9]*, 0.94267[0-9]*\]' <<<"$onnx_out" ||
   fail "imported model: $onnx_out"
 
+# train: the digits examples learn; a resumed run continues from the newest
+# checkpoint and ends where an uninterrupted one does.
+ckpt="$TEST_TMPDIR/ckpt"
+first=$("$scopeflow" train --flagfile=examples/digits/mlp.flags --epochs=2 \
+  --checkpoint-dir="$ckpt")
+grep -q '^epoch 2/2: .*test accuracy' <<<"$first" || fail "train: $first"
+[[ -n "$(ls "$ckpt")" ]] || fail "train wrote no checkpoint"
+resumed=$("$scopeflow" train --flagfile=examples/digits/mlp.flags --epochs=4 \
+  --checkpoint-dir="$ckpt" --resume)
+grep -q '^resumed from .* at step 88$' <<<"$resumed" || fail "resume: $resumed"
+straight=$("$scopeflow" train --flagfile=examples/digits/mlp.flags --epochs=4)
+[[ "$(grep '^final' <<<"$resumed")" == "$(grep '^final' <<<"$straight")" ]] ||
+  fail "resumed run ended elsewhere: $resumed vs $straight"
+cnn_train=$("$scopeflow" train --flagfile=examples/digits/cnn.flags --epochs=3)
+accuracy=$(sed -n 's/^final: .*test accuracy \([0-9.]*\)%$/\1/p' <<<"$cnn_train")
+awk -v a="$accuracy" 'BEGIN { exit !(a >= 90) }' || fail "cnn learns too little: $cnn_train"
+
 # Errors: clear message, exit status 1.
 expect_error() {
   local pattern=$1; shift
@@ -98,5 +115,9 @@ expect_error 'cut.onnx' import-onnx "$TEST_TMPDIR/cut.onnx" -o "$TEST_TMPDIR/cut
 sed 's/op_type: "Relu"/op_type: "Rleu"/' examples/onnx/linear_relu.textproto |
   protoc --encode=onnx.ModelProto -I proto proto/onnx.proto >"$TEST_TMPDIR/typo.onnx"
 expect_error 'relu.*Rleu' import-onnx "$TEST_TMPDIR/typo.onnx" -o "$TEST_TMPDIR/typo.pb"
+expect_error 'cannot open .*nowhere.csv' train --flagfile=examples/digits/mlp.flags \
+  --data="$TEST_TMPDIR/nowhere.csv"
+expect_error '--split must be shuffled or tail' train --flagfile=examples/digits/mlp.flags \
+  --split=random
 if "$scopeflow" >/dev/null 2>&1; then fail "expected a usage error"; fi
 echo "scopeflow command: all checks passed"

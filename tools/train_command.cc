@@ -88,11 +88,19 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
   float scale = options.feature_scale;
   if (scale <= 0) scale = digits ? 1.0f / 16 : 1.0f;
   SF_ASSIGN_OR_RETURN(Dataset data, LoadCsvDataset(path, scale));
-  SF_ASSIGN_OR_RETURN(Split split, SplitTail(data, options.test_fraction));
+  SF_CHECK(options.split == "shuffled" || options.split == "tail",
+           "train: --split must be shuffled or tail, got \"%s\"",
+           options.split);
+  SF_ASSIGN_OR_RETURN(
+      Split split,
+      options.split == "tail"
+          ? SplitTail(data, options.test_fraction)
+          : SplitShuffled(data, options.test_fraction, options.split_seed));
   std::printf(
-      "data: %s, %lld train and %lld test examples, %lld features, "
-      "%lld classes\n",
-      path.c_str(), static_cast<long long>(split.train.size()),
+      "data: %s (%s split), %lld train and %lld test examples, %lld "
+      "features, %lld classes\n",
+      path.c_str(), options.split.c_str(),
+      static_cast<long long>(split.train.size()),
       static_cast<long long>(split.test.size()),
       static_cast<long long>(data.features.dim(1)),
       static_cast<long long>(data.num_classes));

@@ -112,6 +112,15 @@ absl::StatusOr<Split> SplitTail(const Dataset& data, double test_fraction) {
   return split;
 }
 
+absl::StatusOr<Split> SplitShuffled(const Dataset& data, double test_fraction,
+                                    uint64_t split_seed) {
+  // The epoch number -1 keeps this permutation apart from every epoch's
+  // order under the same seed.
+  SF_ASSIGN_OR_RETURN(const Dataset shuffled,
+                      Gather(data, EpochOrder(data.size(), split_seed, -1)));
+  return SplitTail(shuffled, test_fraction);
+}
+
 std::vector<int64_t> EpochOrder(int64_t size, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(size);
   std::iota(order.begin(), order.end(), 0);

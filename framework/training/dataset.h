@@ -44,6 +44,14 @@ struct Split {
 };
 absl::StatusOr<Split> SplitTail(const Dataset& data, double test_fraction);
 
+// A fixed split of the rows in an order shuffled by `split_seed` (the same
+// seed gives the same split on every run and machine): the first
+// (1 - test_fraction) train, the rest test. For data sets whose file order
+// is not random, such as the digits, whose tail comes from other writers
+// than its head.
+absl::StatusOr<Split> SplitShuffled(const Dataset& data, double test_fraction,
+                                    uint64_t split_seed);
+
 // The order of the examples in epoch `epoch`: a permutation that depends
 // only on (seed, epoch), so a resumed run sees the batches an uninterrupted
 // one would.

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <numeric>
 #include <set>
 
 #include "gmock/gmock.h"
@@ -78,6 +79,48 @@ TEST(LoadCsvDatasetTest, TheDigitsFromDebian) {
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(split->train.size(), 1438);
   EXPECT_EQ(split->test.size(), 359);
+}
+
+TEST(SplitShuffledTest, IsAFixedPartitionOfTheRows) {
+  Dataset data;
+  constexpr int64_t kRows = 50;
+  ASSERT_TRUE(data.features.Allocate(CPUPlace(), kFloat32, {kRows, 1}).ok());
+  ASSERT_TRUE(data.labels.Allocate(CPUPlace(), kInt64, {kRows, 1}).ok());
+  for (int64_t i = 0; i < kRows; ++i) {
+    data.features.data<float>()[i] = static_cast<float>(i);
+    data.labels.data<int64_t>()[i] = i;
+  }
+  auto split = SplitShuffled(data, 0.2, 3);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_EQ(split->train.size(), 40);
+  ASSERT_EQ(split->test.size(), 10);
+  std::set<int64_t> seen;
+  std::vector<int64_t> test_rows;
+  for (const Dataset* part : {&split->train, &split->test}) {
+    for (int64_t i = 0; i < part->size(); ++i) {
+      const int64_t label = part->labels.data<int64_t>()[i];
+      // Features travel with their label.
+      EXPECT_EQ(part->features.data<float>()[i], static_cast<float>(label));
+      seen.insert(label);
+      if (part == &split->test) test_rows.push_back(label);
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kRows));
+  // Not the tail, and the same again for the same seed only.
+  std::vector<int64_t> tail(10);
+  std::iota(tail.begin(), tail.end(), 40);
+  EXPECT_NE(test_rows, tail);
+  auto again = SplitShuffled(data, 0.2, 3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(std::vector<int64_t>(again->test.labels.data<int64_t>(),
+                                 again->test.labels.data<int64_t>() + 10),
+            test_rows);
+  auto other = SplitShuffled(data, 0.2, 4);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(std::vector<int64_t>(other->test.labels.data<int64_t>(),
+                                 other->test.labels.data<int64_t>() + 10),
+            test_rows);
+  EXPECT_FALSE(SplitShuffled(data, 0, 3).ok());
 }
 
 TEST(EpochOrderTest, IsAPermutationFixedBySeedAndEpoch) {

@@ -116,6 +116,15 @@ absl::StatusOr<std::vector<VarGrad>> AppendTrainingOps(
   DeclarePersistable(block, kStepVar, kInt64);
   DeclarePersistable(block, kLearningRateVar, kFloat32);
   AddStartupFill(init, kStepVar, "", 0, kInt64);
+  // A dropout op seeded by its attribute alone would draw the same mask at
+  // every step; seeded by the step counter too it draws a new one each step,
+  // the same again after a resume.
+  for (OpDef& op : *block.mutable_ops()) {
+    const bool has_seed = std::any_of(
+        op.inputs().begin(), op.inputs().end(),
+        [](const OpSlot& binding) { return binding.slot() == "Seed"; });
+    if (op.type() == "dropout" && !has_seed) Bind(op, true, "Seed", {kStepVar});
+  }
 
   std::vector<std::string> grad_names;
   for (const VarGrad& grad : grads) grad_names.push_back(grad.grad);

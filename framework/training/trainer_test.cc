@@ -1,13 +1,14 @@
 #include "framework/training/trainer.h"
 
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
 #include "framework/net_io.h"
 #include "framework/training/checkpoint.h"
+#include "framework/training/optimizer.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -31,8 +32,8 @@ NetDef Parse(const std::string& text) {
   return net;
 }
 
-std::string Fc(const std::string& x, const std::string& w,
-               const std::string& b, const std::string& out) {
+std::string Fc(const std::string& x, const std::string& w, const std::string& b,
+               const std::string& out) {
   return "ops { type: \"fc\" inputs { slot: \"X\" vars: \"" + x +
          "\" } inputs { slot: \"W\" vars: \"" + w +
          "\" } inputs { slot: \"Bias\" vars: \"" + b +
@@ -84,9 +85,8 @@ std::string Zeros(const std::string& name, const std::string& shape) {
 NetDef StartupNet() {
   return Parse("format_version: 1 name: \"toy_startup\" blocks { " +
                Param("w1", "4, 8") + Param("b1", "8") + Param("w2", "8, 3") +
-               Param("b2", "3") + Gaussian("w1", "4, 8", 1) +
-               Zeros("b1", "8") + Gaussian("w2", "8, 3", 2) +
-               Zeros("b2", "3") + "}");
+               Param("b2", "3") + Gaussian("w1", "4, 8", 1) + Zeros("b1", "8") +
+               Gaussian("w2", "8, 3", 2) + Zeros("b2", "3") + "}");
 }
 
 // Three noisy clusters in 4 dimensions.
@@ -207,6 +207,36 @@ TEST(TrainerErrorsTest, NamesWhatIsWrong) {
   // Training before initialising: no step counter yet.
   EXPECT_THAT((*trainer)->TrainUntil(Clusters(30), 1, nullptr).message(),
               HasSubstr("initialise or resume first"));
+}
+
+// Seeded by its attribute alone, dropout would drop the same units at every
+// step; training seeds it with the step counter too.
+TEST(AppendTrainingOpsTest, SeedsDropoutWithTheStepCounter) {
+  NetDef main = MainNet();
+  OpDef& dropout = *main.mutable_blocks(0)->mutable_ops()->Add();
+  dropout.set_type("dropout");
+  OpSlot* in = dropout.add_inputs();
+  in->set_slot("X");
+  in->add_vars("hr");
+  OpSlot* out = dropout.add_outputs();
+  out->set_slot("Out");
+  out->add_vars("hr.dropped");
+  OpSlot* mask = dropout.add_outputs();
+  mask->set_slot("Mask");
+  mask->add_vars("hr.mask");
+  // Move it right after the relu, so that the second fc reads its output.
+  auto* ops = main.mutable_blocks(0)->mutable_ops();
+  for (int i = ops->size() - 1; i > 2; --i) ops->SwapElements(i, i - 1);
+  ops->Mutable(3)->mutable_inputs(0)->set_vars(0, "hr.dropped");
+  NetDef startup = StartupNet();
+  const auto appended =
+      AppendTrainingOps(main, startup, "loss", OptimizerConfig());
+  ASSERT_TRUE(appended.ok()) << appended.status();
+  const OpDef& trained = main.blocks(0).ops(2);
+  ASSERT_EQ(trained.type(), "dropout");
+  ASSERT_EQ(trained.inputs_size(), 2);
+  EXPECT_EQ(trained.inputs(1).slot(), "Seed");
+  EXPECT_EQ(trained.inputs(1).vars(0), kStepVar);
 }
 
 TEST(ForInferenceTest, SetsIsTestOnOpsThatHaveIt) {
