@@ -30,6 +30,23 @@ bool FullyKnown(const VarInfo& info) {
   return true;
 }
 
+// OK if `dims` can be a variable's shape: each dim known (>= 0) or unknown
+// (-1), and the known nonzero dims' product within int64. Inference may then
+// multiply any of a shape's dims without overflow; the error says what is
+// wrong.
+absl::Status CheckShape(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    SF_CHECK(d >= -1,
+             "dimension %d is below -1 (expected a size, or -1 for unknown)",
+             d);
+    if (d > 0 && __builtin_mul_overflow(count, d, &count)) {
+      return absl::InvalidArgumentError("its element count overflows int64");
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Whether a declared shape admits `dims` (-1 matches anything).
 bool ShapeAdmits(const VarInfo& declared, absl::Span<const int64_t> dims) {
   if (!declared.has_dims) return true;
@@ -114,6 +131,16 @@ class Preparer {
       info.dtype = var.dtype();
       info.dims.assign(var.shape().begin(), var.shape().end());
       info.has_dims = var.shape_size() > 0;
+      const absl::Status shape = CheckShape(info.dims);
+      if (!shape.ok()) {
+        errors_.push_back(absl::StrFormat(
+            "variable \"%s\" is declared with shape %s: %s", var.name(),
+            DimsToString(info.dims), shape.message()));
+        // Ops reading it see an unknown rank, not a shape they would
+        // overflow on.
+        info.dims.clear();
+        info.has_dims = false;
+      }
       infos_[v] = info;
       declared_[v] = info;
       is_declared_[v] = true;
@@ -288,6 +315,34 @@ class Preparer {
     return ok;
   }
 
+  // Checks each output's inferred shape as DeclareVars checks declared ones
+  // (a shape attribute, or sizes that add up, can overflow), reporting the
+  // bad ones if `report`. Either way a bad shape becomes an unknown rank, so
+  // that the ops after this one do not compute with it.
+  bool CheckInferredShapes(const std::string& prefix, const OpSpec& spec,
+                           const PreparedOp& op, bool report) {
+    bool ok = true;
+    for (size_t s = 0; s < op.outputs.size(); ++s) {
+      for (int v : op.outputs[s]) {
+        VarInfo& info = infos_[v];
+        if (!info.has_dims) continue;
+        const absl::Status shape = CheckShape(info.dims);
+        if (shape.ok()) continue;
+        if (report) {
+          errors_.push_back(absl::StrFormat(
+              "%s: output \"%s\" (variable \"%s\") is inferred with shape "
+              "%s: %s",
+              prefix, spec.outputs()[s].name, names_[v],
+              DimsToString(info.dims), shape.message()));
+        }
+        info.dims.clear();
+        info.has_dims = false;
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
   void CheckOutputsAgainstDeclarations(const std::string& prefix,
                                        const OpSpec& spec,
                                        const PreparedOp& op) {
@@ -336,14 +391,20 @@ class Preparer {
         errors_.push_back(absl::StrCat(prefix, ": ", inferred.message()));
         ok = false;
       }
+      ok = CheckInferredShapes(prefix, spec, op, /*report=*/ok) && ok;
     }
     if (ok) {
       CheckOutputsAgainstDeclarations(prefix, spec, op);
       ok = ChooseKernel(prefix, op);
+      // Outputs Prepare could not fully infer from fully known inputs
+      // depend on input values (InferContext::InputValue): those ops infer
+      // again at every run.
       op.static_shapes = spec.infer() != nullptr;
-      for (const auto& slot : op.inputs) {
-        for (int v : slot) {
-          op.static_shapes = op.static_shapes && FullyKnown(infos_[v]);
+      for (const auto* slots : {&op.inputs, &op.outputs}) {
+        for (const auto& slot : *slots) {
+          for (int v : slot) {
+            op.static_shapes = op.static_shapes && FullyKnown(infos_[v]);
+          }
         }
       }
     }
@@ -589,7 +650,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const Clock::time_point op_start =
         profile != nullptr ? Clock::now() : Clock::time_point();
     if (op.spec->infer() != nullptr && !op.static_shapes) {
-      InferContext context(op, infos, prepared.names_);
+      InferContext context(op, infos, prepared.names_, tensors.data());
       absl::Status inferred = op.spec->infer()(context);
       if (!inferred.ok()) {
         return absl::Status(

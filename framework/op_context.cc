@@ -40,6 +40,10 @@ const std::string& InferContext::InputName(absl::string_view slot,
   return names_[InputVar(slot, i)];
 }
 
+const Tensor* InferContext::InputValue(absl::string_view slot, int i) const {
+  return tensors_ == nullptr ? nullptr : tensors_[InputVar(slot, i)];
+}
+
 const std::string& InferContext::OutputName(absl::string_view slot,
                                             int i) const {
   return names_[OutputVar(slot, i)];

@@ -33,23 +33,34 @@ struct PreparedOp {
   std::vector<std::vector<int>> inputs;
   std::vector<std::vector<int>> outputs;
   KernelFn kernel = nullptr;
-  // Every input's dtype and shape was fully known at Prepare, so the
-  // outputs Prepare inferred hold at every run and Run skips inference.
+  // Every input's and output's dtype and shape was fully known at Prepare,
+  // so the outputs Prepare inferred hold at every run and Run skips
+  // inference.
   bool static_shapes = false;
 };
 
 // Shape inference's view: the op's attributes and the VarInfo of its
-// inputs and outputs in a table indexed like the net's variables.
+// inputs and outputs in a table indexed like the net's variables; at run
+// time also the input tensors (indexed likewise), for ops whose output
+// shape depends on an input's values.
 class InferContext {
  public:
   InferContext(const PreparedOp& op, std::vector<VarInfo>& table,
-               const std::vector<std::string>& names)
-      : op_(op), table_(table), names_(names) {}
+               const std::vector<std::string>& names,
+               Tensor* const* tensors = nullptr)
+      : op_(op), table_(table), names_(names), tensors_(tensors) {}
 
   int InputCount(absl::string_view slot) const;
   bool HasInput(absl::string_view slot) const { return InputCount(slot) > 0; }
   const VarInfo& Input(absl::string_view slot, int i = 0) const;
   const std::string& InputName(absl::string_view slot, int i = 0) const;
+  // The input's value where inference can see it: at run time, the tensor
+  // (on the run's place) the op is about to read; null at Prepare and at
+  // import. An op whose output shape depends on an input's values (sizes
+  // fed as a tensor) leaves those dimensions -1 when this is null; the
+  // executor infers again at run time for every op whose outputs Prepare
+  // did not fully know.
+  const Tensor* InputValue(absl::string_view slot, int i = 0) const;
 
   int OutputCount(absl::string_view slot) const;
   bool HasOutput(absl::string_view slot) const { return OutputCount(slot) > 0; }
@@ -70,6 +81,7 @@ class InferContext {
   const PreparedOp& op_;
   std::vector<VarInfo>& table_;
   const std::vector<std::string>& names_;
+  Tensor* const* tensors_;
 };
 
 // A kernel's view of one run of its op: input and output tensors (outputs

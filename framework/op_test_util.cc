@@ -1,5 +1,7 @@
 #include "framework/op_test_util.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "framework/net_io.h"
 #include "google/protobuf/text_format.h"
@@ -65,6 +67,66 @@ absl::StatusOr<VarInfo> InferAtPrepare(const std::string& op_text,
   const int v = prepared.VarIndex(var);
   SF_CHECK(v >= 0, "the net has no variable \"%s\"", var);
   return prepared.var_infos()[v];
+}
+
+absl::StatusOr<VarInfo> InferAlone(const std::string& op_text,
+                                   const std::vector<VarDecl>& vars,
+                                   const std::string& var) {
+  OpDef def;
+  SF_CHECK(google::protobuf::TextFormat::ParseFromString(op_text, &def),
+           "test op is not a valid OpDef: %s", op_text);
+  PreparedOp op;
+  op.spec = OpRegistry::Global().Find(def.type());
+  SF_CHECK(op.spec != nullptr, "no op \"%s\"", def.type());
+  std::vector<VarInfo> table;
+  std::vector<std::string> names;
+  for (const VarDecl& decl : vars) {
+    table.push_back(VarInfo{decl.dtype,
+                            Dims(decl.shape.begin(), decl.shape.end()),
+                            !decl.shape.empty()});
+    names.push_back(decl.name);
+  }
+  // Each variable named in a slot, an undeclared one with nothing known.
+  auto bind = [&](const OpSlot& slot, int s,
+                  std::vector<std::vector<int>>& bound) -> absl::Status {
+    SF_CHECK(s >= 0, "op \"%s\" has no slot \"%s\"", def.type(), slot.slot());
+    for (const std::string& name : slot.vars()) {
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) {
+        table.emplace_back();
+        names.push_back(name);
+        it = names.end() - 1;
+      }
+      bound[s].push_back(static_cast<int>(it - names.begin()));
+    }
+    return absl::OkStatus();
+  };
+  op.inputs.resize(op.spec->inputs().size());
+  op.outputs.resize(op.spec->outputs().size());
+  for (const OpSlot& slot : def.inputs()) {
+    SF_RETURN_IF_ERROR(bind(slot, op.spec->InputIndex(slot.slot()), op.inputs));
+  }
+  for (const OpSlot& slot : def.outputs()) {
+    SF_RETURN_IF_ERROR(
+        bind(slot, op.spec->OutputIndex(slot.slot()), op.outputs));
+  }
+  for (const AttrDef& attr : def.attrs()) {
+    const AttrSpec* spec = op.spec->FindAttr(attr.name());
+    SF_CHECK(spec != nullptr, "no attribute \"%s\"", attr.name());
+    SF_ASSIGN_OR_RETURN(AttrValue value, AttrValueFromProto(attr));
+    SF_ASSIGN_OR_RETURN(value, ConvertAttrValue(value, spec->type));
+    op.attrs.Set(attr.name(), std::move(value));
+  }
+  for (const AttrSpec& spec : op.spec->attrs()) {
+    if (!op.attrs.Has(spec.name) && spec.default_value.has_value()) {
+      op.attrs.Set(spec.name, *spec.default_value);
+    }
+  }
+  InferContext context(op, table, names);
+  SF_RETURN_IF_ERROR(op.spec->infer()(context));
+  const auto it = std::find(names.begin(), names.end(), var);
+  SF_CHECK(it != names.end(), "the op has no variable \"%s\"", var);
+  return table[it - names.begin()];
 }
 
 absl::StatusOr<std::vector<Tensor>> RunDeclared(

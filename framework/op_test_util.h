@@ -54,6 +54,14 @@ absl::StatusOr<VarInfo> InferAtPrepare(const std::string& op_text,
                                        const std::vector<VarDecl>& vars,
                                        const std::string& var);
 
+// Runs the op's shape inference alone over `vars`, as a converter that
+// infers node by node does, without Prepare's checks of the declared shapes,
+// and returns what it infers for `var`, or its error. For what inference
+// must reject on its own.
+absl::StatusOr<VarInfo> InferAlone(const std::string& op_text,
+                                   const std::vector<VarDecl>& vars,
+                                   const std::string& var);
+
 // Prepares that net, then runs it with `feeds` and returns the `fetches`.
 absl::StatusOr<std::vector<Tensor>> RunDeclared(
     const std::string& op_text, const std::vector<VarDecl>& vars,

@@ -8,6 +8,32 @@
 #include "platform/status_macros.h"
 
 namespace scopeflow {
+namespace {
+
+// The "allocator" of one caller-owned buffer (Tensor::FromExternal): it
+// never allocates and frees nothing; the Allocation viewing the buffer holds
+// the only reference to it, so it is destroyed with that Allocation, and
+// then tells the caller the buffer is free.
+class ExternalMemory final : public Allocator {
+ public:
+  ExternalMemory(const Place& place, std::function<void()> release)
+      : Allocator(place), release_(std::move(release)) {}
+  ~ExternalMemory() override {
+    if (release_) release_();
+  }
+
+ protected:
+  absl::StatusOr<void*> AllocateRaw(size_t bytes) override {
+    return absl::FailedPreconditionError(
+        "external memory cannot allocate more");
+  }
+  void FreeRaw(void* data, size_t bytes) override {}
+
+ private:
+  std::function<void()> release_;
+};
+
+}  // namespace
 
 int64_t NumElements(absl::Span<const int64_t> dims) {
   int64_t count = 1;
@@ -45,6 +71,39 @@ absl::Status Tensor::Allocate(const Place& place, DataType dtype, Dims dims) {
   dtype_ = dtype;
   place_ = place;
   return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> Tensor::FromExternal(void* data, DataType dtype,
+                                            Dims dims, const Place& place,
+                                            std::function<void()> release) {
+  SF_CHECK(IsValidDataType(dtype),
+           "cannot wrap external memory as a tensor of dtype %s",
+           DataTypeName(dtype));
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    SF_CHECK(d >= 0,
+             "cannot wrap external memory as a tensor of shape %s: negative "
+             "dimension",
+             DimsToString(dims));
+    SF_CHECK(d == 0 || count <= INT64_MAX / d,
+             "cannot wrap external memory as a tensor of shape %s: too many "
+             "elements",
+             DimsToString(dims));
+    count *= d;
+  }
+  SF_CHECK(data != nullptr || count == 0,
+           "cannot wrap external memory as a tensor of shape %s: the address "
+           "is null",
+           DimsToString(dims));
+  Tensor tensor;
+  tensor.buffer_ = std::make_shared<Allocation>(
+      data, static_cast<size_t>(count) * SizeOf(dtype),
+      std::make_shared<ExternalMemory>(place, std::move(release)));
+  tensor.dims_ = std::move(dims);
+  tensor.numel_ = count;
+  tensor.dtype_ = dtype;
+  tensor.place_ = place;
+  return tensor;
 }
 
 void Tensor::ShareBufferWith(const Tensor& other) { *this = other; }

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -52,6 +53,18 @@ class Tensor {
     dims_.resize(1);
     dims_[0] = 0;
   }
+
+  // A tensor over memory the caller owns, made without copying it: `data`
+  // holds NumElements(dims) elements of `dtype` on `place`, row-major. The
+  // tensor and its views (copies, slices, a run's feed) read and may write
+  // that memory, so the caller keeps it valid until the last view is
+  // destroyed; `release` (if given) is then called once, on the thread
+  // dropping that view, to tell the caller the memory is free again.
+  // InvalidArgument for an invalid dtype, a negative dimension, or a null
+  // `data` with elements; `release` is not called then.
+  static absl::StatusOr<Tensor> FromExternal(
+      void* data, DataType dtype, Dims dims, const Place& place = CPUPlace(),
+      std::function<void()> release = nullptr);
 
   const Dims& dims() const { return dims_; }
   int rank() const { return static_cast<int>(dims_.size()); }

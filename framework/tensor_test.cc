@@ -194,6 +194,64 @@ TEST(TensorTest, TypedDataChecksTheDtype) {
   EXPECT_TRUE(empty.CheckType(kFloat32).ok());
 }
 
+TEST(TensorTest, FromExternalViewsTheCallersMemory) {
+  float values[6] = {1, 2, 3, 4, 5, 6};
+  int released = 0;
+  {
+    absl::StatusOr<Tensor> t = Tensor::FromExternal(
+        values, kFloat32, {2, 3}, CPUPlace(), [&released] { ++released; });
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->raw_data(), values);
+    EXPECT_THAT(t->dims(), ElementsAre(2, 3));
+    EXPECT_EQ(t->numel(), 6);
+    EXPECT_EQ(t->nbytes(), sizeof(values));
+    t->data<float>()[5] = 60;
+    EXPECT_EQ(values[5], 60);
+    absl::StatusOr<Tensor> row = t->Slice(1, 2);
+    ASSERT_TRUE(row.ok());
+    EXPECT_EQ(row->data<float>()[0], 4);
+    absl::StatusOr<Tensor> copy = t->CopyTo(CPUPlace());
+    ASSERT_TRUE(copy.ok());
+    EXPECT_NE(copy->raw_data(), values);
+    EXPECT_EQ(copy->data<float>()[5], 60);
+    Tensor view = *t;
+    t = Tensor();
+    EXPECT_EQ(released, 0);  // `view` and `row` still see the memory.
+    view = Tensor();
+    EXPECT_EQ(released, 0);
+  }
+  EXPECT_EQ(released, 1);
+}
+
+TEST(TensorTest, FromExternalOfNoElementsStillReleases) {
+  int released = 0;
+  {
+    absl::StatusOr<Tensor> t = Tensor::FromExternal(
+        nullptr, kInt64, {0, 4}, CPUPlace(), [&released] { ++released; });
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->numel(), 0);
+  }
+  EXPECT_EQ(released, 1);
+}
+
+TEST(TensorTest, FromExternalRejectsBadArguments) {
+  float value = 0;
+  int released = 0;
+  auto release = [&released] { ++released; };
+  absl::StatusOr<Tensor> t =
+      Tensor::FromExternal(&value, kFloat32, {2, -1}, CPUPlace(), release);
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("tensor of shape [2, -1]: negative dimension"));
+  t = Tensor::FromExternal(nullptr, kFloat32, {2}, CPUPlace(), release);
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("tensor of shape [2]: the address is null"));
+  t = Tensor::FromExternal(&value, DATA_TYPE_UNSPECIFIED, {1}, CPUPlace(),
+                           release);
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("cannot wrap external memory as a tensor of dtype"));
+  EXPECT_EQ(released, 0);
+}
+
 TEST(TensorProtoTest, RoundTrip) {
   Tensor t;
   ASSERT_TRUE(t.Allocate(CPUPlace(), kInt32, {2, 2}).ok());

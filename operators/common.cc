@@ -167,6 +167,34 @@ absl::Status CheckSameDtype(const InferContext& context, absl::string_view a,
   return absl::OkStatus();
 }
 
+std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> dims) {
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    empty = empty || d == 0;
+  }
+  if (empty) return 0;
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    const std::optional<int64_t> product = CheckedMul(count, d);
+    if (!product.has_value()) return std::nullopt;
+    count = *product;
+  }
+  return count;
+}
+
+absl::StatusOr<int64_t> InputNumElements(const InferContext& context,
+                                         absl::string_view slot, int i) {
+  const VarInfo& info = context.Input(slot, i);
+  if (!info.has_dims) return -1;
+  const std::optional<int64_t> count = CheckedNumElements(info.dims);
+  SF_CHECK(count.has_value(),
+           "input \"%s\" (variable \"%s\", shape %s) has more elements than "
+           "int64 holds",
+           slot, context.InputName(slot, i), DimsToString(info.dims));
+  return *count;
+}
+
 Dims StridesOf(absl::Span<const int64_t> dims) {
   Dims strides(dims.size());
   int64_t stride = 1;

@@ -4,6 +4,7 @@
 #define SCOPEFLOW_OPERATORS_COMMON_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -51,6 +52,30 @@ absl::Status CheckDtype(const InferContext& context, absl::string_view slot,
 // Error unless the inputs of slots `a` and `b` have one dtype.
 absl::Status CheckSameDtype(const InferContext& context, absl::string_view a,
                             absl::string_view b);
+
+// Overflow-checked int64 arithmetic for shape inference, whose operands
+// (declared dims, attributes) come from users' nets and may be anything: the
+// exact result, or nullopt where it does not fit in int64.
+inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) return std::nullopt;
+  return sum;
+}
+inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+  return product;
+}
+
+// The number of elements of a tensor of `dims`: -1 if any of them is unknown
+// (negative), nullopt if the count does not fit in int64. 0 if a dim is 0,
+// however large the others.
+std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> dims);
+
+// CheckedNumElements of the input of `slot` (-1 if its rank or a dim is
+// unknown); an error describing the input if the count does not fit in int64.
+absl::StatusOr<int64_t> InputNumElements(const InferContext& context,
+                                         absl::string_view slot, int i = 0);
 
 // Row-major strides of `dims`, in elements.
 Dims StridesOf(absl::Span<const int64_t> dims);

@@ -1,6 +1,7 @@
 // Matrix products: matmul (batched, with transpose flags) and fc (matmul
 // plus bias), and their gradients, all through Gemm (operators/gemm.h).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -272,23 +273,23 @@ absl::StatusOr<VarInfo> FcOutInfo(const InferContext& context) {
            "of rank above %d, got %s",
            in_num_col_dims, context.InputName("X"), in_num_col_dims,
            DimsToString(x.dims));
-  const int64_t k =
-      NumElements(absl::MakeConstSpan(x.dims).subspan(in_num_col_dims));
-  const bool k_known =
-      std::all_of(x.dims.begin() + in_num_col_dims, x.dims.end(),
-                  [](int64_t d) { return d >= 0; });
-  SF_CHECK(!k_known || w.dims[0] < 0 || k == w.dims[0],
+  const std::optional<int64_t> k =
+      CheckedNumElements(absl::MakeConstSpan(x.dims).subspan(in_num_col_dims));
+  SF_CHECK(k.has_value(),
+           "\"X\" (variable \"%s\") %s has more features per row than "
+           "int64 holds, with attribute \"in_num_col_dims\" = %d",
+           context.InputName("X"), DimsToString(x.dims), in_num_col_dims);
+  SF_CHECK(*k < 0 || w.dims[0] < 0 || *k == w.dims[0],
            "\"X\" (variable \"%s\") %s has %d features per row but \"W\" "
            "(variable \"%s\") %s expects %d",
-           context.InputName("X"), DimsToString(x.dims), k,
+           context.InputName("X"), DimsToString(x.dims), *k,
            context.InputName("W"), DimsToString(w.dims), w.dims[0]);
   if (context.HasInput("Bias")) {
     SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Bias"));
     const VarInfo& bias = context.Input("Bias");
-    SF_CHECK(!bias.has_dims || w.dims[1] < 0 ||
-                 NumElements(bias.dims) == w.dims[1] ||
-                 std::any_of(bias.dims.begin(), bias.dims.end(),
-                             [](int64_t d) { return d < 0; }),
+    SF_ASSIGN_OR_RETURN(const int64_t bias_count,
+                        InputNumElements(context, "Bias"));
+    SF_CHECK(bias_count < 0 || w.dims[1] < 0 || bias_count == w.dims[1],
              "\"Bias\" (variable \"%s\") %s must hold %d values, one per "
              "column of \"W\"",
              context.InputName("Bias"), DimsToString(bias.dims), w.dims[1]);

@@ -481,5 +481,40 @@ TEST(FcGradTest, BiasGradientNeedsTheBias) {
                         "\"Bias\""));
 }
 
+// Prepare rejects a declared X of more elements than int64 counts; fc's
+// own checks cover inference run without it (a converter's).
+TEST(FcTest, ElementCountsBeyondInt64AreErrors) {
+  EXPECT_THAT(InferAtPrepare(kFc,
+                             {{"x", kFloat32, {2, 4611686018427387904, 4}},
+                              {"w", kFloat32, {4, 3}},
+                              {"b", kFloat32, {3}}},
+                             "out")
+                  .status()
+                  .message(),
+              HasSubstr("variable \"x\" is declared with shape [2, "
+                        "4611686018427387904, 4]: its element count "
+                        "overflows int64"));
+  EXPECT_THAT(InferAlone(kFc,
+                         {{"x", kFloat32, {2, 4611686018427387904, 4}},
+                          {"w", kFloat32, {4, 3}},
+                          {"b", kFloat32, {3}}},
+                         "out")
+                  .status()
+                  .message(),
+              HasSubstr("\"X\" (variable \"x\") [2, 4611686018427387904, 4] "
+                        "has more features per row than int64 holds, with "
+                        "attribute \"in_num_col_dims\" = 1"));
+  EXPECT_THAT(InferAlone(kFc,
+                         {{"x", kFloat32, {2, 4}},
+                          {"w", kFloat32, {4, 3}},
+                          {"b", kFloat32, {4611686018427387904, 4}}},
+                         "out")
+                  .status()
+                  .message(),
+              HasSubstr("input \"Bias\" (variable \"b\", shape "
+                        "[4611686018427387904, 4]) has more elements than "
+                        "int64 holds"));
+}
+
 }  // namespace
 }  // namespace scopeflow

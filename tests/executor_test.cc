@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/net_io.h"
+#include "framework/op_spec.h"
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -267,6 +268,109 @@ TEST(ExecutorTest, PrepareChecksInferredAgainstDeclared) {
                 })pb")
                   .message(),
               HasSubstr("an input of the net that declares no dtype"));
+}
+
+// An op with a wrong inference: Out gets attribute "dims", unchecked.
+absl::Status InferDimsFromAttr(InferContext& context) {
+  const auto& dims = context.attrs().Get<std::vector<int64_t>>("dims");
+  context.SetOutput("Out", 0, kFloat32, Dims(dims.begin(), dims.end()));
+  return absl::OkStatus();
+}
+
+SF_REGISTER_OP(test_dims_from_attr)
+    .Output("Out")
+    .Attr("dims", AttrType::kInt64s)
+    .Infer(InferDimsFromAttr);
+
+// Declared and inferred shapes are checked before inference computes with
+// them: a dim below -1, or more elements than int64 counts (nets come from
+// users' files; dims and attributes may hold anything).
+TEST(ExecutorTest, PrepareRejectsShapesBeyondInt64) {
+  absl::Status status = PrepareStatus(R"pb(
+    blocks {
+      vars {
+        name: "negative"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 2, -2 ]
+      }
+      vars {
+        name: "huge"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 922337203685477580, 64 ]
+      }
+      vars {
+        name: "empty"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 0, 4611686018427387904, 4 ]
+      }
+      vars {
+        name: "largest"
+        dtype: DATA_TYPE_FLOAT32
+        shape: [ 0, 9223372036854775807, -1 ]
+      }
+      ops {
+        type: "reshape"
+        inputs { slot: "X" vars: "huge" }
+        outputs { slot: "Out" vars: "flat" }
+        attrs {
+          name: "shape"
+          i64s { values: [ -1 ] }
+        }
+      }
+      ops {
+        type: "fill_constant"
+        outputs { slot: "Out" vars: "filled" }
+        attrs {
+          name: "shape"
+          i64s { values: [ 4611686018427387904, 2 ] }
+        }
+      }
+      ops {
+        type: "test_dims_from_attr"
+        outputs { slot: "Out" vars: "bad_dim" }
+        attrs {
+          name: "dims"
+          i64s { values: [ 3, -5 ] }
+        }
+      }
+      ops {
+        type: "relu"
+        inputs { slot: "X" vars: "filled" }
+        outputs { slot: "Out" vars: "after" }
+      }
+      ops {
+        type: "relu"
+        inputs { slot: "X" vars: "largest" }
+        outputs { slot: "Out" vars: "fine" }
+      }
+    })pb");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("block 0 has 5 problem(s)"));
+  EXPECT_THAT(message,
+              HasSubstr("variable \"negative\" is declared with shape [2, "
+                        "-2]: dimension -2 is below -1 (expected a size, or "
+                        "-1 for unknown)"));
+  EXPECT_THAT(message, HasSubstr("variable \"huge\" is declared with shape "
+                                 "[922337203685477580, 64]: its element count "
+                                 "overflows int64"));
+  // The product of the nonzero dims counts, so that inference may multiply
+  // any of them.
+  EXPECT_THAT(message,
+              HasSubstr("variable \"empty\" is declared with shape [0, "
+                        "4611686018427387904, 4]: its element count "
+                        "overflows int64"));
+  // An op reading a rejected declaration sees an unknown rank, and the ops
+  // after a rejected output see an unknown rank too: no other problem.
+  EXPECT_THAT(message,
+              HasSubstr("op 1 (fill_constant): output \"Out\" (variable "
+                        "\"filled\") is inferred with shape "
+                        "[4611686018427387904, 2]: its element count "
+                        "overflows int64"));
+  EXPECT_THAT(message,
+              HasSubstr("op 2 (test_dims_from_attr): output \"Out\" "
+                        "(variable \"bad_dim\") is inferred with shape [3, "
+                        "-5]: dimension -5 is below -1"));
 }
 
 TEST(ExecutorTest, InPlaceWritesAreRefused) {

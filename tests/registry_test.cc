@@ -16,14 +16,14 @@ constexpr const char* kPromisedOps[] = {
     // elementwise
     "add", "sub", "mul", "div", "pow", "max", "min", "scale", "exp", "log",
     "sqrt", "abs", "neg", "clip", "erf", "sin", "cos", "equal", "less",
-    "greater", "where", "cast",
+    "greater", "less_equal", "greater_equal", "where", "cast",
     // activations
     "relu", "leaky_relu", "elu", "sigmoid", "tanh", "gelu", "softmax",
     "log_softmax",
     // linear algebra
     "matmul", "fc",
     // convolution, pooling, normalisation
-    "conv2d", "pool2d", "batch_norm", "layer_norm",
+    "conv2d", "pool1d", "pool2d", "pool3d", "batch_norm", "layer_norm",
     // shape
     "reshape", "transpose", "concat", "split", "slice", "gather", "flatten",
     "squeeze", "unsqueeze", "expand", "tile", "pad", "shape",
@@ -52,8 +52,9 @@ TEST(RegistryTest, EveryPromisedOpIsRegisteredWithInferenceAndACpuKernel) {
 // Ops with no gradient in mathematics (comparisons, indices, random
 // draws, constants, metrics) or that training never differentiates.
 constexpr const char* kNotDifferentiable[] = {
-    "equal", "less", "greater", "argmax", "shape", "fill_constant",
-    "fill_any_like", "gaussian_random", "uniform_random", "accuracy",
+    "equal", "less", "greater", "less_equal", "greater_equal", "argmax",
+    "shape", "fill_constant", "fill_any_like", "gaussian_random",
+    "uniform_random", "accuracy",
     // optimizer steps, schedules and initializers update state in place
     "sgd", "momentum", "adam", "clip_by_global_norm", "lr_schedule",
     "increment", "xavier_uniform", "xavier_normal", "kaiming_uniform",

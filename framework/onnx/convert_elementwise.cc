@@ -1,7 +1,7 @@
 // Converters of elementwise ONNX ops: arithmetic, comparisons, math
 // functions, activations, softmax, Clip, Cast, Identity and Where.
 #include <cmath>
-#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +65,8 @@ constexpr char kMin[] = "min";
 constexpr char kEqual[] = "equal";
 constexpr char kLess[] = "less";
 constexpr char kGreater[] = "greater";
+constexpr char kLessEqual[] = "less_equal";
+constexpr char kGreaterEqual[] = "greater_equal";
 constexpr char kRelu[] = "relu";
 constexpr char kSigmoid[] = "sigmoid";
 constexpr char kTanh[] = "tanh";
@@ -80,33 +82,58 @@ constexpr char kAssign[] = "assign";
 constexpr char kSoftmax[] = "softmax";
 constexpr char kLogSoftmax[] = "log_softmax";
 
-// ONNX Pow lets the exponent have another type than the base (the result
-// has the base's); scopeflow pow takes one dtype, so the exponent is cast
-// to the base's.
+bool IsInteger(DataType dtype) { return dtype == kInt32 || dtype == kInt64; }
+
+// Emits a cast of `var` to `dtype` into a fresh temporary named after
+// `hint`, and returns the temporary.
+absl::StatusOr<std::string> CastTo(NodeContext& context, const std::string& var,
+                                   DataType dtype, const char* hint) {
+  const std::string cast = context.Temp(hint);
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("cast")
+                       .In("X", var)
+                       .Out("Out", cast)
+                       .Attr("out_dtype", static_cast<int32_t>(dtype))));
+  return cast;
+}
+
+// ONNX Pow lets the exponent have another type than the base; the result
+// has the base's. scopeflow pow takes one dtype, so:
+// - an integer base with a float exponent is computed in float64 and cast
+//   back (truncating), as ONNX's reference computes numpy's power in the
+//   promoted float type and casts it to the base's;
+// - integers of two widths are computed in int64 (exact where the int32
+//   result is, as int64 wraps around modulo 2^64) and cast back;
+// - otherwise the exponent is cast to the base's dtype.
 absl::Status ConvertPow(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(std::string x, context.Input(0));
   SF_ASSIGN_OR_RETURN(std::string y, context.Input(1));
   const DataType base = context.InputInfo(0).dtype;
   const DataType exponent = context.InputInfo(1).dtype;
-  const OpSpec* pow = OpRegistry::Global().Find("pow");
-  if (base != DATA_TYPE_UNSPECIFIED && pow != nullptr &&
-      pow->FindKernel(KernelKey{DeviceType::kCPU, base}) == nullptr) {
-    return Unsupported(absl::StrFormat(
-        "the base is %s, but scopeflow pow has CPU kernels for %s only",
-        DataTypeName(base), pow->KernelDtypes(DeviceType::kCPU)));
+  if (base == DATA_TYPE_UNSPECIFIED || exponent == DATA_TYPE_UNSPECIFIED ||
+      base == exponent) {
+    return context.Emit(
+        OpBuilder("pow").In("X", x).In("Y", y).Out("Out", context.Output(0)));
   }
-  if (base != DATA_TYPE_UNSPECIFIED && exponent != DATA_TYPE_UNSPECIFIED &&
-      base != exponent) {
-    const std::string cast = context.Temp("exponent");
-    SF_RETURN_IF_ERROR(
-        context.Emit(OpBuilder("cast")
-                         .In("X", y)
-                         .Out("Out", cast)
-                         .Attr("out_dtype", static_cast<int32_t>(base))));
-    y = cast;
+  if (!IsInteger(base)) {
+    SF_ASSIGN_OR_RETURN(y, CastTo(context, y, base, "exponent"));
+    return context.Emit(
+        OpBuilder("pow").In("X", x).In("Y", y).Out("Out", context.Output(0)));
   }
-  return context.Emit(
-      OpBuilder("pow").In("X", x).In("Y", y).Out("Out", context.Output(0)));
+  const DataType wide = IsInteger(exponent) ? kInt64 : kFloat64;
+  if (base != wide) {
+    SF_ASSIGN_OR_RETURN(x, CastTo(context, x, wide, "base"));
+  }
+  if (exponent != wide) {
+    SF_ASSIGN_OR_RETURN(y, CastTo(context, y, wide, "exponent"));
+  }
+  const std::string power = context.Temp("power");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("pow").In("X", x).In("Y", y).Out("Out", power)));
+  return context.Emit(OpBuilder("cast")
+                          .In("X", power)
+                          .Out("Out", context.Output(0))
+                          .Attr("out_dtype", static_cast<int32_t>(base)));
 }
 
 absl::Status ConvertLeakyRelu(NodeContext& context) {
@@ -203,44 +230,45 @@ absl::Status ConvertSoftmax(NodeContext& context) {
                 std::vector<int64_t>(info.dims.begin(), info.dims.end())));
 }
 
-// A Clip bound (input 1 or 2) as the float attribute scopeflow clip takes:
-// absent is unbounded; the value must survive the trip through float.
-absl::StatusOr<float> ClipBound(NodeContext& context, int input,
-                                const char* name, float unbounded) {
-  if (!context.HasInput(input)) return unbounded;
-  SF_ASSIGN_OR_RETURN(
-      const double value,
-      context.ConstantScalar(input,
-                             "scopeflow clip takes its bounds as attributes"));
-  const float narrow = static_cast<float>(value);
-  if (static_cast<double>(narrow) != value && !std::isnan(value)) {
-    return Unsupported(absl::StrFormat(
-        "%s = %.17g is not exactly a float32, the type of scopeflow clip's "
-        "\"%s\" attribute",
-        name, value, name));
+// Adds Clip bound `input` (1: min, 2: max) to `op`. Absent, it is
+// unbounded (the attribute's default). A constant that float32 holds
+// exactly folds into the float attribute `attr` (and into `*folded`); any
+// other value, fed or computed, or a constant float32 would round, binds
+// scopeflow's input `slot`, of X's dtype.
+absl::Status AddClipBound(NodeContext& context, int input, const char* attr,
+                          const char* slot, OpBuilder& op,
+                          std::optional<float>* folded) {
+  if (!context.HasInput(input)) return absl::OkStatus();
+  if (context.IsConstant(input)) {
+    SF_ASSIGN_OR_RETURN(const double value,
+                        context.ConstantScalar(input, "it is a bound"));
+    const float narrow = static_cast<float>(value);
+    if (static_cast<double>(narrow) == value || std::isnan(value)) {
+      op.Attr(attr, narrow);
+      *folded = narrow;
+      return absl::OkStatus();
+    }
   }
-  return narrow;
+  SF_ASSIGN_OR_RETURN(const std::string name, context.Input(input));
+  op.In(slot, name);
+  return absl::OkStatus();
 }
 
 // Clip's bounds are inputs since opset 11 (the importer's oldest).
 absl::Status ConvertClip(NodeContext& context) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  SF_RETURN_IF_ERROR(context.RequireConstants(
-      {1, 2}, "scopeflow clip takes its bounds as attributes"));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  SF_ASSIGN_OR_RETURN(const float min, ClipBound(context, 1, "min", -kInf));
-  SF_ASSIGN_OR_RETURN(const float max, ClipBound(context, 2, "max", kInf));
-  if (min > max) {
+  OpBuilder op("clip");
+  op.In("X", x).Out("Out", context.Output(0));
+  std::optional<float> min, max;
+  SF_RETURN_IF_ERROR(AddClipBound(context, 1, "min", "Min", op, &min));
+  SF_RETURN_IF_ERROR(AddClipBound(context, 2, "max", "Max", op, &max));
+  if (min.has_value() && max.has_value() && *min > *max) {
     return Unsupported(absl::StrFormat(
         "min = %g exceeds max = %g: ONNX then gives max everywhere, but "
         "scopeflow clip requires min <= max",
-        min, max));
+        *min, *max));
   }
-  return context.Emit(OpBuilder("clip")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("min", min)
-                          .Attr("max", max));
+  return context.Emit(op);
 }
 
 absl::Status ConvertCast(NodeContext& context) {
@@ -283,6 +311,8 @@ void AddElementwiseConverters(ConverterMap& map) {
   map["Equal"] = &ConvertBinary<kEqual>;
   map["Less"] = &ConvertBinary<kLess>;
   map["Greater"] = &ConvertBinary<kGreater>;
+  map["LessOrEqual"] = &ConvertBinary<kLessEqual>;
+  map["GreaterOrEqual"] = &ConvertBinary<kGreaterEqual>;
   map["Where"] = &ConvertWhere;
   map["Relu"] = &ConvertUnary<kRelu>;
   map["Sigmoid"] = &ConvertUnary<kSigmoid>;

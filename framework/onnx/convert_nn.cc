@@ -14,7 +14,7 @@ namespace scopeflow {
 namespace onnx_import {
 namespace {
 
-// scopeflow's conv2d and pool2d work on rank-4 NCHW tensors: 2-D windows.
+// scopeflow's conv2d works on rank-4 NCHW tensors: 2-D windows.
 absl::Status CheckTwoSpatialAxes(const NodeContext& context,
                                  const VarInfo& input, const char* op) {
   if (!input.has_dims) {
@@ -182,53 +182,93 @@ absl::Status ConvertConv(NodeContext& context) {
   return context.Emit(op);
 }
 
-// MaxPool and AveragePool.
+// The number of spatial axes of a pooling node's input [N, C, spatial...]:
+// scopeflow pools over 1, 2 or 3 (pool1d, pool2d, pool3d).
+absl::StatusOr<int> PoolSpatialAxes(const NodeContext& context,
+                                    const VarInfo& input) {
+  if (!input.has_dims) {
+    return Unsupported(absl::StrFormat(
+        "%s of an input of unknown rank: scopeflow picks pool1d, pool2d or "
+        "pool3d by the rank",
+        context.op_type()));
+  }
+  const int rank = static_cast<int>(input.dims.size());
+  if (rank < 3 || rank > 5) {
+    return Unsupported(absl::StrFormat(
+        "%s of an input of rank %d: scopeflow pools over 1 to 3 spatial axes "
+        "(input rank 3 to 5)",
+        context.op_type(), rank));
+  }
+  return rank - 2;
+}
+
+// A list attribute of one value per spatial axis (`fill` each if absent).
+absl::StatusOr<std::vector<int64_t>> PerAxisAttr(NodeContext& context,
+                                                 const char* name, int axes,
+                                                 std::optional<int64_t> fill) {
+  std::optional<std::vector<int64_t>> default_value;
+  if (fill.has_value()) default_value = std::vector<int64_t>(axes, *fill);
+  SF_ASSIGN_OR_RETURN(std::vector<int64_t> values,
+                      context.IntsAttr(name, default_value));
+  SF_CHECK(static_cast<int>(values.size()) == axes,
+           "attribute \"%s\" = %s: expected one value per spatial axis of "
+           "the input (%d)",
+           name, IntsToString(values), axes);
+  return values;
+}
+
+constexpr const char* kPoolOps[] = {"pool1d", "pool2d", "pool3d"};
+
+// MaxPool and AveragePool, over 1 to 3 spatial axes. MaxPool's Indices
+// output is pool's: flat offsets into X, the spatial axes ordered as
+// storage_order says.
 absl::Status ConvertPool(NodeContext& context, bool is_max) {
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   const VarInfo x_info = context.InputInfo(0);
-  SF_RETURN_IF_ERROR(CheckTwoSpatialAxes(context, x_info, "pool2d"));
-  SF_ASSIGN_OR_RETURN(const auto kernel,
-                      PairAttr(context, "kernel_shape", std::nullopt));
-  SF_ASSIGN_OR_RETURN(const auto strides, PairAttr(context, "strides", 1));
-  SF_ASSIGN_OR_RETURN(const auto dilations, PairAttr(context, "dilations", 1));
+  SF_ASSIGN_OR_RETURN(const int axes, PoolSpatialAxes(context, x_info));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel,
+                      PerAxisAttr(context, "kernel_shape", axes, std::nullopt));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> strides,
+                      PerAxisAttr(context, "strides", axes, 1));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> dilations,
+                      PerAxisAttr(context, "dilations", axes, 1));
   SF_ASSIGN_OR_RETURN(const int64_t ceil_mode, context.IntAttr("ceil_mode", 0));
-  bool exclusive = true;
+  SF_ASSIGN_OR_RETURN(
+      const std::vector<int32_t> paddings,
+      SpatialPaddings(context, x_info, kernel, strides, dilations));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> ksize,
+                      ToInt32s(kernel, "kernel_shape"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> strides32,
+                      ToInt32s(strides, "strides"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> dilations32,
+                      ToInt32s(dilations, "dilations"));
+  OpBuilder op(kPoolOps[axes - 1]);
+  op.In("X", x)
+      .Out("Out", context.Output(0))
+      .Attr("pooling_type", is_max ? "max" : "avg")
+      .Attr("ksize", ksize)
+      .Attr("strides", strides32)
+      .Attr("paddings", paddings)
+      .Attr("dilations", dilations32)
+      .Attr("ceil_mode", ceil_mode != 0);
   if (is_max) {
-    // The layout of the Indices output, which is rejected below.
     SF_ASSIGN_OR_RETURN(const int64_t storage_order,
                         context.IntAttr("storage_order", 0));
-    (void)storage_order;
+    SF_CHECK(storage_order == 0 || storage_order == 1,
+             "attribute \"storage_order\" = %d: expected 0 (row major) or 1 "
+             "(column major)",
+             storage_order);
     if (context.HasOutput(1)) {
-      return Unsupported(
-          "output Indices: scopeflow pool2d does not return the indices of "
-          "the maxima");
+      op.Out("Indices", context.Output(1))
+          .Attr("storage_order",
+                storage_order == 0 ? "row_major" : "column_major");
     }
   } else {
     SF_ASSIGN_OR_RETURN(const int64_t count_include_pad,
                         context.IntAttr("count_include_pad", 0));
-    exclusive = count_include_pad == 0;
+    op.Attr("exclusive", count_include_pad == 0);
   }
-  if (dilations[0] != 1 || dilations[1] != 1) {
-    return Unsupported(
-        absl::StrFormat("dilations = %s: scopeflow pool2d has no dilation",
-                        IntsToString(AsVector(dilations))));
-  }
-  SF_ASSIGN_OR_RETURN(
-      const std::vector<int32_t> paddings,
-      WindowPaddings(context, x_info, kernel, strides, dilations));
-  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> ksize,
-                      ToInt32s(AsVector(kernel), "kernel_shape"));
-  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> strides32,
-                      ToInt32s(AsVector(strides), "strides"));
-  return context.Emit(OpBuilder("pool2d")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("pooling_type", is_max ? "max" : "avg")
-                          .Attr("ksize", ksize)
-                          .Attr("strides", strides32)
-                          .Attr("paddings", paddings)
-                          .Attr("ceil_mode", ceil_mode != 0)
-                          .Attr("exclusive", exclusive));
+  return context.Emit(op);
 }
 
 absl::Status ConvertMaxPool(NodeContext& context) {
@@ -242,36 +282,47 @@ absl::Status ConvertAveragePool(NodeContext& context) {
 template <bool kIsMax>
 absl::Status ConvertGlobalPool(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  SF_RETURN_IF_ERROR(
-      CheckTwoSpatialAxes(context, context.InputInfo(0), "pool2d"));
-  // pool2d requires ksize; global pooling ignores it.
-  return context.Emit(OpBuilder("pool2d")
+  SF_ASSIGN_OR_RETURN(const int axes,
+                      PoolSpatialAxes(context, context.InputInfo(0)));
+  // pool requires ksize; global pooling ignores it.
+  return context.Emit(OpBuilder(kPoolOps[axes - 1])
                           .In("X", x)
                           .Out("Out", context.Output(0))
                           .Attr("pooling_type", kIsMax ? "max" : "avg")
-                          .Attr("ksize", std::vector<int32_t>{1, 1})
+                          .Attr("ksize", std::vector<int32_t>(axes, 1))
                           .Attr("global_pooling", true));
 }
 
+// Since opset 14, training_mode = 1 normalizes with the batch's statistics
+// and outputs the running ones moved towards them,
+// running * momentum + batch * (1 - momentum), the variance biased: what
+// scopeflow batch_norm does in training (is_test = false). Before opset 14
+// training was asked for by the saved-statistics outputs, not converted.
 absl::Status ConvertBatchNormalization(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const float epsilon, context.FloatAttr("epsilon", 1e-5f));
-  // Momentum updates the running statistics, in training mode only.
-  context.IgnoreAttr("momentum");
   int64_t training_mode = 0;
   if (context.opset() >= 14) {
     SF_ASSIGN_OR_RETURN(training_mode, context.IntAttr("training_mode", 0));
   }
-  if (training_mode != 0) {
-    return Unsupported(
-        "training_mode = 1 normalizes with the batch's own statistics: "
-        "scopeflow batch_norm normalizes with the given running statistics "
-        "only (inference)");
-  }
-  for (int i = 1; i < context.OutputCount(); ++i) {
-    if (context.HasOutput(i)) {
+  const bool training = training_mode != 0;
+  float momentum = 0.9f;
+  if (training) {
+    SF_ASSIGN_OR_RETURN(momentum, context.FloatAttr("momentum", 0.9f));
+  } else {
+    // Momentum moves the running statistics, in training mode only.
+    context.IgnoreAttr("momentum");
+    for (int i = 1; i < context.OutputCount(); ++i) {
+      if (!context.HasOutput(i)) continue;
+      if (context.opset() >= 14) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "output %d (\"%s\"): the running statistics are outputs in "
+            "training mode only, and training_mode is 0",
+            i, context.Output(i)));
+      }
       return Unsupported(absl::StrFormat(
-          "output %d (\"%s\"): updated or saved statistics exist in training "
-          "mode only, which scopeflow batch_norm lacks",
+          "output %d (\"%s\"): before opset 14 the statistics outputs ask "
+          "for training mode, which is converted from opset 14 on "
+          "(training_mode) only",
           i, context.Output(i)));
     }
   }
@@ -280,14 +331,25 @@ absl::Status ConvertBatchNormalization(NodeContext& context) {
     SF_ASSIGN_OR_RETURN(std::string name, context.Input(i));
     in.push_back(std::move(name));
   }
-  return context.Emit(OpBuilder("batch_norm")
-                          .In("X", in[0])
-                          .In("Scale", in[1])
-                          .In("Bias", in[2])
-                          .In("Mean", in[3])
-                          .In("Variance", in[4])
-                          .Out("Y", context.Output(0))
-                          .Attr("epsilon", epsilon));
+  OpBuilder op("batch_norm");
+  op.In("X", in[0])
+      .In("Scale", in[1])
+      .In("Bias", in[2])
+      .In("Mean", in[3])
+      .In("Variance", in[4])
+      .Out("Y", context.Output(0))
+      .Attr("epsilon", epsilon);
+  if (training) {
+    // Training writes the running statistics; temporaries take those the
+    // node drops.
+    op.Out("MeanOut", context.HasOutput(1) ? context.Output(1)
+                                           : context.Temp("running_mean"))
+        .Out("VarianceOut", context.HasOutput(2) ? context.Output(2)
+                                                 : context.Temp("running_var"))
+        .Attr("is_test", false)
+        .Attr("momentum", momentum);
+  }
+  return context.Emit(op);
 }
 
 // LayerNormalization's Scale and B have the normalized shape
@@ -311,12 +373,9 @@ absl::Status ConvertLayerNormalization(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const float epsilon, context.FloatAttr("epsilon", 1e-5f));
   // The precision of the statistics: scopeflow accumulates them in double,
   // at least as precise as any stash_type.
+  // The statistics outputs Mean and InvStdDev have X's dtype, as in ONNX's
+  // reference implementation.
   context.IgnoreAttr("stash_type");
-  if (context.HasOutput(1) || context.HasOutput(2)) {
-    return Unsupported(
-        "outputs Mean and InvStdDev: scopeflow layer_norm returns the "
-        "normalized tensor only, not the statistics");
-  }
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   SF_ASSIGN_OR_RETURN(const std::string scale,
                       FlatParam(context, 1, "scale_1d"));
@@ -328,9 +387,10 @@ absl::Status ConvertLayerNormalization(NodeContext& context) {
                         FlatParam(context, 2, "bias_1d"));
     op.In("Bias", bias);
   }
-  op.Out("Y", context.Output(0))
-      .Attr("begin_norm_axis", begin_norm_axis)
-      .Attr("epsilon", epsilon);
+  op.Out("Y", context.Output(0));
+  if (context.HasOutput(1)) op.Out("Mean", context.Output(1));
+  if (context.HasOutput(2)) op.Out("InvStdDev", context.Output(2));
+  op.Attr("begin_norm_axis", begin_norm_axis).Attr("epsilon", epsilon);
   return context.Emit(op);
 }
 
@@ -393,33 +453,39 @@ absl::Status ConvertDropout(NodeContext& context) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<int32_t>> WindowPaddings(
+absl::StatusOr<std::vector<int32_t>> SpatialPaddings(
     NodeContext& context, const VarInfo& input,
-    const std::array<int64_t, 2>& kernel, const std::array<int64_t, 2>& strides,
-    const std::array<int64_t, 2>& dilations) {
+    const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+    const std::vector<int64_t>& dilations) {
+  const int n = static_cast<int>(kernel.size());
   SF_ASSIGN_OR_RETURN(const std::string auto_pad,
                       context.StringAttr("auto_pad", "NOTSET"));
   SF_ASSIGN_OR_RETURN(const std::vector<int64_t> pads,
-                      context.IntsAttr("pads", std::vector<int64_t>(4, 0)));
-  // ONNX orders pads [h_begin, w_begin, h_end, w_end].
-  std::array<int64_t, 2> begin = {0, 0};
-  std::array<int64_t, 2> end = {0, 0};
+                      context.IntsAttr("pads", std::vector<int64_t>(2 * n, 0)));
+  // ONNX orders pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...].
+  std::vector<int64_t> begin(n, 0);
+  std::vector<int64_t> end(n, 0);
   if (auto_pad == "NOTSET") {
-    SF_CHECK(pads.size() == 4,
-             "attribute \"pads\" = %s: expected 4 values for 2-D windows",
-             IntsToString(pads));
+    SF_CHECK(static_cast<int>(pads.size()) == 2 * n,
+             "attribute \"pads\" = %s: expected %d values for %d-D windows",
+             IntsToString(pads), 2 * n, n);
     for (int64_t p : pads) {
       SF_CHECK(p >= 0, "attribute \"pads\" = %s holds a negative value",
                IntsToString(pads));
     }
-    begin = {pads[0], pads[1]};
-    end = {pads[2], pads[3]};
+    for (int i = 0; i < n; ++i) {
+      begin[i] = pads[i];
+      end[i] = pads[n + i];
+    }
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     // The output covers ceil(input / stride) positions; the padding that
     // needs is split evenly, the odd cell at the end (UPPER) or the
     // beginning (LOWER).
-    for (int i = 0; i < 2; ++i) {
-      const int64_t size = input.has_dims ? input.dims[2 + i] : -1;
+    for (int i = 0; i < n; ++i) {
+      const int64_t size =
+          input.has_dims && static_cast<int>(input.dims.size()) == n + 2
+              ? input.dims[2 + i]
+              : -1;
       if (size < 0 || kernel[i] < 0) {
         return Unsupported(absl::StrFormat(
             "auto_pad = %s needs the input's spatial size and the kernel's, "
@@ -442,8 +508,22 @@ absl::StatusOr<std::vector<int32_t>> WindowPaddings(
              "SAME_LOWER or VALID",
              auto_pad);
   }
-  // scopeflow orders paddings [top, bottom, left, right].
-  return ToInt32s({begin[0], end[0], begin[1], end[1]}, "pads");
+  // scopeflow orders paddings [before_0, after_0, before_1, after_1, ...].
+  std::vector<int64_t> paddings;
+  for (int i = 0; i < n; ++i) {
+    paddings.push_back(begin[i]);
+    paddings.push_back(end[i]);
+  }
+  return ToInt32s(paddings, "pads");
+}
+
+absl::StatusOr<std::vector<int32_t>> WindowPaddings(
+    NodeContext& context, const VarInfo& input,
+    const std::array<int64_t, 2>& kernel, const std::array<int64_t, 2>& strides,
+    const std::array<int64_t, 2>& dilations) {
+  return SpatialPaddings(context, input, {kernel[0], kernel[1]},
+                         {strides[0], strides[1]},
+                         {dilations[0], dilations[1]});
 }
 
 void AddNnConverters(ConverterMap& map) {

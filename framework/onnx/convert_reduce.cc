@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_format.h"
 #include "framework/onnx/converters.h"
 #include "platform/status_macros.h"
 
@@ -13,7 +12,9 @@ namespace onnx_import {
 namespace {
 
 // The axes became an input at opset 13 for ReduceSum and at opset 18 for
-// the other reductions; noop_with_empty_axes came with them.
+// the other reductions; noop_with_empty_axes came with them. Constant axes
+// fold into the attribute; others bind scopeflow's input "Axes", whose
+// emptiness is known only at run time, so noop_with_empty_axes goes along.
 template <const char* kType, int kAxesInputSince>
 absl::Status ConvertReduce(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const int64_t keepdims, context.IntAttr("keepdims", 1));
@@ -22,12 +23,19 @@ absl::Status ConvertReduce(NodeContext& context) {
   if (context.opset() >= kAxesInputSince) {
     SF_ASSIGN_OR_RETURN(noop_with_empty_axes,
                         context.IntAttr("noop_with_empty_axes", 0));
+    if (context.HasInput(1) && !context.IsConstant(1)) {
+      SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+      SF_ASSIGN_OR_RETURN(const std::string axes_input, context.Input(1));
+      return context.Emit(
+          OpBuilder(kType)
+              .In("X", x)
+              .In("Axes", axes_input)
+              .Out("Out", context.Output(0))
+              .Attr("keep_dim", keepdims != 0)
+              .Attr("noop_with_empty_axes", noop_with_empty_axes != 0));
+    }
     if (context.HasInput(1)) {
-      SF_ASSIGN_OR_RETURN(
-          axes,
-          context.ConstantInts(
-              1, absl::StrFormat("scopeflow %s takes the axes as an attribute",
-                                 kType)));
+      SF_ASSIGN_OR_RETURN(axes, context.ConstantInts(1, "it gives the axes"));
     }
   } else {
     SF_ASSIGN_OR_RETURN(axes, context.IntsAttr("axes", std::vector<int64_t>{}));
@@ -56,17 +64,13 @@ absl::Status ConvertArgMax(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const int64_t keepdims, context.IntAttr("keepdims", 1));
   SF_ASSIGN_OR_RETURN(const int64_t select_last_index,
                       context.IntAttr("select_last_index", 0));
-  if (select_last_index != 0) {
-    return Unsupported(
-        "select_last_index = 1 picks the last of tied maxima: scopeflow "
-        "argmax picks the first");
-  }
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   return context.Emit(OpBuilder("argmax")
                           .In("X", x)
                           .Out("Out", context.Output(0))
                           .Attr("axis", axis)
-                          .Attr("keepdims", keepdims != 0));
+                          .Attr("keepdims", keepdims != 0)
+                          .Attr("select_last_index", select_last_index != 0));
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 // Flatten, Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze,
 // Expand, Tile, Pad, Shape, and Constant (folded, no op).
 //
-// Where ONNX takes a shape, axes, sizes or pads as an input (since opset 5
-// for Reshape, 10 for Slice, 11 for Pad, 13 for Split, Squeeze and
-// Unsqueeze), scopeflow takes an attribute: the input must be a constant.
+// Where ONNX takes a shape, axes, sizes or repeats as an input (since opset
+// 5 for Reshape, 10 for Slice, 13 for Split, Squeeze and Unsqueeze), a
+// constant folds into the scopeflow op's attribute, and any other value
+// (fed, or computed at run time) binds the op's input of the same meaning.
+// Pad's pads and value must be constants: scopeflow pad takes attributes
+// only.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,23 +30,19 @@ absl::Status ConvertReshape(NodeContext& context) {
   if (context.opset() >= 14) {
     SF_ASSIGN_OR_RETURN(allow_zero, context.IntAttr("allowzero", 0));
   }
-  SF_ASSIGN_OR_RETURN(
-      const std::vector<int64_t> shape,
-      context.ConstantInts(1,
-                           "scopeflow reshape takes the shape as an "
-                           "attribute"));
-  if (allow_zero != 0 &&
-      std::find(shape.begin(), shape.end(), 0) != shape.end()) {
-    return Unsupported(absl::StrFormat(
-        "allowzero = 1 with a 0 in shape %s makes that dimension 0, but "
-        "scopeflow reshape always copies the input's dimension for a 0",
-        IntsToString(shape)));
-  }
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("reshape")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("shape", shape));
+  OpBuilder op("reshape");
+  op.In("X", x).Out("Out", context.Output(0));
+  if (context.IsConstant(1)) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> shape,
+                        context.ConstantInts(1, "it is the target shape"));
+    op.Attr("shape", shape);
+  } else {
+    SF_ASSIGN_OR_RETURN(const std::string shape, context.Input(1));
+    op.In("Shape", shape);
+  }
+  if (allow_zero != 0) op.Attr("allowzero", true);
+  return context.Emit(op);
 }
 
 absl::Status ConvertFlatten(NodeContext& context) {
@@ -105,18 +104,19 @@ int64_t DimAt(const VarInfo& info, int64_t axis) {
 }
 
 // Split's sizes come from the "split" attribute (opset < 13) or input
-// (13+); without them, opset 18's num_outputs or the number of outputs
-// gives equal parts, where opset 18 lets the last part be smaller.
+// (13+; bound as scopeflow's "Sections" unless constant); without them,
+// opset 18's num_outputs or the number of outputs gives equal parts, where
+// opset 18 lets the last part be smaller.
 absl::Status ConvertSplit(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", 0));
   SF_ASSIGN_OR_RETURN(const int32_t axis32, ToInt32(axis, "axis"));
   std::optional<std::vector<int64_t>> sizes;
+  std::optional<std::string> sizes_input;
   if (context.opset() >= 13) {
-    if (context.HasInput(1)) {
-      SF_ASSIGN_OR_RETURN(
-          sizes, context.ConstantInts(1,
-                                      "scopeflow split takes the sizes as "
-                                      "an attribute"));
+    if (context.IsConstant(1)) {
+      SF_ASSIGN_OR_RETURN(sizes, context.ConstantInts(1, "it gives the sizes"));
+    } else if (context.HasInput(1)) {
+      SF_ASSIGN_OR_RETURN(sizes_input, context.Input(1));
     }
   } else if (context.HasAttr("split")) {
     SF_ASSIGN_OR_RETURN(sizes, context.IntsAttr("split"));
@@ -129,7 +129,9 @@ absl::Status ConvertSplit(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   OpBuilder op("split");
   op.In("X", x).Attr("axis", axis32);
-  if (sizes.has_value()) {
+  if (sizes_input.has_value()) {
+    op.In("Sections", *sizes_input);
+  } else if (sizes.has_value()) {
     SF_CHECK(static_cast<int>(sizes->size()) == outputs,
              "split sizes %s give %d parts for %d outputs",
              IntsToString(*sizes), sizes->size(), outputs);
@@ -170,40 +172,45 @@ absl::Status ConvertSplit(NodeContext& context) {
   return context.Emit(op);
 }
 
+// Slice (opset 10+): starts, ends and the optional axes and steps are
+// inputs, each folded into its attribute when constant, else bound to the
+// scopeflow input of the same meaning. scopeflow slice's defaults are
+// ONNX's: no axes are the first len(starts) axes, no steps all 1.
 absl::Status ConvertSlice(NodeContext& context) {
-  constexpr char kWhy[] =
-      "scopeflow slice takes starts, ends, axes and steps as attributes";
-  SF_RETURN_IF_ERROR(context.RequireConstants({1, 2, 3, 4}, kWhy));
-  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> starts,
-                      context.ConstantInts(1, kWhy));
-  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> ends,
-                      context.ConstantInts(2, kWhy));
-  SF_CHECK(starts.size() == ends.size(),
-           "starts %s and ends %s differ in length", IntsToString(starts),
-           IntsToString(ends));
-  std::vector<int64_t> axes;
-  if (context.HasInput(3)) {
-    SF_ASSIGN_OR_RETURN(axes, context.ConstantInts(3, kWhy));
-  } else {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(i);
-  }
-  std::vector<int64_t> steps;
-  if (context.HasInput(4)) {
-    SF_ASSIGN_OR_RETURN(steps, context.ConstantInts(4, kWhy));
-  }
-  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> axes32,
-                      ToInt32s(axes, "axes"));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  // Bounds beyond int32 (INT64_MAX for "to the end") clamp to the same
-  // effect: numpy's rules clamp them into the dimension anyway. So does a
-  // step beyond int32: it takes the first element only, as the clamped one.
-  return context.Emit(OpBuilder("slice")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("axes", axes32)
-                          .Attr("starts", ClampToInt32(starts))
-                          .Attr("ends", ClampToInt32(ends))
-                          .Attr("steps", ClampToInt32(steps)));
+  SF_CHECK(context.HasInput(1) && context.HasInput(2),
+           "inputs 1 (starts) and 2 (ends) are required");
+  OpBuilder op("slice");
+  op.In("X", x).Out("Out", context.Output(0));
+  struct Param {
+    int input;
+    const char* slot;
+    const char* attr;
+  };
+  for (const Param& param :
+       {Param{1, "Starts", "starts"}, Param{2, "Ends", "ends"},
+        Param{3, "Axes", "axes"}, Param{4, "Steps", "steps"}}) {
+    if (!context.HasInput(param.input)) continue;
+    if (!context.IsConstant(param.input)) {
+      SF_ASSIGN_OR_RETURN(const std::string name, context.Input(param.input));
+      op.In(param.slot, name);
+      continue;
+    }
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> values,
+                        context.ConstantInts(param.input, param.attr));
+    if (param.input == 3) {
+      SF_ASSIGN_OR_RETURN(const std::vector<int32_t> axes,
+                          ToInt32s(values, "axes"));
+      op.Attr(param.attr, axes);
+    } else {
+      // Bounds beyond int32 (INT64_MAX for "to the end") clamp to the same
+      // effect: numpy's rules clamp them into the dimension anyway. So does
+      // a step beyond int32: it takes the first element only, as the
+      // clamped one.
+      op.Attr(param.attr, ClampToInt32(values));
+    }
+  }
+  return context.Emit(op);
 }
 
 absl::Status ConvertGather(NodeContext& context) {
@@ -219,143 +226,172 @@ absl::Status ConvertGather(NodeContext& context) {
 }
 
 // Squeeze's and Unsqueeze's axes: an attribute before opset 13, an input
-// since.
-absl::StatusOr<std::vector<int64_t>> AxesOf(NodeContext& context,
-                                            bool required) {
+// since (folded when constant, else bound to scopeflow's "Axes").
+absl::Status AddAxes(NodeContext& context, bool required, OpBuilder& op) {
+  std::vector<int64_t> axes;
   if (context.opset() >= 13) {
     if (!context.HasInput(1)) {
       SF_CHECK(!required, "input 1 (axes) is required");
-      return std::vector<int64_t>{};
+    } else if (context.IsConstant(1)) {
+      SF_ASSIGN_OR_RETURN(axes, context.ConstantInts(1, "it gives the axes"));
+    } else {
+      SF_ASSIGN_OR_RETURN(const std::string name, context.Input(1));
+      op.In("Axes", name);
+      return absl::OkStatus();
     }
-    return context.ConstantInts(
-        1, absl::StrFormat("scopeflow %s takes the axes as an attribute",
-                           required ? "unsqueeze" : "squeeze"));
+  } else if (required) {
+    SF_ASSIGN_OR_RETURN(axes, context.IntsAttr("axes"));
+  } else {
+    SF_ASSIGN_OR_RETURN(axes, context.IntsAttr("axes", std::vector<int64_t>{}));
   }
-  if (required) return context.IntsAttr("axes");
-  return context.IntsAttr("axes", std::vector<int64_t>{});
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> axes32,
+                      ToInt32s(axes, "axes"));
+  op.Attr("axes", axes32);
+  return absl::OkStatus();
 }
 
 absl::Status ConvertSqueeze(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
-                      AxesOf(context, /*required=*/false));
-  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> axes32,
-                      ToInt32s(axes, "axes"));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("squeeze")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("axes", axes32));
+  OpBuilder op("squeeze");
+  op.In("X", x).Out("Out", context.Output(0));
+  SF_RETURN_IF_ERROR(AddAxes(context, /*required=*/false, op));
+  return context.Emit(op);
 }
 
 absl::Status ConvertUnsqueeze(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
-                      AxesOf(context, /*required=*/true));
-  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> axes32,
-                      ToInt32s(axes, "axes"));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("unsqueeze")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("axes", axes32));
+  OpBuilder op("unsqueeze");
+  op.In("X", x).Out("Out", context.Output(0));
+  SF_RETURN_IF_ERROR(AddAxes(context, /*required=*/true, op));
+  return context.Emit(op);
 }
 
-// ONNX Expand broadcasts both ways: a 1 in the shape keeps the input's
-// dimension, and the shape may have fewer dimensions than the input.
-// scopeflow expand takes the output's shape, computed here from the
-// input's.
+// ONNX Expand broadcasts the input and the shape against each other, as
+// scopeflow expand does.
 absl::Status ConvertExpand(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(
-      const std::vector<int64_t> shape,
-      context.ConstantInts(1,
-                           "scopeflow expand takes the target shape as an "
-                           "attribute"));
-  const VarInfo info = context.InputInfo(0);
-  if (!info.has_dims) {
-    return Unsupported(
-        "the input's rank is unknown: ONNX Expand broadcasts the input and "
-        "the shape against each other, and scopeflow expand takes the "
-        "resulting shape");
-  }
-  const int rank = static_cast<int>(info.dims.size());
-  const int shape_rank = static_cast<int>(shape.size());
-  const int out_rank = std::max(rank, shape_rank);
-  std::vector<int64_t> out(out_rank);
-  for (int i = 0; i < out_rank; ++i) {
-    const int xi = i - (out_rank - rank);
-    const int si = i - (out_rank - shape_rank);
-    const int64_t d = xi >= 0 ? info.dims[xi] : 1;
-    const int64_t s = si >= 0 ? shape[si] : 1;
-    if (s == 1) {
-      if (d < 0) {
-        return Unsupported(absl::StrFormat(
-            "shape %s keeps dimension %d of the input %s, which is unknown "
-            "(scopeflow expand takes the resulting shape)",
-            IntsToString(shape), xi, DimsToString(info.dims)));
-      }
-      out[i] = d;
-    } else {
-      SF_CHECK(d < 0 || d == 1 || d == s,
-               "cannot expand the input %s to shape %s: dimension %d is %d",
-               DimsToString(info.dims), IntsToString(shape), xi, d);
-      out[i] = s;
-    }
-  }
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("expand")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("shape", out));
+  OpBuilder op("expand");
+  op.In("X", x).Out("Out", context.Output(0));
+  if (context.IsConstant(1)) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> shape,
+                        context.ConstantInts(1, "it is the target shape"));
+    op.Attr("shape", shape);
+  } else {
+    SF_ASSIGN_OR_RETURN(const std::string shape, context.Input(1));
+    op.In("Shape", shape);
+  }
+  return context.Emit(op);
 }
 
 absl::Status ConvertTile(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(
-      const std::vector<int64_t> repeats,
-      context.ConstantInts(1,
-                           "scopeflow tile takes the repeats as an "
-                           "attribute"));
-  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> repeats32,
-                      ToInt32s(repeats, "repeats"));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("tile")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("repeat_times", repeats32));
+  OpBuilder op("tile");
+  op.In("X", x).Out("Out", context.Output(0));
+  if (context.IsConstant(1)) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> repeats,
+                        context.ConstantInts(1, "it gives the repeats"));
+    SF_ASSIGN_OR_RETURN(const std::vector<int32_t> repeats32,
+                        ToInt32s(repeats, "repeats"));
+    op.Attr("repeat_times", repeats32);
+  } else {
+    SF_ASSIGN_OR_RETURN(const std::string repeats, context.Input(1));
+    op.In("RepeatTimes", repeats);
+  }
+  return context.Emit(op);
+}
+
+// Binds the pads fed at run time (ONNX Pad's input 1) to `op`'s Paddings,
+// reordered from ONNX's [begins..., ends...] to scopeflow's [begin_0,
+// end_0, ...]: read as a [2, n] matrix, transposed and flattened. With
+// axes, only the identity order of every axis can be expressed so.
+absl::Status BindFedPads(NodeContext& context, OpBuilder& op, bool has_axes) {
+  if (has_axes) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
+                        context.ConstantInts(3, "it names the padded axes"));
+    const VarInfo info = context.InputInfo(0);
+    bool every_axis = info.has_dims && axes.size() == info.dims.size();
+    const int64_t rank = static_cast<int64_t>(axes.size());
+    for (int64_t k = 0; every_axis && k < rank; ++k) {
+      every_axis = axes[k] == k || axes[k] == k - rank;
+    }
+    if (!every_axis) {
+      return Unsupported(absl::StrFormat(
+          "pads fed at run time for axes %s: scopeflow pad's Paddings input "
+          "holds the pads of every axis in order",
+          IntsToString(axes)));
+    }
+  }
+  SF_ASSIGN_OR_RETURN(const std::string pads, context.Input(1));
+  const std::string matrix = context.Temp("pads_matrix");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("reshape")
+                       .In("X", pads)
+                       .Out("Out", matrix)
+                       .Attr("shape", std::vector<int64_t>{2, -1})));
+  const std::string pairs = context.Temp("pads_pairs");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("transpose")
+                       .In("X", matrix)
+                       .Out("Out", pairs)
+                       .Attr("perm", std::vector<int32_t>{1, 0})));
+  const std::string paddings = context.Temp("paddings");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("reshape")
+                       .In("X", pairs)
+                       .Out("Out", paddings)
+                       .Attr("shape", std::vector<int64_t>{-1})));
+  return context.Emit(op.In("Paddings", paddings));
 }
 
 // Pad (opset 11+): pads as an input [begin_0, begin_1, ..., end_0, end_1,
 // ...], an optional constant_value input and, since opset 18, an optional
-// axes input naming the padded axes.
+// axes input naming the padded axes. Constant pads and values fold into
+// scopeflow pad's attributes; others bind its Paddings and PadValue
+// inputs, the pads reordered to [begin_0, end_0, begin_1, end_1, ...].
 absl::Status ConvertPad(NodeContext& context) {
+  // scopeflow pad has ONNX's modes, under their names.
   SF_ASSIGN_OR_RETURN(const std::string mode,
                       context.StringAttr("mode", "constant"));
-  if (mode != "constant") {
-    return Unsupported(absl::StrFormat(
-        "mode = \"%s\": scopeflow pad fills the border with a constant only "
-        "(it has no %s mode)",
-        mode, mode));
+  SF_CHECK(mode == "constant" || mode == "reflect" || mode == "edge" ||
+               (mode == "wrap" && context.opset() >= 19),
+           "attribute \"mode\" is \"%s\": expected constant, reflect or edge%s",
+           mode, context.opset() >= 19 ? " or wrap" : " (wrap since opset 19)");
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("pad");
+  op.In("X", x).Out("Out", context.Output(0)).Attr("mode", mode);
+  if (context.HasInput(2)) {
+    bool folded = false;
+    if (context.IsConstant(2)) {
+      SF_ASSIGN_OR_RETURN(const double value,
+                          context.ConstantScalar(2, "it is the pad value"));
+      // The attribute is a float32: only a value it holds exactly folds.
+      const float pad_value = static_cast<float>(value);
+      if (static_cast<double>(pad_value) == value || std::isnan(value)) {
+        op.Attr("pad_value", pad_value);
+        folded = true;
+      }
+    }
+    if (!folded) {
+      SF_ASSIGN_OR_RETURN(const std::string value, context.Input(2));
+      op.In("PadValue", value);
+    }
   }
-  constexpr char kWhy[] =
-      "scopeflow pad takes the pads and the value as attributes";
-  SF_RETURN_IF_ERROR(context.RequireConstants(context.opset() >= 18
-                                                  ? std::vector<int>{1, 2, 3}
-                                                  : std::vector<int>{1, 2},
-                                              kWhy));
+  const bool has_axes = context.opset() >= 18 && context.HasInput(3);
+  if (has_axes) {
+    SF_RETURN_IF_ERROR(context.RequireConstants(
+        {3},
+        "scopeflow pad pads every axis: the axes decide where the pads "
+        "go"));
+  }
+  if (!context.IsConstant(1)) {
+    return BindFedPads(context, op, has_axes);
+  }
+  constexpr char kWhy[] = "it holds the pads";
   SF_ASSIGN_OR_RETURN(const std::vector<int64_t> pads,
                       context.ConstantInts(1, kWhy));
-  double value = 0;
-  if (context.HasInput(2)) {
-    SF_ASSIGN_OR_RETURN(value, context.ConstantScalar(2, kWhy));
-  }
-  const float pad_value = static_cast<float>(value);
-  if (static_cast<double>(pad_value) != value && !std::isnan(value)) {
-    return Unsupported(absl::StrFormat(
-        "constant_value = %.17g is not exactly a float32, the type of "
-        "scopeflow pad's \"pad_value\"",
-        value));
-  }
   std::vector<int64_t> axes;
   int64_t rank = 0;
-  if (context.opset() >= 18 && context.HasInput(3)) {
+  if (has_axes) {
     SF_ASSIGN_OR_RETURN(axes, context.ConstantInts(3, kWhy));
     const VarInfo info = context.InputInfo(0);
     if (!info.has_dims) {
@@ -390,12 +426,7 @@ absl::Status ConvertPad(NodeContext& context) {
   }
   SF_ASSIGN_OR_RETURN(const std::vector<int32_t> paddings32,
                       ToInt32s(paddings, "pads"));
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("pad")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("paddings", paddings32)
-                          .Attr("pad_value", pad_value));
+  return context.Emit(op.Attr("paddings", paddings32));
 }
 
 // Shape: the dims as int64, and since opset 15 only those in

@@ -14,6 +14,8 @@ ConverterMap MakeConverters() {
   AddNnConverters(map);
   AddShapeConverters(map);
   AddReduceConverters(map);
+  AddResizeConverters(map);
+  AddConvTransposeConverters(map);
   return map;
 }
 
@@ -28,18 +30,9 @@ const ConverterMap& Converters() {
 std::string NoConverterReason(const std::string& op_type) {
   // Ops that models commonly hold, with the scopeflow op each would need.
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
-      {"ConvTranspose",
-       "scopeflow has no transposed convolution op (conv2d_transpose)"},
-      {"Resize",
-       "scopeflow has no resize/interpolation op (nearest, linear and "
-       "cubic modes, coordinate transformations)"},
-      {"Upsample", "scopeflow has no resize/interpolation op"},
-      {"LessOrEqual",
-       "scopeflow has no less_equal op (nor a logical not to negate "
-       "greater)"},
-      {"GreaterOrEqual",
-       "scopeflow has no greater_equal op (nor a logical not to negate "
-       "less)"},
+      {"Upsample",
+       "ONNX deprecated Upsample in opset 10 (below the opsets the importer "
+       "reads): Resize replaces it"},
       {"Not", "scopeflow has no logical ops (logical_not)"},
       {"And", "scopeflow has no logical ops (logical_and)"},
       {"Or", "scopeflow has no logical ops (logical_or)"},

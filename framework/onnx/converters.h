@@ -27,6 +27,8 @@ void AddElementwiseConverters(ConverterMap& map);
 void AddNnConverters(ConverterMap& map);
 void AddShapeConverters(ConverterMap& map);
 void AddReduceConverters(ConverterMap& map);
+void AddResizeConverters(ConverterMap& map);
+void AddConvTransposeConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();
@@ -37,7 +39,7 @@ std::string NoConverterReason(const std::string& op_type);
 
 // Shared by the families.
 
-// Padding of a 2-D window (conv2d, pool2d) from ONNX's auto_pad and pads
+// Padding of a 2-D window (conv2d) from ONNX's auto_pad and pads
 // attributes, as scopeflow's "paddings": [top, bottom, left, right].
 // `input` is the rank-4 NCHW input; `kernel`, `strides` and `dilations`
 // are [h, w]. SAME_UPPER and SAME_LOWER need the input's spatial size.
@@ -45,6 +47,14 @@ absl::StatusOr<std::vector<int32_t>> WindowPaddings(
     NodeContext& context, const VarInfo& input,
     const std::array<int64_t, 2>& kernel, const std::array<int64_t, 2>& strides,
     const std::array<int64_t, 2>& dilations);
+
+// The same for windows over any number of spatial axes (one value per axis
+// in `kernel`, `strides` and `dilations`; `input` is [N, C, spatial...]):
+// scopeflow's [before_0, after_0, before_1, after_1, ...].
+absl::StatusOr<std::vector<int32_t>> SpatialPaddings(
+    NodeContext& context, const VarInfo& input,
+    const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+    const std::vector<int64_t>& dilations);
 
 }  // namespace onnx_import
 }  // namespace scopeflow

@@ -2,9 +2,11 @@
 // max, min. Inputs "X" and "Y" of one dtype, output "Out" of that dtype and
 // the broadcast shape.
 //
-// Integer add, sub, mul and the negation in div wrap around (two's
+// Integer add, sub, mul, pow and the negation in div wrap around (two's
 // complement) instead of overflowing; integer div truncates toward zero and
-// a zero divisor is an error. Float max and min propagate NaN.
+// a zero divisor is an error. Integer pow with a negative exponent gives
+// 1 / x^-y truncated toward zero (0 unless x is 1 or -1), and 0 to a
+// negative power is an error. Float max and min propagate NaN.
 //
 // Each has a gradient op "<op>_grad" (float32, float64): inputs X, Y and
 // Out@GRAD, optional outputs X@GRAD and Y@GRAD, each summed over the
@@ -49,6 +51,28 @@ struct Pow {
   template <typename T>
   T operator()(T a, T b) const {
     return static_cast<T>(std::pow(a, b));
+  }
+};
+
+// Exact integer powers by repeated squaring, wrapping around as integer
+// mul does. Sets `*zero_to_negative` where 0 meets a negative exponent.
+struct IntPow {
+  bool* zero_to_negative;
+
+  template <typename T>
+  T operator()(T x, T y) const {
+    if (y < 0) {
+      if (x == 1) return 1;
+      if (x == -1) return (y & 1) != 0 ? -1 : 1;
+      if (x == 0) *zero_to_negative = true;
+      return 0;
+    }
+    T result = 1;
+    for (T base = x; y > 0; y >>= 1) {
+      if ((y & 1) != 0) result = Mul()(result, base);
+      if (y > 1) base = Mul()(base, base);
+    }
+    return result;
   }
 };
 
@@ -125,6 +149,20 @@ absl::Status DivKernel(KernelContext& context) {
     }
   }
   elementwise::BroadcastBinary<T, T, Div>(x, y, out);
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status IntPowKernel(KernelContext& context) {
+  bool zero_to_negative = false;
+  elementwise::BroadcastBinary<T, T, IntPow>(
+      context.Input("X"), context.Input("Y"), context.Output("Out"),
+      IntPow{&zero_to_negative});
+  SF_CHECK(!zero_to_negative,
+           "input \"X\" (variable \"%s\") holds 0 where input \"Y\" "
+           "(variable \"%s\") holds a negative exponent: integer 0 has no "
+           "negative power",
+           context.InputName("X"), context.InputName("Y"));
   return absl::OkStatus();
 }
 
@@ -295,7 +333,9 @@ SF_REGISTER_OP(pow)
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("pow_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Pow>)
-    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Pow>);
+    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Pow>)
+    .Kernel(DeviceType::kCPU, kInt32, &IntPowKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &IntPowKernel<int64_t>);
 
 SF_REGISTER_OP(max)
     .Input("X")

@@ -142,6 +142,44 @@ TEST(BinaryTest, IntegerOverflowWrapsAround) {
   EXPECT_THAT(Values<int64_t>(*div64), ElementsAre(kMin64));
 }
 
+TEST(BinaryTest, IntegerPowIsExact) {
+  // Beyond float's 24-bit mantissa: 3^19 = 1162261467, 7^22 and (-3)^39.
+  auto pow32 = RunBinary("pow", MakeTensor<int32_t>({5}, {3, -2, -2, 5, 1}),
+                         MakeTensor<int32_t>({5}, {19, 3, 4, 0, 1000}));
+  ASSERT_TRUE(pow32.ok()) << pow32.status();
+  EXPECT_EQ(pow32->dtype(), kInt32);
+  EXPECT_THAT(Values<int32_t>(*pow32), ElementsAre(1162261467, -8, 16, 1, 1));
+  auto pow64 = RunBinary("pow", MakeTensor<int64_t>({2}, {7, -3}),
+                         MakeTensor<int64_t>({}, {22}));
+  ASSERT_TRUE(pow64.ok()) << pow64.status();
+  EXPECT_THAT(Values<int64_t>(*pow64),
+              ElementsAre(int64_t{3909821048582988049}, int64_t{31381059609}));
+  // Broadcast exponents [3, 1] over bases [2]: [[-3^1, 2^1], ...].
+  auto grid = RunBinary("pow", MakeTensor<int64_t>({2}, {-3, 2}),
+                        MakeTensor<int64_t>({3, 1}, {1, 2, 39}));
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_THAT(grid->dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values<int64_t>(*grid),
+              ElementsAre(-3, 2, 9, 4, int64_t{-4052555153018976267},
+                          int64_t{549755813888}));
+}
+
+TEST(BinaryTest, IntegerPowWrapsAndTruncatesNegativeExponents) {
+  // 2^31 wraps to the lowest int32, 3^21 = 10460353203 to its low 32 bits.
+  auto wrap = RunBinary("pow", MakeTensor<int32_t>({2}, {2, 3}),
+                        MakeTensor<int32_t>({2}, {31, 21}));
+  ASSERT_TRUE(wrap.ok()) << wrap.status();
+  EXPECT_THAT(
+      Values<int32_t>(*wrap),
+      ElementsAre(std::numeric_limits<int32_t>::min(),
+                  static_cast<int32_t>(10460353203 - (int64_t{1} << 33))));
+  // 1 / x^-y truncated: 1, -1 or 1 for -1 by parity, else 0.
+  auto negative = RunBinary("pow", MakeTensor<int64_t>({5}, {1, -1, -1, 2, -7}),
+                            MakeTensor<int64_t>({5}, {-5, -3, -4, -1, -2}));
+  ASSERT_TRUE(negative.ok()) << negative.status();
+  EXPECT_THAT(Values<int64_t>(*negative), ElementsAre(1, -1, 1, 0, 0));
+}
+
 TEST(BinaryTest, FloatMaxMinPropagateNan) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor x = MakeTensor<float>({3}, {nan, 1, 2});
@@ -339,13 +377,24 @@ TEST(BinaryErrorTest, MissingInputSlot) {
               HasSubstr("op 0 (sub): missing required input \"Y\""));
 }
 
-TEST(BinaryErrorTest, NoIntegerPow) {
-  absl::Status status =
-      PrepareOp(BinaryOp("pow"), {{"x", MakeTensor<int32_t>({1}, {2})},
-                                  {"y", MakeTensor<int32_t>({1}, {3})}});
-  EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (pow): no kernel for dtype int32"));
-  EXPECT_THAT(status.message(), HasSubstr("float32, float64"));
+TEST(BinaryErrorTest, IntegerZeroToANegativePower) {
+  auto out = RunBinary("pow", MakeTensor<int32_t>({2, 2}, {2, 0, 0, 1}),
+                       MakeTensor<int32_t>({2}, {-1, 3}));
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (pow): input \"X\" (variable \"x\") holds 0 "
+                        "where input \"Y\" (variable \"y\") holds a "
+                        "negative exponent: integer 0 has no negative power"));
+  // 0 to a non-negative power is fine.
+  auto fine = RunBinary("pow", MakeTensor<int64_t>({2}, {0, 0}),
+                        MakeTensor<int64_t>({2}, {0, 5}));
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_THAT(Values<int64_t>(*fine), ElementsAre(1, 0));
+  absl::Status no_bool =
+      PrepareOp(BinaryOp("pow"), {{"x", MakeTensor<bool>({1}, {true})},
+                                  {"y", MakeTensor<bool>({1}, {true})}});
+  EXPECT_THAT(no_bool.message(),
+              HasSubstr("op 0 (pow): no kernel for dtype bool"));
 }
 
 }  // namespace

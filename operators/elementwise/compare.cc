@@ -1,5 +1,6 @@
 // Comparisons and selection with numpy-style broadcasting: equal, less,
-// greater (inputs "X" and "Y" of one dtype, bool output "Out") and where
+// greater, less_equal, greater_equal (inputs "X" and "Y" of one dtype, bool
+// output "Out"; every comparison with NaN but not equal is false) and where
 // (Out = Condition ? X : Y).
 //
 // The comparisons have no gradient. where's gradient, where_grad, passes
@@ -35,6 +36,20 @@ struct Greater {
   template <typename T>
   bool operator()(T a, T b) const {
     return a > b;
+  }
+};
+
+struct LessEqual {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a <= b;
+  }
+};
+
+struct GreaterEqual {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a >= b;
   }
 };
 
@@ -133,6 +148,26 @@ SF_REGISTER_OP(greater)
     .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Greater>)
     .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Greater>)
     .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Greater>);
+
+SF_REGISTER_OP(less_equal)
+    .Input("X")
+    .Input("Y")
+    .Output("Out")
+    .Infer(InferCompare)
+    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, LessEqual>)
+    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, LessEqual>)
+    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, LessEqual>)
+    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, LessEqual>);
+
+SF_REGISTER_OP(greater_equal)
+    .Input("X")
+    .Input("Y")
+    .Output("Out")
+    .Infer(InferCompare)
+    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, GreaterEqual>)
+    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, GreaterEqual>)
+    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, GreaterEqual>)
+    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, GreaterEqual>);
 
 // The kernel is chosen by X's dtype; Condition is bool.
 SF_REGISTER_OP(where)

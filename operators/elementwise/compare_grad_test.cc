@@ -168,7 +168,8 @@ TEST(WhereGradTest, AppendBackwardThroughAComparisonAndWhere) {
 }
 
 TEST(CompareGradTest, ComparisonsHaveNoGradient) {
-  for (const char* op : {"equal", "less", "greater"}) {
+  for (const char* op :
+       {"equal", "less", "greater", "less_equal", "greater_equal"}) {
     SCOPED_TRACE(op);
     const OpSpec* spec = OpRegistry::Global().Find(op);
     ASSERT_NE(spec, nullptr);

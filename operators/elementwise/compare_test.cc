@@ -53,6 +53,8 @@ TEST(CompareTest, EveryOpAndDtype) {
       {"equal", {false, true, false}},
       {"less", {true, false, false}},
       {"greater", {false, false, true}},
+      {"less_equal", {true, true, false}},
+      {"greater_equal", {false, true, true}},
   };
   const std::vector<std::pair<Tensor, Tensor>> inputs = {
       {MakeTensor<float>({3}, {1, 2, 3}), MakeTensor<float>({3}, {2, 2, 2})},
@@ -84,7 +86,8 @@ TEST(CompareTest, EqualOnBool) {
 
 TEST(CompareTest, NanComparesFalse) {
   const float nan = std::nanf("");
-  for (const std::string op : {"equal", "less", "greater"}) {
+  for (const std::string op :
+       {"equal", "less", "greater", "less_equal", "greater_equal"}) {
     SCOPED_TRACE(op);
     auto out = RunCompare(op, MakeTensor<float>({2}, {nan, 1}),
                           MakeTensor<float>({2}, {nan, nan}));
@@ -124,6 +127,29 @@ TEST(CompareTest, Broadcasting) {
                           false, false, false, false, true, false));
 }
 
+TEST(CompareTest, OrEqualBroadcasting) {
+  // [2, 1] with [3]: 2 and 3 against 1, 2 and 4.
+  const Tensor x = MakeTensor<int64_t>({2, 1}, {2, 3});
+  const Tensor y = MakeTensor<int64_t>({3}, {1, 2, 4});
+  auto less_equal = RunCompare("less_equal", x, y);
+  ASSERT_TRUE(less_equal.ok()) << less_equal.status();
+  EXPECT_EQ(less_equal->dtype(), kBool);
+  EXPECT_THAT(less_equal->dims(), ElementsAre(2, 3));
+  EXPECT_THAT(Values<bool>(*less_equal),
+              ElementsAre(false, true, true, false, false, true));
+  auto greater_equal = RunCompare("greater_equal", x, y);
+  ASSERT_TRUE(greater_equal.ok()) << greater_equal.status();
+  EXPECT_THAT(Values<bool>(*greater_equal),
+              ElementsAre(true, true, false, true, true, false));
+  // A float scalar against a row, with infinities.
+  const float inf = INFINITY;
+  auto scalar = RunCompare("greater_equal", MakeTensor<float>({}, {0.5f}),
+                           MakeTensor<float>({4}, {-inf, 0.5f, 0.75f, inf}));
+  ASSERT_TRUE(scalar.ok()) << scalar.status();
+  EXPECT_THAT(scalar->dims(), ElementsAre(4));
+  EXPECT_THAT(Values<bool>(*scalar), ElementsAre(true, true, false, false));
+}
+
 TEST(CompareTest, Errors) {
   absl::Status dtypes =
       PrepareOp(CompareOp("equal"), {{"x", MakeTensor<float>({2}, {1, 2})},
@@ -144,6 +170,20 @@ TEST(CompareTest, Errors) {
                                        {"y", MakeTensor<bool>({1}, {false})}});
   EXPECT_THAT(no_bool_order.message(),
               HasSubstr("op 0 (greater): no kernel for dtype bool"));
+  absl::Status or_equal_dtypes = PrepareOp(
+      CompareOp("less_equal"), {{"x", MakeTensor<int32_t>({2}, {1, 2})},
+                                {"y", MakeTensor<int64_t>({2}, {1, 2})}});
+  EXPECT_THAT(or_equal_dtypes.message(),
+              HasSubstr("op 0 (less_equal): inputs \"X\" (variable \"x\", "
+                        "int32) and \"Y\" (variable \"y\", int64) must have "
+                        "one dtype"));
+  absl::Status or_equal_shapes = PrepareOp(
+      CompareOp("greater_equal"),
+      {{"x", MakeTensor<float>({2}, {})}, {"y", MakeTensor<float>({3}, {})}});
+  EXPECT_THAT(or_equal_shapes.message(),
+              HasSubstr("op 0 (greater_equal): inputs \"X\" (variable \"x\", "
+                        "shape [2]), \"Y\" (variable \"y\", shape [3]) do "
+                        "not broadcast together"));
   absl::Status missing =
       PrepareOp(R"pb(type: "equal"
                      inputs { slot: "Y" vars: "y" }

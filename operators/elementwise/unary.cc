@@ -1,7 +1,8 @@
 // Ops of one input "X" with an output "Out" of its dtype and shape: the
 // math functions exp, log, sqrt, erf, sin, cos (float32, float64); abs and
 // neg (also int32, int64, wrapping around at the lowest value); scale and
-// clip (float32, float64, int32, int64).
+// clip (float32, float64, int32, int64; its bounds as attributes or
+// inputs).
 //
 // Gradients (float32, float64): "<op>_grad" ops for exp, log, sqrt, erf,
 // sin, cos, abs and clip, reading X or Out and Out@GRAD and writing the
@@ -16,12 +17,15 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/elementwise/arithmetic.h"
 #include "operators/elementwise/grad_util.h"
+#include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -180,6 +184,10 @@ absl::Status InferClip(InferContext& context) {
   SF_CHECK(min <= max, "attribute \"min\" (%g) must not exceed \"max\" (%g)",
            min, max);
   const VarInfo& x = context.Input("X");
+  // Bound inputs replace the attributes; their values are checked by the
+  // kernels, which see them.
+  SF_RETURN_IF_ERROR(CheckScalarInput(context, "Min", x.dtype));
+  SF_RETURN_IF_ERROR(CheckScalarInput(context, "Max", x.dtype));
   if (x.dtype == kInt32 || x.dtype == kInt64) {
     const bool empty = x.dtype == kInt32 ? ClipIsEmpty<int32_t>(min, max)
                                          : ClipIsEmpty<int64_t>(min, max);
@@ -192,13 +200,45 @@ absl::Status InferClip(InferContext& context) {
   return absl::OkStatus();
 }
 
+// Where a clip bound comes from, for errors.
+std::string ClipBoundSource(const KernelContext& context,
+                            absl::string_view slot, absl::string_view attr) {
+  return context.HasInput(slot)
+             ? absl::StrFormat("input \"%s\" (variable \"%s\")", slot,
+                               context.InputName(slot))
+             : absl::StrFormat("attribute \"%s\"", attr);
+}
+
+// The bounds of clip and clip_grad: "min" and "max" as ClipBounds gives
+// them, each replaced by input "Min" or "Max" (one element of X's dtype)
+// when that is bound. Inference checked the attributes; bounds from inputs
+// are known only here, so their order is checked here too.
+template <typename T>
+absl::StatusOr<std::pair<T, T>> KernelClipBounds(const KernelContext& context) {
+  std::pair<T, T> bounds = ClipBounds<T>(context.attrs().Get<float>("min"),
+                                         context.attrs().Get<float>("max"));
+  if (!context.HasInput("Min") && !context.HasInput("Max")) return bounds;
+  if (context.HasInput("Min")) {
+    SF_ASSIGN_OR_RETURN(bounds.first, ScalarInput<T>(context, "Min"));
+  }
+  if (context.HasInput("Max")) {
+    SF_ASSIGN_OR_RETURN(bounds.second, ScalarInput<T>(context, "Max"));
+  }
+  SF_CHECK(!(bounds.second < bounds.first),
+           "the lower bound %s (%s) exceeds the upper bound %s (%s): "
+           "expected min <= max",
+           absl::StrCat(bounds.first), ClipBoundSource(context, "Min", "min"),
+           absl::StrCat(bounds.second), ClipBoundSource(context, "Max", "max"));
+  return bounds;
+}
+
 // NaN stays NaN.
 template <typename T>
 absl::Status ClipKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  const auto [lo, hi] = ClipBounds<T>(context.attrs().Get<float>("min"),
-                                      context.attrs().Get<float>("max"));
+  SF_ASSIGN_OR_RETURN(const auto bounds, KernelClipBounds<T>(context));
+  const auto [lo, hi] = bounds;
   const T* in = x.data<T>();
   T* result = out->data<T>();
   const int64_t n = x.numel();
@@ -293,8 +333,8 @@ absl::Status UnaryGradKernel(KernelContext& context) {
 template <typename T>
 absl::Status ClipGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
-  const auto [lo, hi] = ClipBounds<T>(context.attrs().Get<float>("min"),
-                                      context.attrs().Get<float>("max"));
+  SF_ASSIGN_OR_RETURN(const auto bounds, KernelClipBounds<T>(context));
+  const auto [lo, hi] = bounds;
   const T* x = context.Input("X").data<T>();
   const T* g = context.Input("Out@GRAD").data<T>();
   Tensor* dx = context.Output("X@GRAD");
@@ -431,14 +471,25 @@ SF_REGISTER_OP(scale)
     .Kernel(DeviceType::kCPU, kInt64, &ScaleKernel<int64_t>);
 
 // Out = min(max(X, min), max). For integer X the bounds are rounded inward
-// to whole numbers, which must leave at least one.
+// to whole numbers, which must leave at least one. Inputs "Min" and "Max"
+// (one element of X's dtype), when bound, replace the attributes (absent:
+// unbounded); clip_grad reads them too, and they get no gradient.
 SF_REGISTER_OP(clip)
     .Input("X")
+    .Input("Min", /*optional=*/true)
+    .Input("Max", /*optional=*/true)
     .Output("Out")
-    .Attr("min", AttrType::kFloat)
-    .Attr("max", AttrType::kFloat)
+    .Attr("min", AttrType::kFloat,
+          AttrValue(-std::numeric_limits<float>::infinity()))
+    .Attr("max", AttrType::kFloat,
+          AttrValue(std::numeric_limits<float>::infinity()))
     .Infer(InferClip)
-    .Grad(UnaryGradSpec("clip_grad", "X"))
+    .Grad(GradSpec("clip_grad")
+              .ReadInput("X")
+              .ReadInput("Min")
+              .ReadInput("Max")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &ClipKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ClipKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &ClipKernel<int32_t>)
@@ -500,13 +551,18 @@ SF_REGISTER_OP(abs_grad)
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, AbsGrad>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, AbsGrad>);
 
-// Gets clip's "min" and "max" (the gradient maker copies them).
+// Gets clip's "min" and "max" (the gradient maker copies them) and its
+// inputs "Min" and "Max".
 SF_REGISTER_OP(clip_grad)
     .Input("X")
     .Input("Out@GRAD")
+    .Input("Min", /*optional=*/true)
+    .Input("Max", /*optional=*/true)
     .Output("X@GRAD", /*optional=*/true)
-    .Attr("min", AttrType::kFloat)
-    .Attr("max", AttrType::kFloat)
+    .Attr("min", AttrType::kFloat,
+          AttrValue(-std::numeric_limits<float>::infinity()))
+    .Attr("max", AttrType::kFloat,
+          AttrValue(std::numeric_limits<float>::infinity()))
     .Infer(elementwise::UnaryGradInfer("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &ClipGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ClipGradKernel<double>);

@@ -265,13 +265,17 @@ TEST(ClipTest, NoIntegerBetweenBounds) {
                         "\"X\" (variable \"x\")"));
 }
 
-TEST(ClipTest, BoundsAreRequired) {
+// A bound left out is no bound, as in ONNX's Clip.
+TEST(ClipTest, BoundsAreOptional) {
   absl::Status status =
       PrepareOp(UnaryOp("clip", R"pb(attrs { name: "min" f: 0 })pb"),
                 {{"x", MakeTensor<float>({1}, {1})}});
-  EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (clip): missing required attribute \"max\" "
-                        "(float)"));
+  EXPECT_TRUE(status.ok()) << status;
+  absl::StatusOr<Tensor> out =
+      RunUnary("clip", MakeTensor<float>({3}, {-2, 0.5f, 1e30f}),
+               R"pb(attrs { name: "min" f: 0 })pb");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>(*out), ElementsAre(0, 0.5f, 1e30f));
 }
 
 }  // namespace

@@ -8,10 +8,15 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
@@ -39,18 +44,33 @@ Conv2dAttrs AttrsOf(const Attributes& attrs) {
 
 // Output [height, width] of `input` [N, C, H, W] convolved with `filter`
 // [M, C / groups, kH, kW]; -1 where unknown, 0 where the filter does not
-// fit.
-std::array<int64_t, 2> OutputSize(const Conv2dAttrs& a, const Dims& input,
-                                  const Dims& filter) {
-  auto along = [&](int axis, int64_t pad_before, int64_t pad_after) {
+// fit. An error, saying which, where a size does not fit in int64.
+absl::StatusOr<std::array<int64_t, 2>> OutputSize(const Conv2dAttrs& a,
+                                                  const Dims& input,
+                                                  const Dims& filter) {
+  std::array<int64_t, 2> out;
+  for (int axis : {2, 3}) {
     const int64_t k = filter[axis];
-    if (k < 0) return int64_t{-1};
-    const int64_t extent = a.dilations[axis - 2] * (k - 1) + 1;
-    return WindowOutputSize(input[axis], extent, pad_before, pad_after,
-                            a.strides[axis - 2]);
-  };
-  return {along(2, a.padding.top, a.padding.bottom),
-          along(3, a.padding.left, a.padding.right)};
+    const char* along = axis == 2 ? "height" : "width";
+    if (k < 0) {
+      out[axis - 2] = -1;
+      continue;
+    }
+    // The dilated filter: dilation * (k - 1) + 1 cells.
+    std::optional<int64_t> extent = CheckedMul(a.dilations[axis - 2], k - 1);
+    if (extent.has_value()) extent = CheckedAdd(*extent, 1);
+    SF_CHECK(extent.has_value(),
+             "along the %s, dilation %d spreads the filter's %d cells over "
+             "more than int64 holds",
+             along, a.dilations[axis - 2], k);
+    const int64_t pad_before = axis == 2 ? a.padding.top : a.padding.left;
+    const int64_t pad_after = axis == 2 ? a.padding.bottom : a.padding.right;
+    absl::StatusOr<int64_t> size = WindowOutputSize(
+        input[axis], *extent, pad_before, pad_after, a.strides[axis - 2]);
+    SF_CHECK(size.ok(), "along the %s, %s", along, size.status().message());
+    out[axis - 2] = *size;
+  }
+  return out;
 }
 
 // Checks the inputs of conv2d (which its gradient op reads too) and
@@ -80,7 +100,9 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
            "input \"Filter\" (variable \"%s\") has shape %s: its %d output "
            "channels are not divisible by groups = %d",
            filter_name, DimsToString(filter), filters, a.groups);
-  SF_CHECK(channels < 0 || filter[1] < 0 || filter[1] * a.groups == channels,
+  // channels % groups == 0 here: the quotient avoids filter[1] * groups,
+  // which can overflow.
+  SF_CHECK(channels < 0 || filter[1] < 0 || filter[1] == channels / a.groups,
            "input \"Input\" (variable \"%s\") has shape %s but \"Filter\" "
            "(variable \"%s\") has shape %s: expected the filter's dimension 1 "
            "to be channels / groups = %d / %d = %d",
@@ -99,7 +121,16 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
              context.InputName("Bias"), bias, filters, filter_name,
              DimsToString(filter));
   }
-  const std::array<int64_t, 2> out = OutputSize(a, input, filter);
+  const absl::StatusOr<std::array<int64_t, 2>> size =
+      OutputSize(a, input, filter);
+  SF_CHECK(size.ok(),
+           "input \"Input\" (variable \"%s\") has shape %s and \"Filter\" "
+           "(variable \"%s\") shape %s; with paddings %s, strides [%d, %d] "
+           "and dilations [%d, %d], %s",
+           input_name, DimsToString(input), filter_name, DimsToString(filter),
+           PaddingToString(a.padding), a.strides[0], a.strides[1],
+           a.dilations[0], a.dilations[1], size.status().message());
+  const std::array<int64_t, 2>& out = *size;
   SF_CHECK(out[0] != 0 && out[1] != 0,
            "input \"Input\" (variable \"%s\") has shape %s: too small for "
            "\"Filter\" (variable \"%s\", shape %s) with paddings %s, strides "
@@ -362,20 +393,34 @@ void CopyOut(dnnl::memory& result, dnnl::memory& user) {
   }
 }
 
-absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
-                       const Tensor& filter, const Tensor* bias,
-                       Tensor& output) {
+// A forward convolution ready to run: its primitive, the reorders between
+// our NCHW/OIHW layouts and the ones oneDNN chose, and scratch buffers in
+// oneDNN's layouts. Building one costs more than a small convolution, so
+// each thread keeps them per shape (ConvForwardFor). The weights are
+// reordered on every run: a tensor carries no version that would say when
+// a cached copy is stale.
+struct ConvForward {
+  dnnl::convolution_forward conv;
+  // The user-layout memories, pointed at the run's tensors before each run.
+  dnnl::memory user_src, user_weights, user_dst, bias;
+  // In the primitive's layouts; the same objects as the user ones (and no
+  // reorder) where the layouts agree.
+  dnnl::memory src, weights, dst;
+  std::optional<dnnl::reorder> src_in, weights_in, dst_out;
+};
+
+ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
+                            const Dims& filter, const Dims& output,
+                            bool has_bias) {
   using dnnl::memory;
   dnnl::engine& engine = ThreadCpuEngine();
-  dnnl::stream& stream = ThreadCpuStream();
-  const OneDnnConv c =
-      DescribeConv(a, input.dims(), filter.dims(), output.dims());
+  const OneDnnConv c = DescribeConv(a, input, filter, output);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
-  const memory::desc bias_md({filter.dim(0)}, memory::data_type::f32,
+  const memory::desc bias_md({filter[0]}, memory::data_type::f32,
                              memory::format_tag::x);
   const dnnl::convolution_forward::primitive_desc pd(
-      bias != nullptr
+      has_bias
           ? dnnl::convolution_forward::desc(
                 prop, algo, AnyLayout(c.src), AnyLayout(c.weights), bias_md,
                 AnyLayout(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r)
@@ -383,28 +428,84 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
                 prop, algo, AnyLayout(c.src), AnyLayout(c.weights),
                 AnyLayout(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r),
       engine);
-
-  memory src =
-      InLayout(memory(c.src_md, engine, input.raw_data()), pd.src_desc());
-  memory weights = InLayout(memory(c.weights_md, engine, filter.raw_data()),
-                            pd.weights_desc());
-  memory user_dst(c.dst_md, engine, output.raw_data());
-  memory dst = OutputIn(user_dst, pd.dst_desc());
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (bias != nullptr) {
-    args.emplace(DNNL_ARG_BIAS, memory(bias_md, engine, bias->raw_data()));
+  ConvForward f;
+  f.conv = dnnl::convolution_forward(pd);
+  // Null handles: each run sets them to its tensors.
+  f.user_src = memory(c.src_md, engine, nullptr);
+  f.user_weights = memory(c.weights_md, engine, nullptr);
+  f.user_dst = memory(c.dst_md, engine, nullptr);
+  if (has_bias) f.bias = memory(bias_md, engine, nullptr);
+  auto stage = [&](const memory& user, const memory::desc& want,
+                   memory& staged) {
+    staged = user.get_desc() == want ? user : memory(want, engine);
+  };
+  stage(f.user_src, pd.src_desc(), f.src);
+  stage(f.user_weights, pd.weights_desc(), f.weights);
+  stage(f.user_dst, pd.dst_desc(), f.dst);
+  if (f.src != f.user_src) f.src_in = dnnl::reorder(f.user_src, f.src);
+  if (f.weights != f.user_weights) {
+    f.weights_in = dnnl::reorder(f.user_weights, f.weights);
   }
-  dnnl::convolution_forward(pd).execute(stream, args);
-  CopyOut(dst, user_dst);
+  if (f.dst != f.user_dst) f.dst_out = dnnl::reorder(f.dst, f.user_dst);
+  return f;
+}
+
+// The calling thread's ConvForward for these shapes and attributes, made on
+// first use. Per thread, because a ConvForward's scratch buffers serve one
+// run at a time; bounded, because shapes may vary without end (a full
+// cache is emptied: simpler than an LRU and rare in practice).
+ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
+                            const Dims& filter, const Dims& output,
+                            bool has_bias) {
+  constexpr size_t kMaxEntries = 32;
+  // The engine and stream first, so that as thread-locals they outlive the
+  // cache, whose memories and primitives belong to them.
+  ThreadCpuStream();
+  thread_local absl::flat_hash_map<std::string, ConvForward> cache;
+  const std::string key = absl::StrCat(
+      absl::StrJoin(input, ","), ";", absl::StrJoin(filter, ","), ";",
+      absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
+      absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
+      a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
+      a.groups, ";", has_bias);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  // Made before the eviction so that a throwing oneDNN leaves the cache as
+  // it was.
+  ConvForward made = MakeConvForward(a, input, filter, output, has_bias);
+  if (cache.size() >= kMaxEntries) cache.clear();
+  return cache.emplace(key, std::move(made)).first->second;
+}
+
+absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
+                       const Tensor& filter, const Tensor* bias,
+                       Tensor& output) {
+  dnnl::stream& stream = ThreadCpuStream();
+  ConvForward& f = ConvForwardFor(a, input.dims(), filter.dims(), output.dims(),
+                                  bias != nullptr);
+  f.user_src.set_data_handle(input.raw_data());
+  f.user_weights.set_data_handle(filter.raw_data());
+  f.user_dst.set_data_handle(output.raw_data());
+  if (f.src_in) f.src_in->execute(stream, f.user_src, f.src);
+  if (f.weights_in) f.weights_in->execute(stream, f.user_weights, f.weights);
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, f.src},
+                                                {DNNL_ARG_WEIGHTS, f.weights},
+                                                {DNNL_ARG_DST, f.dst}};
+  if (bias != nullptr) {
+    f.bias.set_data_handle(bias->raw_data());
+    args.emplace(DNNL_ARG_BIAS, f.bias);
+  }
+  f.conv.execute(stream, args);
+  if (f.dst_out) f.dst_out->execute(stream, f.dst, f.user_dst);
   stream.wait();
   return absl::OkStatus();
 }
 
 // The gradients of Input (into `d_input`) and Filter (`d_filter`), each
 // skipped when null, by oneDNN's backward-data and backward-weights
-// primitives. Like the forward, this leans on oneDNN's own primitive cache
-// rather than keeping primitives per shape.
+// primitives. Unlike the forward, this builds them on every run, leaning on
+// oneDNN's own primitive cache: training steps are long enough that the
+// set-up matters less.
 absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
                            const Tensor& filter, const Tensor& d_output,
                            Tensor* d_input, Tensor* d_filter) {

@@ -249,6 +249,71 @@ TEST(Conv2dTest, RunsOnManyThreadsAtOnce) {
   EXPECT_THAT(failures, ::testing::Each(""));
 }
 
+// Runs `c` with values drawn from `seed` and compares with the nested
+// loops; "" when they agree, else what went wrong.
+std::string RunAndCompare(const ConvConfig& c, uint32_t seed) {
+  const std::vector<float> x = RandomValues(NumElements(c.input), seed);
+  const std::vector<float> w = RandomValues(NumElements(c.filter), seed + 1);
+  const std::vector<float> b = RandomValues(c.filter[0], seed + 2);
+  std::vector<Feed> feeds = {{"x", MakeTensor<float>(c.input, x)},
+                             {"w", MakeTensor<float>(c.filter, w)}};
+  if (c.bias) feeds.push_back({"b", MakeTensor<float>({c.filter[0]}, b)});
+  auto out = RunOp(ConvOp(c), feeds, {"y"});
+  if (!out.ok()) return std::string(out.status().message());
+  Dims dims;
+  const std::vector<float> expected = ReferenceConv(c, x, w, b, dims);
+  const std::vector<float> got = Values<float>((*out)[0]);
+  for (size_t j = 0; j < expected.size(); ++j) {
+    if (std::abs(got[j] - expected[j]) > 1e-4) {
+      return absl::StrCat(c.name, ": mismatch at ", j);
+    }
+  }
+  return "";
+}
+
+// The kernel keeps its oneDNN set-up per thread and shape: a repeated shape
+// must still read the new weights, input and bias, and more shapes than
+// the set-ups kept must come back right after being dropped.
+TEST(Conv2dTest, RepeatedShapesReadNewValues) {
+  std::vector<ConvConfig> configs;
+  for (int i = 1; i <= 40; ++i) {
+    configs.push_back({absl::StrCat("width", i),
+                       {1, 3, 5, 4 + i},
+                       {4, 3, 3, 3},
+                       {1, 1},
+                       {1, 1},
+                       {1, 1},
+                       1,
+                       i % 2 == 0});
+  }
+  for (uint32_t round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      EXPECT_EQ(RunAndCompare(configs[i], 10 * i + 1000 * round), "");
+    }
+    // The same shape twice in a row, with other values.
+    EXPECT_EQ(RunAndCompare(configs[0], 7 + round), "");
+  }
+}
+
+// Threads running the same shape with different values at once: each
+// thread's set-up and scratch buffers are its own.
+TEST(Conv2dTest, ConcurrentRunsOfOneShapeKeepTheirValues) {
+  const ConvConfig c{
+      "threads", {2, 16, 10, 10}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1,
+      true};
+  std::vector<std::string> failures(6);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint32_t i = 0; i < 10 && failures[t].empty(); ++i) {
+        failures[t] = RunAndCompare(c, 100 * t + 3 * i);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(failures, ::testing::Each(""));
+}
+
 TEST(Conv2dTest, HandComputed) {
   // [[1 2 3] [4 5 6] [7 8 9]] * [[1 0] [0 1]]: each output is the sum of a
   // cell and its lower-right neighbour, plus the bias 10.
@@ -477,6 +542,43 @@ TEST(Conv2dErrorTest, RankDtypeAndAttributes) {
   EXPECT_THAT(paddings.message(),
               HasSubstr("op 0 (conv2d): attribute \"paddings\" must be "
                         "non-negative, got [1, -1]"));
+}
+
+// Sizes beyond int64 are errors naming the inputs and attributes: the
+// dilated filter, channels / groups, the padded input.
+TEST(Conv2dTest, SizesBeyondInt64AreErrors) {
+  auto y = InferAtPrepare(
+      absl::StrCat(kConvOp,
+                   " attrs { name: \"dilations\" ints { values: [4, 1] } }"),
+      {{"x", kFloat32, {1, 1, 8, 8}},
+       {"w", kFloat32, {1, 1, 4611686018427387904, 1}}},
+      "y");
+  EXPECT_THAT(
+      y.status().message(),
+      AllOf(HasSubstr("op 0 (conv2d): input \"Input\" (variable \"x\") has "
+                      "shape [1, 1, 8, 8] and \"Filter\" (variable \"w\") "
+                      "shape [1, 1, 4611686018427387904, 1]; with paddings "
+                      "[0, 0, 0, 0], strides [1, 1] and dilations [4, 1]"),
+            HasSubstr("along the height, dilation 4 spreads the filter's "
+                      "4611686018427387904 cells over more than int64 "
+                      "holds")));
+  y = InferAtPrepare(absl::StrCat(kConvOp, " attrs { name: \"groups\" i: 4 }"),
+                     {{"x", kFloat32, {1, 4, 8, 8}},
+                      {"w", kFloat32, {0, 4611686018427387904, 1, 1}}},
+                     "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("expected the filter's dimension 1 to be channels / "
+                        "groups = 4 / 4 = 1"));
+  y = InferAtPrepare(
+      absl::StrCat(kConvOp,
+                   " attrs { name: \"paddings\" ints { values: [1, 0] } }"),
+      {{"x", kFloat32, {1, 1, 9223372036854775807, 1}},
+       {"w", kFloat32, {1, 1, 1, 1}}},
+      "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("along the height, a window of 1 cells moving by 1 "
+                        "over 9223372036854775807 cells padded by 1 and 1 "
+                        "makes sizes beyond int64"));
 }
 
 }  // namespace

@@ -27,9 +27,8 @@ absl::Status InferDropout(InferContext& context) {
   if (context.HasInput("Seed")) {
     SF_RETURN_IF_ERROR(CheckDtype(context, "Seed", kInt64));
     const VarInfo& seed = context.Input("Seed");
-    bool unknown = false;
-    for (int64_t d : seed.dims) unknown = unknown || d < 0;
-    SF_CHECK(!seed.has_dims || unknown || NumElements(seed.dims) == 1,
+    SF_ASSIGN_OR_RETURN(const int64_t count, InputNumElements(context, "Seed"));
+    SF_CHECK(count < 0 || count == 1,
              "input \"Seed\" (variable \"%s\") has shape %s: expected one "
              "element, the value mixed with attribute \"seed\"",
              context.InputName("Seed"), DimsToString(seed.dims));

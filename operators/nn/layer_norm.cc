@@ -1,9 +1,13 @@
 // layer_norm: normalizes X over its trailing axes, from begin_norm_axis on,
-// then optionally scales and shifts it elementwise.
-// layer_norm_grad: the gradients of X, Scale and Bias.
+// then optionally scales and shifts it elementwise; optionally outputs each
+// row's mean and inverse standard deviation too.
+// layer_norm_grad: the gradients of X, Scale and Bias, from those of Y and,
+// where they flow, of Mean and InvStdDev.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,14 +36,13 @@ absl::Status CheckInputs(const InferContext& context) {
     SF_CHECK(axis.ok(), "input \"X\" (variable \"%s\") has shape %s: %s",
              context.InputName("X"), DimsToString(x.dims),
              axis.status().message());
-    normalized = 1;
-    for (int i = *axis; i < rank; ++i) {
-      if (x.dims[i] < 0) {
-        normalized = -1;
-        break;
-      }
-      normalized *= x.dims[i];
-    }
+    const std::optional<int64_t> count =
+        CheckedNumElements(absl::MakeConstSpan(x.dims).subspan(*axis));
+    SF_CHECK(count.has_value(),
+             "input \"X\" (variable \"%s\") has shape %s: more elements "
+             "from begin_norm_axis = %d on than int64 holds",
+             context.InputName("X"), DimsToString(x.dims), *axis);
+    normalized = *count;
   }
   for (const char* slot : {"Scale", "Bias"}) {
     if (!context.HasInput(slot)) continue;
@@ -58,9 +61,27 @@ absl::Status CheckInputs(const InferContext& context) {
   return absl::OkStatus();
 }
 
+// What layer_norm writes to Mean and InvStdDev: X's shape with the
+// normalized axes, from begin_norm_axis on, reduced to 1 (CheckInputs has
+// checked the axis).
+VarInfo StatisticsInfo(const InferContext& context) {
+  VarInfo info = context.Input("X");
+  if (!info.has_dims) return info;
+  const int rank = static_cast<int>(info.dims.size());
+  const int axis = *NormalizeAxis(
+      context.attrs().Get<int32_t>("begin_norm_axis"), rank, "begin_norm_axis");
+  for (int i = axis; i < rank; ++i) info.dims[i] = 1;
+  return info;
+}
+
 absl::Status InferLayerNorm(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckInputs(context));
   context.SetOutput("Y", context.Input("X"));
+  for (const char* slot : {"Mean", "InvStdDev"}) {
+    if (context.HasOutput(slot)) {
+      context.SetOutput(slot, StatisticsInfo(context));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -68,6 +89,13 @@ absl::Status InferLayerNormGrad(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckInputs(context));
   SF_RETURN_IF_ERROR(
       nn::CheckGradInput(context, "Y@GRAD", context.Input("X"), "Y"));
+  for (const char* slot : {"Mean", "InvStdDev"}) {
+    const std::string grad = absl::StrCat(slot, "@GRAD");
+    if (context.HasInput(grad)) {
+      SF_RETURN_IF_ERROR(
+          nn::CheckGradInput(context, grad, StatisticsInfo(context), slot));
+    }
+  }
   for (const char* slot : {"Scale", "Bias"}) {
     if (context.HasOutput(absl::StrCat(slot, "@GRAD"))) {
       SF_RETURN_IF_ERROR(nn::RequireInput(
@@ -78,21 +106,46 @@ absl::Status InferLayerNormGrad(InferContext& context) {
   return GradsLikeInputs({"X", "Scale", "Bias"})(context);
 }
 
-// Each row of `normalized` elements gets its mean and (biased) variance,
-// both accumulated in double, then
-// Y = (X - mean) / sqrt(variance + epsilon) * scale + bias.
-template <typename T>
-absl::Status LayerNormKernel(KernelContext& context) {
-  const Tensor& x = context.Input("X");
-  Tensor& y = *context.Output("Y");
+// X seen as [rows, normalized] around begin_norm_axis.
+struct Rows {
+  int64_t rows, normalized;
+};
+
+absl::StatusOr<Rows> RowsOf(const KernelContext& context, const Tensor& x) {
   SF_ASSIGN_OR_RETURN(
       const int axis,
       NormalizeAxis(context.attrs().Get<int32_t>("begin_norm_axis"), x.rank(),
                     "begin_norm_axis"));
-  int64_t normalized = 1;
-  for (int i = axis; i < x.rank(); ++i) normalized *= x.dim(i);
-  if (normalized == 0) return absl::OkStatus();
-  const int64_t rows = x.numel() / normalized;
+  const absl::Span<const int64_t> dims = x.dims();
+  return Rows{NumElements(dims.subspan(0, axis)),
+              NumElements(dims.subspan(axis))};
+}
+
+// The data of output `slot`, or null if it is not bound.
+template <typename T>
+T* OptionalOutput(KernelContext& context, absl::string_view slot) {
+  return context.HasOutput(slot) ? context.Output(slot)->data<T>() : nullptr;
+}
+
+// Each row of `normalized` elements gets its mean and (biased) variance,
+// both accumulated in double, then
+// Y = (X - mean) / sqrt(variance + epsilon) * scale + bias. Mean and
+// InvStdDev, if bound, get mean and 1 / sqrt(variance + epsilon); NaN for
+// rows of no elements.
+template <typename T>
+absl::Status LayerNormKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  Tensor& y = *context.Output("Y");
+  SF_ASSIGN_OR_RETURN(const Rows shape, RowsOf(context, x));
+  const int64_t rows = shape.rows, normalized = shape.normalized;
+  T* mean_out = OptionalOutput<T>(context, "Mean");
+  T* inv_std_out = OptionalOutput<T>(context, "InvStdDev");
+  if (normalized == 0) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    if (mean_out != nullptr) std::fill(mean_out, mean_out + rows, nan);
+    if (inv_std_out != nullptr) std::fill(inv_std_out, inv_std_out + rows, nan);
+    return absl::OkStatus();
+  }
   const double epsilon = context.attrs().Get<float>("epsilon");
   const T* scale =
       context.HasInput("Scale") ? context.Input("Scale").data<T>() : nullptr;
@@ -109,6 +162,8 @@ absl::Status LayerNormKernel(KernelContext& context) {
       squares += (in[i] - mean) * (in[i] - mean);
     }
     const double inv_std = 1.0 / std::sqrt(squares / normalized + epsilon);
+    if (mean_out != nullptr) mean_out[r] = static_cast<T>(mean);
+    if (inv_std_out != nullptr) inv_std_out[r] = static_cast<T>(inv_std);
     for (int64_t i = 0; i < normalized; ++i) {
       double v = (in[i] - mean) * inv_std;
       if (scale != nullptr) v *= scale[i];
@@ -119,22 +174,29 @@ absl::Status LayerNormKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// The data of input `slot`, or null if it is not bound.
+template <typename T>
+const T* OptionalInput(const KernelContext& context, absl::string_view slot) {
+  return context.HasInput(slot) ? context.Input(slot).data<T>() : nullptr;
+}
+
 // Per row, with xhat = (x - mean) * inv_std and g = Y@GRAD * scale:
 // X@GRAD = inv_std * (g - mean(g) - xhat * mean(g * xhat)),
 // Scale@GRAD = sum over rows of Y@GRAD * xhat, Bias@GRAD = sum of Y@GRAD.
-// The statistics are recomputed from X (the forward keeps none), in double.
+// The row's Mean@GRAD adds Mean@GRAD / n to each X@GRAD of the row, and
+// its InvStdDev@GRAD adds InvStdDev@GRAD * -inv_std^2 * xhat / n (the
+// derivative of (variance + epsilon)^(-1/2)). The statistics are
+// recomputed from X, in double.
 template <typename T>
 absl::Status LayerNormGradKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& d_y = context.Input("Y@GRAD");
-  SF_ASSIGN_OR_RETURN(
-      const int axis,
-      NormalizeAxis(context.attrs().Get<int32_t>("begin_norm_axis"), x.rank(),
-                    "begin_norm_axis"));
-  int64_t normalized = 1;
-  for (int i = axis; i < x.rank(); ++i) normalized *= x.dim(i);
-  const int64_t rows = normalized == 0 ? 0 : x.numel() / normalized;
+  SF_ASSIGN_OR_RETURN(const Rows shape, RowsOf(context, x));
+  const int64_t normalized = shape.normalized;
+  const int64_t rows = normalized == 0 ? 0 : shape.rows;
   const double epsilon = context.attrs().Get<float>("epsilon");
+  const T* d_mean = OptionalInput<T>(context, "Mean@GRAD");
+  const T* d_inv_std = OptionalInput<T>(context, "InvStdDev@GRAD");
   const T* scale =
       context.HasInput("Scale") ? context.Input("Scale").data<T>() : nullptr;
   T* d_x = context.HasOutput("X@GRAD") ? context.Output("X@GRAD")->data<T>()
@@ -163,10 +225,16 @@ absl::Status LayerNormGradKernel(KernelContext& context) {
       if (!d_bias.empty()) d_bias[i] += dy[i];
     }
     if (d_x == nullptr) continue;
+    const double mean_share =
+        d_mean == nullptr ? 0.0 : static_cast<double>(d_mean[r]) / normalized;
+    const double xhat_factor =
+        d_inv_std == nullptr ? 0.0
+                             : -d_inv_std[r] * inv_std * inv_std / normalized;
     T* dx = d_x + r * normalized;
     for (int64_t i = 0; i < normalized; ++i) {
       dx[i] = static_cast<T>(inv_std * (g[i] - g_sum / normalized -
-                                        xhat[i] * gx_sum / normalized));
+                                        xhat[i] * gx_sum / normalized) +
+                             mean_share + xhat_factor * xhat[i]);
     }
   }
   if (!d_scale.empty()) {
@@ -183,11 +251,15 @@ absl::Status LayerNormGradKernel(KernelContext& context) {
 
 }  // namespace
 
+// Mean and InvStdDev have X's shape with the normalized axes reduced to 1
+// (ONNX LayerNormalization's statistics outputs).
 SF_REGISTER_OP(layer_norm)
     .Input("X")
     .Input("Scale", /*optional=*/true)
     .Input("Bias", /*optional=*/true)
     .Output("Y")
+    .Output("Mean", /*optional=*/true)
+    .Output("InvStdDev", /*optional=*/true)
     .Attr("begin_norm_axis", AttrType::kInt, AttrValue(1))
     .Attr("epsilon", AttrType::kFloat, AttrValue(1e-5f), NonNegative())
     .Infer(InferLayerNorm)
@@ -196,6 +268,8 @@ SF_REGISTER_OP(layer_norm)
               .ReadInput("Scale")
               .ReadInput("Bias")
               .ReadOutputGrad("Y")
+              .ReadOutputGrad("Mean")
+              .ReadOutputGrad("InvStdDev")
               .WriteInputGrad("X")
               .WriteInputGrad("Scale")
               .WriteInputGrad("Bias"))
@@ -208,6 +282,8 @@ SF_REGISTER_OP(layer_norm_grad)
     .Input("Scale", /*optional=*/true)
     .Input("Bias", /*optional=*/true)
     .Input("Y@GRAD")
+    .Input("Mean@GRAD", /*optional=*/true)
+    .Input("InvStdDev@GRAD", /*optional=*/true)
     .Output("X@GRAD", /*optional=*/true)
     .Output("Scale@GRAD", /*optional=*/true)
     .Output("Bias@GRAD", /*optional=*/true)

@@ -120,6 +120,60 @@ TEST(LayerNormGradTest, HandComputedFloat32) {
       Pointwise(FloatNear(1e-6), std::vector<float>{0.5f * r, -0.5f * r, 0}));
 }
 
+// layer_norm with its statistics outputs bound: their gradients flow back
+// into X too.
+std::string WithStatistics(bool scale, int axis,
+                           const std::string& attrs = "") {
+  return absl::StrCat(
+      "type: \"layer_norm\" inputs { slot: \"X\" vars: \"x\" } ",
+      scale ? "inputs { slot: \"Scale\" vars: \"scale\" } " : "",
+      "outputs { slot: \"Y\" vars: \"y\" } outputs { slot: \"Mean\" vars: "
+      "\"mean\" } outputs { slot: \"InvStdDev\" vars: \"inv_std\" } attrs "
+      "{ name: \"begin_norm_axis\" i: ",
+      axis, " } ", attrs);
+}
+
+TEST(LayerNormGradTest, StatisticsOutputsMatchCentralDifferences) {
+  absl::Status rows =
+      CheckGradient(WithStatistics(true, 1),
+                    {{"x", Random({3, 4}, 60)}, {"scale", Random({4}, 61)}});
+  EXPECT_TRUE(rows.ok()) << rows;
+  absl::Status trailing = CheckGradient(
+      WithStatistics(false, -2, "attrs { name: \"epsilon\" f: 0.5 }"),
+      {{"x", Random({2, 3, 2, 2}, 62)}});
+  EXPECT_TRUE(trailing.ok()) << trailing;
+  // Mean alone.
+  absl::Status mean = CheckGradient(
+      "type: \"layer_norm\" inputs { slot: \"X\" vars: \"x\" } outputs { "
+      "slot: \"Y\" vars: \"y\" } outputs { slot: \"Mean\" vars: \"mean\" }",
+      {{"x", Random({2, 5}, 63)}});
+  EXPECT_TRUE(mean.ok()) << mean;
+}
+
+TEST(LayerNormGradTest, StatisticsGradientsHandComputed) {
+  // Row [1, 2, 3]: mean 2, variance 2/3, inv_std = sqrt(3/2), xhat =
+  // (-1, 0, 1) inv_std. Mean@GRAD 3 adds 3 / 3 to each element;
+  // InvStdDev@GRAD 1 adds -inv_std^2 xhat / 3 = (1, 0, -1) inv_std / 2.
+  const std::string op =
+      "type: \"layer_norm_grad\" inputs { slot: \"X\" vars: \"x\" } "
+      "inputs { slot: \"Y@GRAD\" vars: \"dy\" } "
+      "inputs { slot: \"Mean@GRAD\" vars: \"dmean\" } "
+      "inputs { slot: \"InvStdDev@GRAD\" vars: \"dinv\" } "
+      "outputs { slot: \"X@GRAD\" vars: \"dx\" } "
+      "attrs { name: \"epsilon\" f: 0 }";
+  auto out = RunOp(op,
+                   {{"x", MakeTensor<float>({1, 3}, {1, 2, 3})},
+                    {"dy", MakeTensor<float>({1, 3}, {0, 0, 0})},
+                    {"dmean", MakeTensor<float>({1, 1}, {3})},
+                    {"dinv", MakeTensor<float>({1, 1}, {1})}},
+                   {"dx"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const float half = std::sqrt(1.5f) / 2;
+  EXPECT_THAT(
+      Values<float>((*out)[0]),
+      Pointwise(FloatNear(1e-6), std::vector<float>{1 + half, 1, 1 - half}));
+}
+
 TEST(LayerNormGradErrorTest, ShapesNameVariables) {
   const std::string op =
       "type: \"layer_norm_grad\" inputs { slot: \"X\" vars: \"x\" } "
@@ -138,6 +192,15 @@ TEST(LayerNormGradErrorTest, ShapesNameVariables) {
   EXPECT_THAT(scale.message(),
               HasSubstr("op 0 (layer_norm_grad): input \"Scale\" is not "
                         "bound: output \"Scale@GRAD\" takes its shape"));
+  absl::Status mean =
+      PrepareOp(absl::StrCat(op, "inputs { slot: \"Mean@GRAD\" vars: \"dm\" }"),
+                {{"x", MakeTensor<float>({2, 3}, {})},
+                 {"dy", MakeTensor<float>({2, 3}, {})},
+                 {"dm", MakeTensor<float>({2}, {})}});
+  EXPECT_THAT(mean.message(),
+              HasSubstr("op 0 (layer_norm_grad): input \"Mean@GRAD\" "
+                        "(variable \"dm\") is float32 [2]: expected float32 "
+                        "[2, 1], as the forward op's output \"Mean\""));
 }
 
 }  // namespace

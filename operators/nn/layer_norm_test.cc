@@ -163,5 +163,100 @@ TEST(LayerNormErrorTest, DtypeAndRank) {
                         "\"scale\") has shape [1, 3]: expected rank 1"));
 }
 
+// A layer_norm reading "x" and writing "y", "mean" and "inv_std", with
+// begin_norm_axis `axis` and `attrs`.
+std::string WithStatistics(int axis, const std::string& attrs = "") {
+  return absl::StrCat(
+      "type: \"layer_norm\" inputs { slot: \"X\" vars: \"x\" } outputs { "
+      "slot: \"Y\" vars: \"y\" } outputs { slot: \"Mean\" vars: \"mean\" "
+      "} outputs { slot: \"InvStdDev\" vars: \"inv_std\" } attrs { name: "
+      "\"begin_norm_axis\" i: ",
+      axis, " } ", attrs);
+}
+
+TEST(LayerNormTest, MeanAndInvStdDevPerRow) {
+  // As in ScaleAndBias: [1, 2, 3] has mean 2 and variance 2/3, so with
+  // epsilon 1/3 inv_std 1; [4, 4, 4] has variance 0, inv_std sqrt(3).
+  auto out = RunOp(WithStatistics(1, absl::StrCat("attrs { name: \"epsilon\" "
+                                                  "f: ",
+                                                  1.0f / 3, " }")),
+                   {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 4, 4})}},
+                   {"mean", "inv_std"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), kFloat32);
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 1));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(2, 4));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(2, 1));
+  EXPECT_THAT(Values<float>((*out)[1]),
+              Pointwise(FloatNear(1e-6), {1.0f, std::sqrt(3.0f)}));
+}
+
+TEST(LayerNormTest, StatisticsKeepTheLeadingAxes) {
+  const Tensor x = MakeTensor<double>({2, 2, 2}, {0, 2, 4, 6, 1, 5, 9, 3});
+  const std::string no_epsilon = "attrs { name: \"epsilon\" f: 0 }";
+  // Axis 1: rows [0, 2, 4, 6] (mean 3, variance 5) and [1, 5, 9, 3] (mean
+  // 4.5, variance 35/4).
+  auto rows =
+      RunOp(WithStatistics(1, no_epsilon), {{"x", x}}, {"mean", "inv_std"});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT((*rows)[0].dims(), ElementsAre(2, 1, 1));
+  EXPECT_THAT(Values<double>((*rows)[0]), ElementsAre(3, 4.5));
+  EXPECT_THAT(Values<double>((*rows)[1]),
+              Pointwise(DoubleNear(1e-12),
+                        {1 / std::sqrt(5.0), 1 / std::sqrt(35.0 / 4)}));
+  // Axis -1: pairs [0, 2], [4, 6], [1, 5], [9, 3]: variances 1, 1, 4, 9.
+  auto pairs =
+      RunOp(WithStatistics(-1, no_epsilon), {{"x", x}}, {"mean", "inv_std"});
+  ASSERT_TRUE(pairs.ok()) << pairs.status();
+  EXPECT_THAT((*pairs)[0].dims(), ElementsAre(2, 2, 1));
+  EXPECT_THAT(Values<double>((*pairs)[0]), ElementsAre(1, 5, 3, 6));
+  EXPECT_THAT(Values<double>((*pairs)[1]),
+              Pointwise(DoubleNear(1e-12), {1.0, 1.0, 0.5, 1.0 / 3}));
+  // Axis 0: one row of all eight, mean 30 / 8.
+  auto all = RunOp(WithStatistics(0, no_epsilon), {{"x", x}}, {"mean"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT((*all)[0].dims(), ElementsAre(1, 1, 1));
+  EXPECT_THAT(Values<double>((*all)[0]), ElementsAre(3.75));
+}
+
+TEST(LayerNormTest, StatisticsOfEmptyRowsAreNaN) {
+  auto out = RunOp(WithStatistics(1), {{"x", MakeTensor<float>({2, 0}, {})}},
+                   {"y", "mean", "inv_std"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 0));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(2, 1));
+  for (int i : {1, 2}) {
+    for (float v : Values<float>((*out)[i])) EXPECT_TRUE(std::isnan(v));
+  }
+}
+
+TEST(LayerNormTest, InfersStatisticsShapes) {
+  auto mean = InferAtPrepare(WithStatistics(2),
+                             {{"x", kFloat64, {-1, 3, 4, 5}}}, "mean");
+  ASSERT_TRUE(mean.ok()) << mean.status();
+  EXPECT_EQ(mean->dtype, kFloat64);
+  EXPECT_THAT(mean->dims, ElementsAre(-1, 3, 1, 1));
+  auto inv_std = InferAtPrepare(WithStatistics(-3),
+                                {{"x", kFloat32, {2, -1, 4}}}, "inv_std");
+  ASSERT_TRUE(inv_std.ok()) << inv_std.status();
+  EXPECT_THAT(inv_std->dims, ElementsAre(1, 1, 1));
+  auto unknown =
+      InferAtPrepare(WithStatistics(1), {{"x", kFloat32, {}}}, "mean");
+  ASSERT_TRUE(unknown.ok()) << unknown.status();
+  EXPECT_FALSE(unknown->has_dims);
+}
+
+// Prepare rejects such a declaration; this covers inference run without it.
+TEST(LayerNormTest, ElementCountsBeyondInt64AreErrors) {
+  EXPECT_THAT(
+      InferAlone(kLayerNorm, {{"x", kFloat32, {2, 4611686018427387904, 4}}},
+                 "y")
+          .status()
+          .message(),
+      HasSubstr("input \"X\" (variable \"x\") has shape [2, "
+                "4611686018427387904, 4]: more elements from begin_norm_axis "
+                "= 1 on than int64 holds"));
+}
+
 }  // namespace
 }  // namespace scopeflow

@@ -1,164 +1,181 @@
-// pool2d: max or average pooling over the spatial axes of NCHW tensors.
-// pool2d_grad: its gradient, to each window's maximum (max) or spread over
-// the cells its average counted (avg).
+// pool1d, pool2d, pool3d: max or average pooling over the spatial axes of
+// [N, C, W], [N, C, H, W] and [N, C, D, H, W] tensors, with strides,
+// paddings, dilations and ceil_mode. Max pooling may also write the
+// positions of the maxima ("Indices").
+// pool1d_grad, pool2d_grad, pool3d_grad: their gradients, to each window's
+// maximum (max) or spread over the cells its average counted (avg).
+//
+// One kernel serves the three: pooling over fewer than three spatial axes
+// runs as 3-D pooling whose leading axes have size 1.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
+#include <vector>
 
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
-#include "operators/nn/window.h"
+#include "operators/nn/pool_window.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
-struct Pool2dWindow {
-  std::array<int64_t, 2> ksize;
-  std::array<int64_t, 2> strides;
-  Padding2d padding;
-  bool ceil_mode;
-};
+using pool::Taps;
 
-// The window over an input of spatial size [height, width] (-1: unknown):
-// the attributes', or with global_pooling the whole plane.
-Pool2dWindow WindowOf(const Attributes& attrs, int64_t height, int64_t width) {
-  if (attrs.Get<bool>("global_pooling")) {
-    return {{height, width}, {1, 1}, Padding2d{}, false};
-  }
-  return {PairOf(attrs.Get<std::vector<int32_t>>("ksize")),
-          PairOf(attrs.Get<std::vector<int32_t>>("strides")),
-          PaddingOf(attrs.Get<std::vector<int32_t>>("paddings")),
-          attrs.Get<bool>("ceil_mode")};
-}
-
-// Checks X and the attributes (for pool2d and its gradient op alike) and
-// returns what pool2d writes to "Out".
-absl::StatusOr<VarInfo> InferOut(InferContext& context) {
-  SF_RETURN_IF_ERROR(CheckRank(context, "X", 4, 4));
-  const VarInfo& info = context.Input("X");
-  const Dims x = Rank4DimsOf(info);
-  const std::string& name = context.InputName("X");
-  SF_CHECK(x[2] != 0 && x[3] != 0,
-           "input \"X\" (variable \"%s\") has shape %s: expected a positive "
-           "height and width",
-           name, DimsToString(x));
-  if (context.attrs().Get<bool>("global_pooling")) {
-    return VarInfo{info.dtype, Dims{x[0], x[1], 1, 1}, /*has_dims=*/true};
-  }
-  const Pool2dWindow w = WindowOf(context.attrs(), x[2], x[3]);
-  const Padding2d& p = w.padding;
-  SF_CHECK(p.top < w.ksize[0] && p.bottom < w.ksize[0] && p.left < w.ksize[1] &&
-               p.right < w.ksize[1],
-           "attribute \"paddings\" = %s must be smaller than \"ksize\" = "
-           "[%d, %d]: a window would see only padding",
-           PaddingToString(p), w.ksize[0], w.ksize[1]);
-  const Dims out = {WindowOutputSize(x[2], w.ksize[0], p.top, p.bottom,
-                                     w.strides[0], w.ceil_mode),
-                    WindowOutputSize(x[3], w.ksize[1], p.left, p.right,
-                                     w.strides[1], w.ceil_mode)};
-  SF_CHECK(out[0] != 0 && out[1] != 0,
-           "input \"X\" (variable \"%s\") has shape %s: too small for "
-           "\"ksize\" = [%d, %d] with paddings %s and strides [%d, %d]; "
-           "expected a positive output height and width, got %s",
-           name, DimsToString(x), w.ksize[0], w.ksize[1], PaddingToString(p),
-           w.strides[0], w.strides[1], DimsToString(out));
-  return VarInfo{info.dtype, Dims{x[0], x[1], out[0], out[1]},
-                 /*has_dims=*/true};
-}
-
-absl::Status InferPool2d(InferContext& context) {
-  SF_ASSIGN_OR_RETURN(const VarInfo out, InferOut(context));
+// Checks X and the attributes of the pool op over `kRank` spatial axes and
+// sets Out and, if bound, Indices.
+template <int kRank>
+absl::Status InferPool(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, pool::InferOut(context, kRank));
   context.SetOutput("Out", out);
+  if (context.HasOutput("Indices")) {
+    const std::string& type = context.attrs().Get<std::string>("pooling_type");
+    SF_CHECK(type == "max",
+             "output \"Indices\" (variable \"%s\") holds the positions of the "
+             "maxima: expected pooling_type \"max\", got \"%s\"",
+             context.OutputName("Indices"), type);
+    context.SetOutput("Indices", 0, kInt64, out.dims);
+  }
   return absl::OkStatus();
 }
 
-absl::Status InferPool2dGrad(InferContext& context) {
-  SF_ASSIGN_OR_RETURN(const VarInfo out, InferOut(context));
+template <int kRank>
+absl::Status InferPoolGrad(InferContext& context) {
+  SF_ASSIGN_OR_RETURN(const VarInfo out, pool::InferOut(context, kRank));
   SF_RETURN_IF_ERROR(nn::CheckGradInput(context, "Out@GRAD", out, "Out"));
   return GradsLikeInputs({"X"})(context);
 }
 
-// One window's cells: [h_begin, h_end) x [w_begin, w_end) of the input, and
-// `padded_cells`, the window's size counting padding but not what lies
-// beyond it (ceil_mode's last windows).
-struct Cells {
-  int64_t h_begin, h_end, w_begin, w_end, padded_cells;
+// A pool op's windows seen in 3-D, axes [depth, height, width]: pooling
+// over fewer spatial axes gets leading axes of size 1 with one-cell
+// windows. Per axis, the taps of each output index.
+struct Geometry {
+  int64_t planes = 0;  // N * C
+  std::array<int64_t, 3> in = {1, 1, 1};
+  std::array<int64_t, 3> out = {1, 1, 1};
+  std::array<int64_t, 3> step = {1, 1, 1};
+  std::array<std::vector<Taps>, 3> taps;
+
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
 };
 
-Cells CellsOf(const Pool2dWindow& w, int64_t height, int64_t width,
-              int64_t out_h, int64_t out_w) {
-  const int64_t h0 = out_h * w.strides[0] - w.padding.top;
-  const int64_t w0 = out_w * w.strides[1] - w.padding.left;
-  const int64_t h1 = std::min(h0 + w.ksize[0], height + w.padding.bottom);
-  const int64_t w1 = std::min(w0 + w.ksize[1], width + w.padding.right);
-  return {std::max<int64_t>(h0, 0), std::min(h1, height),
-          std::max<int64_t>(w0, 0), std::min(w1, width), (h1 - h0) * (w1 - w0)};
+Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
+                    absl::Span<const int64_t> out) {
+  const int rank = static_cast<int>(x.size()) - 2;
+  const pool::Window w = pool::WindowOf(attrs, x.subspan(2));
+  Geometry g;
+  g.planes = x[0] * x[1];
+  for (int axis = 0; axis < 3; ++axis) {
+    const int a = axis - (3 - rank);  // The op's spatial axis, if any.
+    if (a < 0) {
+      g.taps[axis] = {Taps{0, 1, 1}};
+      continue;
+    }
+    g.in[axis] = x[2 + a];
+    g.out[axis] = out[2 + a];
+    g.step[axis] = w.dilations[a];
+    for (int64_t o = 0; o < g.out[axis]; ++o) {
+      g.taps[axis].push_back(pool::TapsOf(w, a, g.in[axis], o));
+    }
+  }
+  return g;
 }
 
-// Padding < ksize (checked by inference) puts at least one input cell in
-// every window.
+// Calls cell(offset) for every input cell of the window with taps `t`, in
+// row-major order; offsets are within one plane.
+template <typename Cell>
+void ForEachCell(const Geometry& g, const std::array<const Taps*, 3>& t,
+                 Cell cell) {
+  for (int64_t i = 0; i < t[0]->count; ++i) {
+    const int64_t d = t[0]->first + i * g.step[0];
+    for (int64_t j = 0; j < t[1]->count; ++j) {
+      const int64_t row = (d * g.in[1] + t[1]->first + j * g.step[1]) * g.in[2];
+      for (int64_t k = 0; k < t[2]->count; ++k) {
+        cell(row + t[2]->first + k * g.step[2]);
+      }
+    }
+  }
+}
+
+// Calls window(out_offset, taps) for every window of a plane, in row-major
+// order.
+template <typename Fn>
+void ForEachWindow(const Geometry& g, Fn window) {
+  int64_t offset = 0;
+  for (const Taps& d : g.taps[0]) {
+    for (const Taps& h : g.taps[1]) {
+      for (const Taps& w : g.taps[2]) {
+        window(offset++, std::array<const Taps*, 3>{&d, &h, &w});
+      }
+    }
+  }
+}
+
+// The cell (offset in the plane) whose value max pooling keeps: the first
+// maximum, or the last NaN. Inference leaves no window without cells.
 template <typename T>
-absl::Status Pool2dKernel(KernelContext& context) {
+int64_t MaxCell(const T* in, const Geometry& g,
+                const std::array<const Taps*, 3>& t) {
+  int64_t best = -1;
+  ForEachCell(g, t, [&](int64_t cell) {
+    if (best < 0 || in[cell] > in[best] || std::isnan(in[cell])) best = cell;
+  });
+  return best;
+}
+
+// What average pooling divides a window's sum by: its input cells
+// (exclusive), or its cells counting padding.
+int64_t AverageCount(const std::array<const Taps*, 3>& t, bool exclusive) {
+  return exclusive ? t[0]->count * t[1]->count * t[2]->count
+                   : t[0]->padded * t[1]->padded * t[2]->padded;
+}
+
+// A cell's offset in the plane with the spatial axes in column-major order
+// (the first fastest), as ONNX's storage_order = 1 numbers them.
+int64_t ColumnMajor(const Geometry& g, int64_t cell) {
+  const int64_t w = cell % g.in[2];
+  const int64_t h = cell / g.in[2] % g.in[1];
+  const int64_t d = cell / (g.in[2] * g.in[1]);
+  return d + g.in[0] * (h + g.in[1] * w);
+}
+
+template <typename T>
+absl::Status PoolKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor& out = *context.Output("Out");
-  const int64_t height = x.dim(2), width = x.dim(3);
-  const int64_t out_height = out.dim(2), out_width = out.dim(3);
-  const Pool2dWindow w = WindowOf(context.attrs(), height, width);
+  const Geometry g = GeometryOf(context.attrs(), x.dims(), out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
-  const int64_t planes = x.dim(0) * x.dim(1);
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const T* in = x.data<T>() + plane * height * width;
-    T* o = out.data<T>() + plane * out_height * out_width;
-    for (int64_t oh = 0; oh < out_height; ++oh) {
-      for (int64_t ow = 0; ow < out_width; ++ow) {
-        const Cells c = CellsOf(w, height, width, oh, ow);
-        if (is_max) {
-          T m = std::numeric_limits<T>::lowest();
-          for (int64_t h = c.h_begin; h < c.h_end; ++h) {
-            for (int64_t i = c.w_begin; i < c.w_end; ++i) {
-              const T v = in[h * width + i];
-              if (v > m || std::isnan(v)) m = v;
-            }
-          }
-          o[oh * out_width + ow] = m;
-        } else {
-          T sum = 0;
-          for (int64_t h = c.h_begin; h < c.h_end; ++h) {
-            for (int64_t i = c.w_begin; i < c.w_end; ++i) {
-              sum += in[h * width + i];
-            }
-          }
-          const int64_t count =
-              exclusive ? (c.h_end - c.h_begin) * (c.w_end - c.w_begin)
-                        : c.padded_cells;
-          o[oh * out_width + ow] = sum / static_cast<T>(count);
+  int64_t* indices = context.HasOutput("Indices")
+                         ? context.Output("Indices")->data<int64_t>()
+                         : nullptr;
+  const bool column_major =
+      context.attrs().Get<std::string>("storage_order") == "column_major";
+  for (int64_t plane = 0; plane < g.planes; ++plane) {
+    const T* in = x.data<T>() + plane * g.in_size();
+    T* o = out.data<T>() + plane * g.out_size();
+    int64_t* index =
+        indices == nullptr ? nullptr : indices + plane * g.out_size();
+    ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+      if (is_max) {
+        const int64_t best = MaxCell(in, g, t);
+        o[w] = in[best];
+        if (index != nullptr) {
+          index[w] = plane * g.in_size() +
+                     (column_major ? ColumnMajor(g, best) : best);
         }
+        return;
       }
-    }
+      T sum = 0;
+      ForEachCell(g, t, [&](int64_t cell) { sum += in[cell]; });
+      o[w] = sum / static_cast<T>(AverageCount(t, exclusive));
+    });
   }
   return absl::OkStatus();
-}
-
-// The input cell (offset in the plane) whose value max pooling keeps for
-// window `c`, by the forward's rule: the first maximum, or the last NaN.
-template <typename T>
-int64_t ArgMax(const T* in, int64_t width, const Cells& c) {
-  int64_t best = c.h_begin * width + c.w_begin;
-  for (int64_t h = c.h_begin; h < c.h_end; ++h) {
-    for (int64_t i = c.w_begin; i < c.w_end; ++i) {
-      const T v = in[h * width + i];
-      if (v > in[best] || std::isnan(v)) {
-        best = h * width + i;
-      }
-    }
-  }
-  return best;
 }
 
 // Max: each window's gradient goes to its maximum (found again from X).
@@ -166,88 +183,186 @@ int64_t ArgMax(const T* in, int64_t width, const Cells& c) {
 // the forward divided by (so padding cells take their share, dropped, when
 // not exclusive).
 template <typename T>
-absl::Status Pool2dGradKernel(KernelContext& context) {
+absl::Status PoolGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const Tensor& x = context.Input("X");
   const Tensor& d_out = context.Input("Out@GRAD");
   Tensor& d_x = *context.Output("X@GRAD");
   std::fill(d_x.data<T>(), d_x.data<T>() + d_x.numel(), T{0});
-  const int64_t height = x.dim(2), width = x.dim(3);
-  const int64_t out_height = d_out.dim(2), out_width = d_out.dim(3);
-  const Pool2dWindow w = WindowOf(context.attrs(), height, width);
+  const Geometry g = GeometryOf(context.attrs(), x.dims(), d_out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
-  const int64_t planes = x.dim(0) * x.dim(1);
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const T* in = x.data<T>() + plane * height * width;
-    const T* g = d_out.data<T>() + plane * out_height * out_width;
-    T* dx = d_x.data<T>() + plane * height * width;
-    for (int64_t oh = 0; oh < out_height; ++oh) {
-      for (int64_t ow = 0; ow < out_width; ++ow) {
-        const Cells c = CellsOf(w, height, width, oh, ow);
-        const T grad = g[oh * out_width + ow];
-        if (is_max) {
-          dx[ArgMax(in, width, c)] += grad;
-          continue;
-        }
-        const int64_t count =
-            exclusive ? (c.h_end - c.h_begin) * (c.w_end - c.w_begin)
-                      : c.padded_cells;
-        const T share = grad / static_cast<T>(count);
-        for (int64_t h = c.h_begin; h < c.h_end; ++h) {
-          for (int64_t i = c.w_begin; i < c.w_end; ++i) {
-            dx[h * width + i] += share;
-          }
-        }
+  for (int64_t plane = 0; plane < g.planes; ++plane) {
+    const T* in = x.data<T>() + plane * g.in_size();
+    const T* grad = d_out.data<T>() + plane * g.out_size();
+    T* dx = d_x.data<T>() + plane * g.in_size();
+    ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+      if (is_max) {
+        dx[MaxCell(in, g, t)] += grad[w];
+        return;
       }
-    }
+      const T share = grad[w] / static_cast<T>(AverageCount(t, exclusive));
+      ForEachCell(g, t, [&](int64_t cell) { dx[cell] += share; });
+    });
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-// ceil_mode rounds the output size up, so the last window may hang over
-// the trailing padding; no window starts inside it. Average pooling divides
-// by the window's input cells (exclusive) or by its cells counting padding
-// (not exclusive; cells past the padding never count).
-SF_REGISTER_OP(pool2d)
+// The three ops and their gradient ops declare the same attributes, with
+// one value per spatial axis. "paddings" holds one value per axis (both
+// ends alike) or [before, after] per axis. ceil_mode rounds the output
+// size up, so the last window may hang over the trailing padding; no
+// window starts inside it. Average pooling divides by the window's input
+// cells (exclusive) or by its cells counting padding (not exclusive; cells
+// past the padding never count). "Indices" (max only, int64) holds each
+// maximum's offset in X, counted over N and C too, with the spatial axes
+// row-major or, with storage_order "column_major", the first fastest.
+SF_REGISTER_OP(pool1d)
     .Input("X")
     .Output("Out")
+    .Output("Indices", /*optional=*/true)
     .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
-    .Attr("ksize", AttrType::kInts, PositivePair())
-    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
-          PositivePair())
-    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0}),
-          PaddingList())
+    .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(1))
+    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1}),
+          pool::PositivePerAxis(1))
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0}),
+          pool::PaddingsPerAxis(1))
+    .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1}),
+          pool::PositivePerAxis(1))
     .Attr("global_pooling", AttrType::kBool, AttrValue(false))
     .Attr("exclusive", AttrType::kBool, AttrValue(true))
     .Attr("ceil_mode", AttrType::kBool, AttrValue(false))
-    .Infer(InferPool2d)
+    .Attr("storage_order", AttrType::kString,
+          AttrValue(std::string("row_major")),
+          OneOf({"row_major", "column_major"}))
+    .Infer(InferPool<1>)
+    .Grad(GradSpec("pool1d_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &PoolKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolKernel<double>);
+
+SF_REGISTER_OP(pool2d)
+    .Input("X")
+    .Output("Out")
+    .Output("Indices", /*optional=*/true)
+    .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
+    .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(2))
+    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
+          pool::PositivePerAxis(2))
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0}),
+          pool::PaddingsPerAxis(2))
+    .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
+          pool::PositivePerAxis(2))
+    .Attr("global_pooling", AttrType::kBool, AttrValue(false))
+    .Attr("exclusive", AttrType::kBool, AttrValue(true))
+    .Attr("ceil_mode", AttrType::kBool, AttrValue(false))
+    .Attr("storage_order", AttrType::kString,
+          AttrValue(std::string("row_major")),
+          OneOf({"row_major", "column_major"}))
+    .Infer(InferPool<2>)
     .Grad(GradSpec("pool2d_grad")
               .ReadInput("X")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &Pool2dKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &Pool2dKernel<double>);
+    .Kernel(DeviceType::kCPU, kFloat32, &PoolKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolKernel<double>);
+
+SF_REGISTER_OP(pool3d)
+    .Input("X")
+    .Output("Out")
+    .Output("Indices", /*optional=*/true)
+    .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
+    .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(3))
+    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1, 1}),
+          pool::PositivePerAxis(3))
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0, 0}),
+          pool::PaddingsPerAxis(3))
+    .Attr("dilations", AttrType::kInts,
+          AttrValue(std::vector<int32_t>{1, 1, 1}), pool::PositivePerAxis(3))
+    .Attr("global_pooling", AttrType::kBool, AttrValue(false))
+    .Attr("exclusive", AttrType::kBool, AttrValue(true))
+    .Attr("ceil_mode", AttrType::kBool, AttrValue(false))
+    .Attr("storage_order", AttrType::kString,
+          AttrValue(std::string("row_major")),
+          OneOf({"row_major", "column_major"}))
+    .Infer(InferPool<3>)
+    .Grad(GradSpec("pool3d_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
+    .Kernel(DeviceType::kCPU, kFloat32, &PoolKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolKernel<double>);
 
 // Max pooling finds each window's maximum again from X rather than reading
 // Out, so the gradient goes to one cell even where several tie.
+SF_REGISTER_OP(pool1d_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
+    .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(1))
+    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1}),
+          pool::PositivePerAxis(1))
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0}),
+          pool::PaddingsPerAxis(1))
+    .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1}),
+          pool::PositivePerAxis(1))
+    .Attr("global_pooling", AttrType::kBool, AttrValue(false))
+    .Attr("exclusive", AttrType::kBool, AttrValue(true))
+    .Attr("ceil_mode", AttrType::kBool, AttrValue(false))
+    .Attr("storage_order", AttrType::kString,
+          AttrValue(std::string("row_major")),
+          OneOf({"row_major", "column_major"}))
+    .Infer(InferPoolGrad<1>)
+    .Kernel(DeviceType::kCPU, kFloat32, &PoolGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolGradKernel<double>);
+
 SF_REGISTER_OP(pool2d_grad)
     .Input("X")
     .Input("Out@GRAD")
     .Output("X@GRAD", /*optional=*/true)
     .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
-    .Attr("ksize", AttrType::kInts, PositivePair())
+    .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(2))
     .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
-          PositivePair())
+          pool::PositivePerAxis(2))
     .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0}),
-          PaddingList())
+          pool::PaddingsPerAxis(2))
+    .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
+          pool::PositivePerAxis(2))
     .Attr("global_pooling", AttrType::kBool, AttrValue(false))
     .Attr("exclusive", AttrType::kBool, AttrValue(true))
     .Attr("ceil_mode", AttrType::kBool, AttrValue(false))
-    .Infer(InferPool2dGrad)
-    .Kernel(DeviceType::kCPU, kFloat32, &Pool2dGradKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &Pool2dGradKernel<double>);
+    .Attr("storage_order", AttrType::kString,
+          AttrValue(std::string("row_major")),
+          OneOf({"row_major", "column_major"}))
+    .Infer(InferPoolGrad<2>)
+    .Kernel(DeviceType::kCPU, kFloat32, &PoolGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolGradKernel<double>);
+
+SF_REGISTER_OP(pool3d_grad)
+    .Input("X")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
+    .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(3))
+    .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1, 1}),
+          pool::PositivePerAxis(3))
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0, 0}),
+          pool::PaddingsPerAxis(3))
+    .Attr("dilations", AttrType::kInts,
+          AttrValue(std::vector<int32_t>{1, 1, 1}), pool::PositivePerAxis(3))
+    .Attr("global_pooling", AttrType::kBool, AttrValue(false))
+    .Attr("exclusive", AttrType::kBool, AttrValue(true))
+    .Attr("ceil_mode", AttrType::kBool, AttrValue(false))
+    .Attr("storage_order", AttrType::kString,
+          AttrValue(std::string("row_major")),
+          OneOf({"row_major", "column_major"}))
+    .Infer(InferPoolGrad<3>)
+    .Kernel(DeviceType::kCPU, kFloat32, &PoolGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolGradKernel<double>);
 
 }  // namespace scopeflow

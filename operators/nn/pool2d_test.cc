@@ -369,5 +369,29 @@ TEST(Pool2dErrorTest, PoolingTypeRankAndDtype) {
               HasSubstr("op 0 (pool2d): no kernel for dtype int32"));
 }
 
+TEST(Pool2dTest, SizesBeyondInt64AreErrors) {
+  auto y =
+      InferAtPrepare(R"pb(type: "pool2d"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs { name: "pooling_type" s: "max" }
+                          attrs {
+                            name: "ksize"
+                            ints { values: [ 2, 1 ] }
+                          }
+                          attrs {
+                            name: "paddings"
+                            ints { values: [ 1, 0 ] }
+                          })pb",
+                     {{"x", kFloat32, {1, 1, 9223372036854775807, 1}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 1, 9223372036854775807, 1]; with "));
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("along the height, a window of 2 cells moving by 1 "
+                        "over 9223372036854775807 cells padded by 1 and 1 "
+                        "makes sizes beyond int64"));
+}
+
 }  // namespace
 }  // namespace scopeflow

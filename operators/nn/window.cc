@@ -1,9 +1,12 @@
 #include "operators/nn/window.h"
 
+#include <optional>
 #include <variant>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "operators/common.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -50,16 +53,37 @@ std::string PaddingToString(const Padding2d& padding) {
                          padding.left, padding.right);
 }
 
-int64_t WindowOutputSize(int64_t input, int64_t extent, int64_t pad_before,
-                         int64_t pad_after, int64_t stride, bool ceil_mode) {
+absl::StatusOr<int64_t> WindowOutputSize(int64_t input, int64_t extent,
+                                         int64_t pad_before, int64_t pad_after,
+                                         int64_t stride, bool ceil_mode) {
   if (input < 0) return -1;
-  const int64_t room = input + pad_before + pad_after - extent;
-  if (room < 0) return 0;
-  int64_t size = (ceil_mode ? room + stride - 1 : room) / stride + 1;
+  const auto beyond_int64 = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a window of %d cells moving by %d over %d cells padded by %d and %d "
+        "makes sizes beyond int64",
+        extent, stride, input, pad_before, pad_after));
+  };
+  // The cells the window can move over. input - extent cannot overflow, as
+  // both are non-negative; adding the pads can.
+  std::optional<int64_t> room = CheckedAdd(input - extent, pad_before);
+  if (room.has_value()) room = CheckedAdd(*room, pad_after);
+  if (!room.has_value()) return beyond_int64();
+  if (*room < 0) return 0;
+  // The index of the last window, rounded up with ceil_mode.
+  const int64_t last =
+      *room / stride + (ceil_mode && *room % stride != 0 ? 1 : 0);
+  const std::optional<int64_t> size = CheckedAdd(last, 1);
+  if (!size.has_value()) return beyond_int64();
   // With ceil_mode, a last window starting past the input and the leading
-  // padding would see only trailing padding.
-  if (ceil_mode && (size - 1) * stride >= input + pad_before) --size;
-  return size;
+  // padding would see only trailing padding (as one starting beyond int64
+  // would).
+  if (ceil_mode) {
+    const std::optional<int64_t> last_start = CheckedMul(last, stride);
+    if (!last_start.has_value() || *last_start - pad_before >= input) {
+      return last;
+    }
+  }
+  return *size;
 }
 
 Dims Rank4DimsOf(const VarInfo& info) {

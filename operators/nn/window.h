@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "framework/op_context.h"
 #include "framework/op_spec.h"
 #include "framework/tensor.h"
@@ -43,10 +44,13 @@ std::string PaddingToString(const Padding2d& padding);
 // `pad_after`: floor((input + pads - extent) / stride) + 1, or with
 // `ceil_mode` the ceiling instead, less one if the last window would start
 // in the trailing padding. 0 when the window does not fit; -1 if `input`
-// is unknown (-1).
-int64_t WindowOutputSize(int64_t input, int64_t extent, int64_t pad_before,
-                         int64_t pad_after, int64_t stride,
-                         bool ceil_mode = false);
+// is unknown (-1). `extent` and `stride` are positive, the pads
+// non-negative. InvalidArgument, giving the sizes, where the padded input
+// or the count does not fit in int64.
+absl::StatusOr<int64_t> WindowOutputSize(int64_t input, int64_t extent,
+                                         int64_t pad_before, int64_t pad_after,
+                                         int64_t stride,
+                                         bool ceil_mode = false);
 
 // The dimensions of a rank-4 input as inference knows them: its dims, or
 // four unknown ones if even its rank is unknown.

@@ -74,7 +74,11 @@ absl::Status Sgd(KernelContext& context) {
   const T* g = context.Input("Grad").data<T>();
   const T lr = static_cast<T>(ReadScalar(context.Input("LearningRate")));
   T* p_out = context.Output("ParamOut")->data<T>();
-  for (int64_t i = 0; i < param.numel(); ++i) p_out[i] = p[i] - lr * g[i];
+  // ivdep: outputs may alias their inputs only element for element (in
+  // place), which vectorizing keeps right.
+  const int64_t n = param.numel();
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) p_out[i] = p[i] - lr * g[i];
   return absl::OkStatus();
 }
 
@@ -93,7 +97,9 @@ absl::Status Momentum(KernelContext& context) {
   const bool nesterov = context.attrs().Get<bool>("use_nesterov");
   T* p_out = context.Output("ParamOut")->data<T>();
   T* v_out = context.Output("VelocityOut")->data<T>();
-  for (int64_t i = 0; i < param.numel(); ++i) {
+  const int64_t n = param.numel();
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) {
     const T velocity = mu * v[i] + g[i];
     v_out[i] = velocity;
     p_out[i] =
@@ -147,7 +153,9 @@ absl::Status Adam(KernelContext& context) {
   const T decay = static_cast<T>(1 - lr * weight_decay);
   const T step_size = static_cast<T>(lr / (1 - beta1_pow));
   const T sqrt_correction2 = static_cast<T>(std::sqrt(1 - beta2_pow));
-  for (int64_t i = 0; i < param.numel(); ++i) {
+  const int64_t n = param.numel();
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) {
     const T moment1 = b1 * m[i] + (1 - b1) * g[i];
     const T moment2 = b2 * v[i] + (1 - b2) * g[i] * g[i];
     m_out[i] = moment1;

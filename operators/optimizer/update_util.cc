@@ -30,12 +30,8 @@ absl::Status CheckLikeInput(const InferContext& context, absl::string_view slot,
 
 absl::Status CheckOneElement(const InferContext& context,
                              absl::string_view slot) {
-  const VarInfo& info = context.Input(slot);
-  if (!info.has_dims) return absl::OkStatus();
-  const bool known = std::all_of(info.dims.begin(), info.dims.end(),
-                                 [](int64_t d) { return d >= 0; });
-  SF_CHECK(!known || NumElements(info.dims) == 1,
-           "%s must hold exactly one element",
+  SF_ASSIGN_OR_RETURN(const int64_t count, InputNumElements(context, slot));
+  SF_CHECK(count < 0 || count == 1, "%s must hold exactly one element",
            DescribeInputShape(context, slot));
   return absl::OkStatus();
 }

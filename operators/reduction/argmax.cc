@@ -1,7 +1,8 @@
 // argmax of input "X" (float32, float64, int32, int64) along attribute
 // "axis" (default 0): output "Out", int64, of X's shape with that axis
 // reduced to 1 ("keepdims", the default) or removed. Ties give the first
-// index; NaN counts as the largest value.
+// index, or with "select_last_index" the last; NaN counts as the largest
+// value.
 #include "operators/reduction/argmax.h"
 
 #include <cstdint>
@@ -50,11 +51,12 @@ absl::Status ArgMaxKernel(KernelContext& context) {
   const AxisSplit split = SplitAtAxis(x.dims(), axis);
   // Inference rejects an empty axis unless the output is empty.
   if (out->numel() == 0) return absl::OkStatus();
+  const bool last = context.attrs().Get<bool>("select_last_index");
   const T* in = x.data<T>();
   int64_t* index = out->data<int64_t>();
   if (split.inner == 1) {
     for (int64_t o = 0; o < split.outer; ++o) {
-      index[o] = ArgMax(in + o * split.size, split.size);
+      index[o] = ArgMax(in + o * split.size, split.size, 1, last);
     }
     return absl::OkStatus();
   }
@@ -71,7 +73,7 @@ absl::Status ArgMaxKernel(KernelContext& context) {
     for (int64_t k = 1; k < split.size; ++k) {
       const T* row = block + k * split.inner;
       for (int64_t i = 0; i < split.inner; ++i) {
-        if (ArgMaxReplaces(row[i], best[i])) {
+        if (ArgMaxReplaces(row[i], best[i], last)) {
           best[i] = row[i];
           block_index[i] = k;
         }
@@ -88,6 +90,7 @@ SF_REGISTER_OP(argmax)
     .Output("Out")
     .Attr("axis", AttrType::kInt64, AttrValue(int64_t{0}))
     .Attr("keepdims", AttrType::kBool, AttrValue(true))
+    .Attr("select_last_index", AttrType::kBool, AttrValue(false))
     .Infer(InferArgMax)
     .Kernel(DeviceType::kCPU, kFloat32, &ArgMaxKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ArgMaxKernel<double>)

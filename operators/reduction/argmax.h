@@ -10,24 +10,25 @@ namespace scopeflow {
 
 // Whether `value`, met after `best`, becomes the argmax: only if strictly
 // larger, so ties keep the first index; NaN counts as the largest, so the
-// first NaN wins (as in numpy).
+// first NaN wins (as in numpy). With `last`, ties and NaNs take the later
+// index instead: the last maximum, or the last NaN.
 template <typename T>
-bool ArgMaxReplaces(T value, T best) {
+bool ArgMaxReplaces(T value, T best, bool last = false) {
   if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(value)) return last || !std::isnan(best);
     if (std::isnan(best)) return false;
-    if (std::isnan(value)) return true;
   }
-  return value > best;
+  return last ? value >= best : value > best;
 }
 
 // The index in [0, n) of the largest of x[0], x[stride], ...,
-// x[(n - 1) * stride]; n >= 1.
+// x[(n - 1) * stride] (the last of tied ones with `last`); n >= 1.
 template <typename T>
-int64_t ArgMax(const T* x, int64_t n, int64_t stride = 1) {
+int64_t ArgMax(const T* x, int64_t n, int64_t stride = 1, bool last = false) {
   int64_t index = 0;
   T best = x[0];
   for (int64_t k = 1; k < n; ++k) {
-    if (ArgMaxReplaces(x[k * stride], best)) {
+    if (ArgMaxReplaces(x[k * stride], best, last)) {
       best = x[k * stride];
       index = k;
     }

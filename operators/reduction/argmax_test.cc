@@ -82,6 +82,41 @@ TEST(ArgMaxTest, FirstNaNWins) {
   EXPECT_THAT(Values<int64_t>(*y), ElementsAre(2));
 }
 
+TEST(ArgMaxTest, SelectLastIndexPicksTheLastOfTies) {
+  constexpr char kLast[] = R"pb(attrs { name: "select_last_index" b: true })pb";
+  // Rows [1, 3, 3] and [3, 3, 1] along the last axis (contiguous).
+  auto rows =
+      RunArgMax(MakeTensor<float>({2, 3}, {1, 3, 3, 3, 3, 1}),
+                absl::StrCat(kLast, R"pb(attrs { name: "axis" i: 1 })pb"));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->dims(), ElementsAre(2, 1));
+  EXPECT_THAT(Values<int64_t>(*rows), ElementsAre(2, 1));
+  // Columns along axis 0 (strided): [1, 3], [3, 3], [3, 1].
+  auto columns =
+      RunArgMax(MakeTensor<int64_t>({2, 3}, {1, 3, 3, 3, 3, 1}), kLast);
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  EXPECT_THAT(Values<int64_t>(*columns), ElementsAre(1, 1, 0));
+  // Without ties it changes nothing.
+  auto distinct = RunArgMax(MakeTensor<int32_t>({4}, {2, 8, -1, 5}), kLast);
+  ASSERT_TRUE(distinct.ok()) << distinct.status();
+  EXPECT_THAT(Values<int64_t>(*distinct), ElementsAre(1));
+}
+
+TEST(ArgMaxTest, SelectLastIndexTakesTheLastNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = MakeTensor<double>({6}, {1, nan, 9, nan, 9, 5});
+  auto last =
+      RunArgMax(x, R"pb(attrs { name: "select_last_index" b: true })pb");
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_THAT(Values<int64_t>(*last), ElementsAre(3));
+  // A NaN after the last maximum still wins.
+  auto strided =
+      RunArgMax(MakeTensor<float>({3, 2}, {7, 1, 7, 1, nan, 1}),
+                R"pb(attrs { name: "select_last_index" b: true })pb");
+  ASSERT_TRUE(strided.ok()) << strided.status();
+  EXPECT_THAT(Values<int64_t>(*strided), ElementsAre(2, 2));
+}
+
 TEST(ArgMaxTest, ErrorsNameOpAndVariable) {
   Tensor x = MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   absl::Status axis =

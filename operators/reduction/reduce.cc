@@ -1,8 +1,10 @@
 // Reductions of input "X" to an output "Out" of X's dtype:
 // - reduce_sum (float32, float64, int32, int64), reduce_mean (float32,
-//   float64) and reduce_max (all four) over the axes of attribute "axes"
-//   (default empty: every axis; negative axes count from the end), which
-//   leave the output without them or, with "keep_dim", with size 1 there;
+//   float64) and reduce_max (all four) over the axes of input "Axes" (int32
+//   or int64, 1-D) when it is bound, else of attribute "axes" (empty: every
+//   axis, or none with "noop_with_empty_axes"; negative axes count from the
+//   end), which leave the output without them or, with "keep_dim", with
+//   size 1 there;
 // - mean (float32, float64): of every element, to a scalar of shape [].
 //
 // Float sums are accumulated in double, so long sums keep float32's
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -36,49 +39,66 @@
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
-// Which axes of a rank-`rank` input "axes" reduces: every one if it is
-// empty. Errors say which axis is wrong and what was expected.
-absl::StatusOr<std::vector<bool>> ReducedAxes(absl::Span<const int64_t> axes,
+// Which axes of a rank-`rank` input `axes` reduces: every one if it is
+// empty, or none with `noop_with_empty_axes`. Errors say which axis is wrong
+// and what was expected.
+absl::StatusOr<std::vector<bool>> ReducedAxes(const IntValues& axes,
+                                              bool noop_with_empty_axes,
                                               int rank) {
-  std::vector<bool> reduced(rank, axes.empty());
-  for (int64_t axis : axes) {
+  std::vector<bool> reduced(rank, axes.values.empty() && !noop_with_empty_axes);
+  for (int64_t axis : axes.values) {
     SF_CHECK(axis >= -rank && axis < rank,
-             "attribute \"axes\" = %s: axis %d is out of range for rank %d "
-             "(expected [%d, %d))",
-             DimsToString(axes), axis, rank, -rank, rank);
+             "%s: axis %d is out of range for rank %d (expected [%d, %d))",
+             axes.source, axis, rank, -rank, rank);
     const int64_t normalized = axis < 0 ? axis + rank : axis;
     SF_CHECK(!reduced[normalized],
-             "attribute \"axes\" = %s names axis %d twice (expected distinct "
-             "axes)",
-             DimsToString(axes), normalized);
+             "%s names axis %d twice (expected distinct axes)", axes.source,
+             normalized);
     reduced[normalized] = true;
   }
   return reduced;
 }
 
-// What the reduce_* ops make of input "X" under "axes" and "keep_dim": the
-// output's dtype and shape (the rank unknown if X's is, unless every axis
-// goes). With `needs_elements` (reduce_max), a reduction of no elements into
-// a non-empty output is an error. Written to `*out` (returning the VarInfo
-// in a StatusOr trips GCC's -Wmaybe-uninitialized on its InlinedVector).
+// What the reduce_* ops make of input "X" under the axes (input "Axes" or
+// attribute "axes"), "noop_with_empty_axes" and "keep_dim": the output's
+// dtype and shape (the rank unknown if X's is, unless every axis goes, or
+// none; the dims unknown while Prepare cannot see the values of "Axes").
+// With `needs_elements` (reduce_max), a reduction of no elements into a
+// non-empty output is an error. Written to `*out` (returning the VarInfo in
+// a StatusOr trips GCC's -Wmaybe-uninitialized on its InlinedVector).
 absl::Status ReducedInfo(const InferContext& context, bool needs_elements,
                          VarInfo* out) {
   const VarInfo& x = context.Input("X");
-  const auto& axes = context.attrs().Get<std::vector<int64_t>>("axes");
+  SF_ASSIGN_OR_RETURN(const std::optional<IntValues> axes,
+                      IntListOf(context, "Axes", "axes"));
+  const bool noop = context.attrs().Get<bool>("noop_with_empty_axes");
   const bool keep_dim = context.attrs().Get<bool>("keep_dim");
   out->dtype = x.dtype;
   out->dims.clear();
+  if (!axes.has_value()) {
+    // The input's values say which axes go; with keep_dim, none leaves.
+    const int64_t n = IntListInputLength(context, "Axes");
+    const int64_t rank = static_cast<int64_t>(x.dims.size());
+    out->has_dims = x.has_dims && (keep_dim || (n >= 0 && n <= rank));
+    if (out->has_dims) out->dims.assign(keep_dim ? rank : rank - n, -1);
+    return absl::OkStatus();
+  }
+  if (axes->values.empty() && noop) {
+    *out = x;
+    return absl::OkStatus();
+  }
   if (!x.has_dims) {
-    out->has_dims = axes.empty() && !keep_dim;
+    out->has_dims = axes->values.empty() && !keep_dim;
     return absl::OkStatus();
   }
   const int rank = static_cast<int>(x.dims.size());
-  absl::StatusOr<std::vector<bool>> reduced = ReducedAxes(axes, rank);
+  absl::StatusOr<std::vector<bool>> reduced = ReducedAxes(*axes, noop, rank);
   if (!reduced.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         DescribeInputShape(context, "X"), ": ", reduced.status().message()));
@@ -96,10 +116,32 @@ absl::Status ReducedInfo(const InferContext& context, bool needs_elements,
   }
   out->has_dims = true;
   SF_CHECK(!needs_elements || !reduces_nothing || output_empty,
-           "%s: attribute \"axes\" = %s reduces an axis of size 0 "
-           "(expected at least one element per output)",
-           DescribeInputShape(context, "X"), DimsToString(axes));
+           "%s: %s reduces an axis of size 0 (expected at least one element "
+           "per output)",
+           DescribeInputShape(context, "X"), axes->source);
   return absl::OkStatus();
+}
+
+// A kernel's reduced axes of X, checked against the tensor `slot` of the
+// forward's output shape that the kernel indexes by: inference checks it,
+// but a gradient op whose shapes Prepare fully knew runs without it.
+absl::StatusOr<std::vector<bool>> KernelReducedAxes(
+    const KernelContext& context, const Tensor& x, absl::string_view slot) {
+  SF_ASSIGN_OR_RETURN(const IntValues axes, IntListOf(context, "Axes", "axes"));
+  SF_ASSIGN_OR_RETURN(
+      std::vector<bool> reduced,
+      ReducedAxes(axes, context.attrs().Get<bool>("noop_with_empty_axes"),
+                  x.rank()));
+  int64_t kept = 1;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (!reduced[i]) kept *= x.dim(i);
+  }
+  const Tensor& indexed =
+      slot == "Out" ? *context.Output("Out") : context.Input(slot);
+  SF_CHECK(indexed.numel() == kept,
+           "%s reduces X's shape %s to %d elements, but \"%s\" holds %d",
+           axes.source, DimsToString(x.dims()), kept, slot, indexed.numel());
+  return reduced;
 }
 
 // Inference of the reduce_* ops.
@@ -212,9 +254,8 @@ absl::Status Reduce(KernelContext& context, Acc identity, Op op,
                     Finish finish) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  SF_ASSIGN_OR_RETURN(
-      const std::vector<bool> reduced,
-      ReducedAxes(context.attrs().Get<std::vector<int64_t>>("axes"), x.rank()));
+  SF_ASSIGN_OR_RETURN(const std::vector<bool> reduced,
+                      KernelReducedAxes(context, x, "Out"));
   int64_t count = 1;
   for (int i = 0; i < x.rank(); ++i) {
     if (reduced[i]) count *= x.dim(i);
@@ -335,9 +376,8 @@ struct GradLayout {
 
 absl::StatusOr<GradLayout> LayoutOf(const KernelContext& context,
                                     const Tensor& x) {
-  SF_ASSIGN_OR_RETURN(
-      const std::vector<bool> reduced,
-      ReducedAxes(context.attrs().Get<std::vector<int64_t>>("axes"), x.rank()));
+  SF_ASSIGN_OR_RETURN(const std::vector<bool> reduced,
+                      KernelReducedAxes(context, x, "Out@GRAD"));
   GradLayout layout;
   for (int i = 0; i < x.rank(); ++i) {
     if (reduced[i]) layout.count *= x.dim(i);
@@ -395,6 +435,10 @@ template <typename T>
 absl::Status ReduceMaxGrad(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const Tensor& x = context.Input("X");
+  SF_CHECK(context.Input("Out").numel() == context.Input("Out@GRAD").numel(),
+           "input \"Out\" holds %d elements, but \"Out@GRAD\" %d: expected "
+           "the same count",
+           context.Input("Out").numel(), context.Input("Out@GRAD").numel());
   const T* in = x.data<T>();
   const T* max = context.Input("Out").data<T>();
   const T* g = context.Input("Out@GRAD").data<T>();
@@ -466,7 +510,8 @@ absl::Status MeanGrad(KernelContext& context) {
 // output's gradient, writes X's.
 GradSpec ReduceGradSpec(std::string grad_type, bool reads_out = false) {
   GradSpec spec(std::move(grad_type));
-  spec.ReadInput("X");
+  // The axes, when an input, go along (they get no gradient).
+  spec.ReadInput("X").ReadInput("Axes");
   if (reads_out) spec.ReadOutput("Out");
   return spec.ReadOutputGrad("Out").WriteInputGrad("X");
 }
@@ -475,9 +520,11 @@ GradSpec ReduceGradSpec(std::string grad_type, bool reads_out = false) {
 
 SF_REGISTER_OP(reduce_sum)
     .Input("X")
+    .Input("Axes", /*optional=*/true)
     .Output("Out")
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
     .Infer(InferReduce({kFloat32, kFloat64, kInt32, kInt64},
                        /*needs_elements=*/false))
     .Grad(ReduceGradSpec("reduce_sum_grad"))
@@ -488,9 +535,11 @@ SF_REGISTER_OP(reduce_sum)
 
 SF_REGISTER_OP(reduce_mean)
     .Input("X")
+    .Input("Axes", /*optional=*/true)
     .Output("Out")
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
     .Infer(InferReduce({kFloat32, kFloat64}, /*needs_elements=*/false))
     .Grad(ReduceGradSpec("reduce_mean_grad"))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceMean<float>)
@@ -498,9 +547,11 @@ SF_REGISTER_OP(reduce_mean)
 
 SF_REGISTER_OP(reduce_max)
     .Input("X")
+    .Input("Axes", /*optional=*/true)
     .Output("Out")
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
     .Infer(InferReduce({kFloat32, kFloat64, kInt32, kInt64},
                        /*needs_elements=*/true))
     .Grad(ReduceGradSpec("reduce_max_grad", /*reads_out=*/true))
@@ -513,39 +564,49 @@ SF_REGISTER_OP(mean)
     .Input("X")
     .Output("Out")
     .Infer(InferMean)
-    .Grad(ReduceGradSpec("mean_grad"))
+    .Grad(GradSpec("mean_grad")
+              .ReadInput("X")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &Mean<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Mean<double>);
 
-// The reduce_*_grad ops get the forward's "axes" and "keep_dim" (the
-// gradient maker copies the attributes).
+// The reduce_*_grad ops get the forward's "Axes", "axes",
+// "noop_with_empty_axes" and "keep_dim" (the gradient maker copies the
+// attributes).
 SF_REGISTER_OP(reduce_sum_grad)
     .Input("X")
+    .Input("Axes", /*optional=*/true)
     .Input("Out@GRAD")
     .Output("X@GRAD", /*optional=*/true)
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
     .Infer(InferReduceGrad(/*reads_out=*/false))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceSumOrMeanGrad<float, false>)
     .Kernel(DeviceType::kCPU, kFloat64, &ReduceSumOrMeanGrad<double, false>);
 
 SF_REGISTER_OP(reduce_mean_grad)
     .Input("X")
+    .Input("Axes", /*optional=*/true)
     .Input("Out@GRAD")
     .Output("X@GRAD", /*optional=*/true)
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
     .Infer(InferReduceGrad(/*reads_out=*/false))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceSumOrMeanGrad<float, true>)
     .Kernel(DeviceType::kCPU, kFloat64, &ReduceSumOrMeanGrad<double, true>);
 
 SF_REGISTER_OP(reduce_max_grad)
     .Input("X")
+    .Input("Axes", /*optional=*/true)
     .Input("Out")
     .Input("Out@GRAD")
     .Output("X@GRAD", /*optional=*/true)
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
+    .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
     .Infer(InferReduceGrad(/*reads_out=*/true))
     .Kernel(DeviceType::kCPU, kFloat32, &ReduceMaxGrad<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ReduceMaxGrad<double>);

@@ -2,6 +2,7 @@
 // each the other's gradient in spirit (concat_grad cuts, split's gradient
 // is a concat).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/shape/shape_util.h"
+#include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -54,7 +56,16 @@ absl::StatusOr<VarInfo> ConcatOutInfo(const InferContext& context) {
     for (int k = 0; k < rank; ++k) {
       const int64_t d = x.dims[k];
       if (k == axis) {
-        out[axis] = (d < 0 || out[axis] < 0) ? -1 : out[axis] + d;
+        if (d < 0 || out[axis] < 0) {
+          out[axis] = -1;
+          continue;
+        }
+        const std::optional<int64_t> size = CheckedAdd(out[axis], d);
+        SF_CHECK(size.has_value(),
+                 "%s makes the inputs' sizes along attribute \"axis\" = %d "
+                 "add up to more than int64 holds",
+                 DescribeInput(context, "X", i), axis);
+        out[axis] = *size;
       } else if (d >= 0) {
         SF_CHECK(out[k] < 0 || out[k] == d,
                  "%s has dim %d = %d: expected %d like the other inputs (only "
@@ -111,18 +122,35 @@ absl::Status CheckSections(const AttrValue& value) {
   return absl::OkStatus();
 }
 
-// The size of each output along the axis, from "sections" or "num" and the
-// input's dim `dim` (-1 if unknown: then so are the sizes that depend on
-// it).
+// The size of each output along the axis, from input "Sections" (when
+// bound), attribute "sections" or attribute "num", and the input's dim
+// `dim` (-1 if unknown: then so are the sizes that depend on it, as are all
+// of them while Prepare cannot see the values of "Sections").
 absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& context,
                                                 int64_t dim) {
-  const auto& sections = context.attrs().Get<std::vector<int32_t>>("sections");
+  SF_ASSIGN_OR_RETURN(const std::optional<IntValues> sections,
+                      IntListOf(context, "Sections", "sections"));
   const int num = context.attrs().Get<int32_t>("num");
   const int outputs = context.OutputCount("Out");
-  SF_CHECK(sections.empty() != (num == 0),
-           "expected exactly one of attributes \"sections\" (sizes) and "
-           "\"num\" (equal parts), got %s, to split %s",
-           sections.empty() ? "neither" : "both", DescribeInput(context, "X"));
+  if (context.HasInput("Sections")) {
+    SF_CHECK(num == 0,
+             "input \"Sections\" (variable \"%s\") and attribute \"num\" = %d "
+             "both say how to split %s: expected one of them",
+             context.InputName("Sections"), num, DescribeInput(context, "X"));
+    const int64_t length = IntListInputLength(context, "Sections");
+    SF_CHECK(length < 0 || length == outputs,
+             "input \"Sections\" (variable \"%s\") holds %d sizes, but output "
+             "\"Out\" has %d variables, to split %s",
+             context.InputName("Sections"), length, outputs,
+             DescribeInput(context, "X"));
+    if (!sections.has_value()) return std::vector<int64_t>(outputs, -1);
+  } else {
+    SF_CHECK(sections->values.empty() != (num == 0),
+             "expected exactly one of attributes \"sections\" (sizes) and "
+             "\"num\" (equal parts), got %s, to split %s",
+             sections->values.empty() ? "neither" : "both",
+             DescribeInput(context, "X"));
+  }
   if (num > 0) {
     SF_CHECK(num == outputs,
              "attribute \"num\" = %d, but output \"Out\" has %d variables, "
@@ -134,35 +162,36 @@ absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& context,
              num, DescribeInput(context, "X"), dim);
     return std::vector<int64_t>(num, dim < 0 ? -1 : dim / num);
   }
-  SF_CHECK(static_cast<int>(sections.size()) == outputs,
-           "attribute \"sections\" = [%s] has %d sizes, but output \"Out\" "
-           "has %d variables, to split %s",
-           absl::StrJoin(sections, ", "), sections.size(), outputs,
+  SF_CHECK(static_cast<int>(sections->values.size()) == outputs,
+           "%s has %d sizes, but output \"Out\" has %d variables, to split %s",
+           sections->source, sections->values.size(), outputs,
            DescribeInput(context, "X"));
-  std::vector<int64_t> sizes(sections.begin(), sections.end());
+  std::vector<int64_t> sizes = sections->values;
   int64_t known = 0;
   int inferred = -1;
   for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
+    SF_CHECK(sizes[i] >= -1 && (sizes[i] >= 0 || inferred < 0),
+             "%s: expected sizes >= 0 and at most one -1 (the rest), to "
+             "split %s",
+             sections->source, DescribeInput(context, "X"));
     if (sizes[i] < 0) {
       inferred = i;
-    } else {
-      known += sizes[i];
+      continue;
     }
+    const std::optional<int64_t> sum = CheckedAdd(known, sizes[i]);
+    SF_CHECK(sum.has_value(), "%s sums to more than int64 holds, to split %s",
+             sections->source, DescribeInput(context, "X"));
+    known = *sum;
   }
   if (dim < 0) return sizes;
   if (inferred >= 0) {
     SF_CHECK(known <= dim,
-             "attribute \"sections\" = [%s] sums to %d, more than the size %d "
-             "of the axis of %s",
-             absl::StrJoin(sections, ", "), known, dim,
-             DescribeInput(context, "X"));
+             "%s sums to %d, more than the size %d of the axis of %s",
+             sections->source, known, dim, DescribeInput(context, "X"));
     sizes[inferred] = dim - known;
   } else {
-    SF_CHECK(known == dim,
-             "attribute \"sections\" = [%s] sums to %d, but the axis of %s has "
-             "size %d",
-             absl::StrJoin(sections, ", "), known, DescribeInput(context, "X"),
-             dim);
+    SF_CHECK(known == dim, "%s sums to %d, but the axis of %s has size %d",
+             sections->source, known, DescribeInput(context, "X"), dim);
   }
   return sizes;
 }
@@ -356,8 +385,11 @@ SF_REGISTER_OP(concat)
     .Kernel(DeviceType::kCPU, kInt64, &ConcatKernel)
     .Kernel(DeviceType::kCPU, kBool, &ConcatKernel);
 
+// The sizes come from input "Sections" (int32 or int64, 1-D) when it is
+// bound, else from attribute "sections", or "num" gives equal parts.
 SF_REGISTER_OP(split)
     .Input("X")
+    .Input("Sections", /*optional=*/true)
     .Output("Out", /*optional=*/false, /*variadic=*/true)
     .Attr("axis", AttrType::kInt, AttrValue(0))
     .Attr("sections", AttrType::kInts, AttrValue(std::vector<int32_t>{}),

@@ -251,5 +251,25 @@ TEST(SplitTest, ErrorsNameOpAndVariable) {
                         "one -1, got [-1, -1]"));
 }
 
+TEST(ConcatTest, SizesBeyondInt64AreErrors) {
+  const std::string op = R"pb(type: "concat"
+                              inputs { slot: "X" vars: "a" vars: "b" }
+                              outputs { slot: "Out" vars: "y" }
+                              attrs { name: "axis" i: 0 })pb";
+  EXPECT_THAT(
+      InferAtPrepare(
+          op, {{"a", kFloat32, {9223372036854775807}}, {"b", kFloat32, {1}}},
+          "y")
+          .status()
+          .message(),
+      HasSubstr("op 0 (concat): input \"X\" (variable \"b\") of shape "
+                "[1] makes the inputs' sizes along attribute "
+                "\"axis\" = 0 add up to more than int64 holds"));
+  auto y = InferAtPrepare(
+      op, {{"a", kFloat32, {9223372036854775806}}, {"b", kFloat32, {1}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(9223372036854775807));
+}
+
 }  // namespace
 }  // namespace scopeflow

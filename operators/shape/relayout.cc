@@ -4,6 +4,7 @@
 // Their gradients add Out@GRAD back along the same strides.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/shape/shape_util.h"
+#include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -57,28 +59,63 @@ absl::Status TransposeKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
-// numpy.broadcast_to: X's dims, aligned to the right of "shape", must each
-// be 1 or equal to the target dim.
-absl::StatusOr<VarInfo> ExpandOutInfo(const InferContext& context) {
-  const VarInfo& x = context.Input("X");
-  const auto& shape = context.attrs().Get<std::vector<int64_t>>("shape");
-  if (x.has_dims) {
-    const int rank = static_cast<int>(x.dims.size());
-    const int offset = static_cast<int>(shape.size()) - rank;
-    SF_CHECK(offset >= 0,
-             "cannot expand %s to attribute \"shape\" = [%s]: the target has "
-             "fewer dims than the input",
-             DescribeInput(context, "X"), absl::StrJoin(shape, ", "));
-    for (int i = 0; i < rank; ++i) {
-      const int64_t d = x.dims[i];
-      SF_CHECK(d < 0 || d == 1 || d == shape[offset + i],
-               "cannot expand %s to attribute \"shape\" = [%s]: dim %d is %d, "
-               "expected 1 or %d",
-               DescribeInput(context, "X"), absl::StrJoin(shape, ", "), i, d,
-               shape[offset + i]);
+// The target shape of expand, from input "Shape" or attribute "shape";
+// nullopt while inference cannot see the input's values. Dims must be
+// non-negative (the attribute's check says so for the attribute).
+absl::StatusOr<std::optional<IntValues>> ExpandShape(
+    const InferContext& context) {
+  SF_ASSIGN_OR_RETURN(std::optional<IntValues> shape,
+                      IntListOf(context, "Shape", "shape"));
+  if (shape.has_value()) {
+    for (int64_t s : shape->values) {
+      SF_CHECK(s >= 0, "%s: expected dims >= 0, got %d, to expand %s",
+               shape->source, s, DescribeInput(context, "X"));
     }
   }
-  return VarInfo{x.dtype, Dims(shape.begin(), shape.end()), true};
+  return shape;
+}
+
+// numpy broadcasting of X's dims and the target shape, as ONNX Expand: both
+// are aligned to the right, a 1 on either side takes the other side's dim,
+// and the shape may have fewer dims than X.
+absl::StatusOr<VarInfo> ExpandOutInfo(const InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  SF_ASSIGN_OR_RETURN(const std::optional<IntValues> shape,
+                      ExpandShape(context));
+  const int64_t shape_rank = shape.has_value()
+                                 ? static_cast<int64_t>(shape->values.size())
+                                 : IntListInputLength(context, "Shape");
+  if (!x.has_dims || shape_rank < 0) {
+    return shape_util::UnknownRank(x.dtype);
+  }
+  const int x_rank = static_cast<int>(x.dims.size());
+  const int rank = std::max<int>(x_rank, static_cast<int>(shape_rank));
+  Dims out(rank, -1);
+  for (int i = 0; i < rank; ++i) {
+    const int xi = i - (rank - x_rank);
+    const int si = i - (rank - static_cast<int>(shape_rank));
+    const int64_t d = xi >= 0 ? x.dims[xi] : 1;
+    if (!shape.has_value()) {
+      // A dim of X above 1 stays: the shape must have 1 or it there.
+      if (si < 0 || d > 1) out[i] = d;
+      continue;
+    }
+    const int64_t s = si >= 0 ? shape->values[si] : 1;
+    if (s == 1) {
+      out[i] = d;
+    } else {
+      SF_CHECK(d < 0 || d == 1 || d == s,
+               "cannot expand %s to %s: dim %d is %d, expected 1 or %d",
+               DescribeInput(context, "X"), shape->source, xi, d, s);
+      out[i] = s;
+    }
+  }
+  if (shape.has_value()) {
+    SF_CHECK(CheckedNumElements(out).has_value(),
+             "cannot expand %s to %s: more elements than int64 holds",
+             DescribeInput(context, "X"), shape->source);
+  }
+  return VarInfo{x.dtype, std::move(out), true};
 }
 
 absl::Status InferExpand(InferContext& context) {
@@ -87,9 +124,25 @@ absl::Status InferExpand(InferContext& context) {
   return absl::OkStatus();
 }
 
+// The kernels of expand and expand_grad index by X's dims and those of the
+// expanded tensor `out` alone: OK if `out` broadcasts X (inference checks
+// that, but a gradient op whose shapes Prepare fully knew runs without it).
+absl::Status CheckExpanded(absl::Span<const int64_t> x,
+                           absl::Span<const int64_t> out,
+                           absl::string_view out_slot) {
+  bool ok = out.size() >= x.size();
+  for (size_t i = 0; ok && i < x.size(); ++i) {
+    ok = x[i] == 1 || x[i] == out[out.size() - x.size() + i];
+  }
+  SF_CHECK(ok, "\"%s\" has shape %s: expected a broadcast of X's %s", out_slot,
+           DimsToString(out), DimsToString(x));
+  return absl::OkStatus();
+}
+
 absl::Status ExpandKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
+  SF_RETURN_IF_ERROR(CheckExpanded(x.dims(), out->dims(), "Out"));
   const int offset = out->rank() - x.rank();
   const Dims x_strides = StridesOf(x.dims());
   Dims src_strides(out->rank(), 0);
@@ -101,35 +154,89 @@ absl::Status ExpandKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
-// numpy.tile: "repeat_times" and X's dims are aligned to the right, the
-// shorter padded with leading 1s.
-VarInfo TileOutInfo(const InferContext& context) {
-  const VarInfo& x = context.Input("X");
-  const auto& repeats =
-      context.attrs().Get<std::vector<int32_t>>("repeat_times");
-  if (!x.has_dims) return shape_util::UnknownRank(x.dtype);
-  const int x_rank = static_cast<int>(x.dims.size());
+// numpy.tile: `x` (-1 for an unknown dim) and `repeats` are aligned to the
+// right, the shorter padded with leading 1s. Repeats of 0 make 0 whatever
+// the dim; nullopt where a dim overflows int64.
+std::optional<Dims> TiledDims(absl::Span<const int64_t> x,
+                              absl::Span<const int64_t> repeats) {
+  const int x_rank = static_cast<int>(x.size());
   const int rep_rank = static_cast<int>(repeats.size());
   const int rank = std::max(x_rank, rep_rank);
   Dims out(rank);
   for (int i = 0; i < rank; ++i) {
-    const int64_t d = i < rank - x_rank ? 1 : x.dims[i - (rank - x_rank)];
+    const int64_t d = i < rank - x_rank ? 1 : x[i - (rank - x_rank)];
     const int64_t r = i < rank - rep_rank ? 1 : repeats[i - (rank - rep_rank)];
-    out[i] = r == 0 ? 0 : (d < 0 ? -1 : d * r);
+    if (r == 0 || d < 0) {
+      out[i] = r == 0 ? 0 : -1;
+      continue;
+    }
+    const std::optional<int64_t> size = CheckedMul(d, r);
+    if (!size.has_value()) return std::nullopt;
+    out[i] = *size;
   }
-  return VarInfo{x.dtype, std::move(out), true};
+  return out;
+}
+
+// Tile's repeats, from input "RepeatTimes" or attribute "repeat_times",
+// each non-negative.
+absl::Status CheckRepeats(const IntValues& repeats) {
+  for (int64_t r : repeats.values) {
+    SF_CHECK(r >= 0, "%s: expected repeats >= 0, got %d", repeats.source, r);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VarInfo> TileOutInfo(const InferContext& context) {
+  const VarInfo& x = context.Input("X");
+  SF_ASSIGN_OR_RETURN(const std::optional<IntValues> repeats,
+                      IntListOf(context, "RepeatTimes", "repeat_times"));
+  if (!repeats.has_value()) {
+    // The dims the repeats reach wait for their values.
+    const int64_t n = IntListInputLength(context, "RepeatTimes");
+    if (!x.has_dims || n < 0) return shape_util::UnknownRank(x.dtype);
+    const int x_rank = static_cast<int>(x.dims.size());
+    const int rank = std::max<int>(x_rank, static_cast<int>(n));
+    Dims out(rank, -1);
+    for (int i = 0; i < rank - n; ++i) out[i] = x.dims[i - (rank - x_rank)];
+    return VarInfo{x.dtype, std::move(out), true};
+  }
+  SF_RETURN_IF_ERROR(CheckRepeats(*repeats));
+  if (!x.has_dims) return shape_util::UnknownRank(x.dtype);
+  const std::optional<Dims> out = TiledDims(x.dims, repeats->values);
+  SF_CHECK(out.has_value(),
+           "%s repeats %s to more elements in a dim than int64 holds",
+           repeats->source, DescribeInput(context, "X"));
+  return VarInfo{x.dtype, *out, true};
 }
 
 absl::Status InferTile(InferContext& context) {
-  context.SetOutput("Out", TileOutInfo(context));
+  SF_ASSIGN_OR_RETURN(const VarInfo out, TileOutInfo(context));
+  context.SetOutput("Out", out);
   return absl::OkStatus();
+}
+
+// Tile's repeats for a kernel, checked against the shapes it indexes by:
+// tiling `x` by them must make `out` (Out's or Out@GRAD's shape), which
+// inference checks, but a gradient op whose shapes Prepare fully knew runs
+// without it.
+absl::StatusOr<std::vector<int64_t>> KernelRepeats(
+    const KernelContext& context, absl::Span<const int64_t> x,
+    absl::Span<const int64_t> out, absl::string_view out_slot) {
+  SF_ASSIGN_OR_RETURN(IntValues repeats,
+                      IntListOf(context, "RepeatTimes", "repeat_times"));
+  SF_RETURN_IF_ERROR(CheckRepeats(repeats));
+  const std::optional<Dims> tiled = TiledDims(x, repeats.values);
+  SF_CHECK(tiled.has_value() && absl::Span<const int64_t>(*tiled) == out,
+           "%s tiles X's shape %s, but \"%s\" has shape %s", repeats.source,
+           DimsToString(x), out_slot, DimsToString(out));
+  return std::move(repeats.values);
 }
 
 absl::Status TileKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  const auto& repeats =
-      context.attrs().Get<std::vector<int32_t>>("repeat_times");
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> repeats,
+                      KernelRepeats(context, x.dims(), out->dims(), "Out"));
   const int rank = out->rank();
   const int x_offset = rank - x.rank();
   const int rep_offset = rank - static_cast<int>(repeats.size());
@@ -190,7 +297,8 @@ absl::Status InferExpandGrad(InferContext& context) {
 }
 
 absl::Status InferTileGrad(InferContext& context) {
-  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, TileOutInfo(context)));
+  SF_ASSIGN_OR_RETURN(const VarInfo out, TileOutInfo(context));
+  SF_RETURN_IF_ERROR(shape_util::CheckOutGrad(context, out));
   if (context.HasOutput("X@GRAD")) {
     context.SetOutput("X@GRAD", context.Input("X"));
   }
@@ -205,6 +313,7 @@ absl::Status ExpandGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const Tensor& grad = context.Input("Out@GRAD");
   Tensor* x_grad = context.Output("X@GRAD");
+  SF_RETURN_IF_ERROR(CheckExpanded(x_grad->dims(), grad.dims(), "Out@GRAD"));
   T* dst = x_grad->data<T>();
   std::fill(dst, dst + x_grad->numel(), T(0));
   const int offset = grad.rank() - x_grad->rank();
@@ -225,10 +334,11 @@ absl::Status TileGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const Tensor& grad = context.Input("Out@GRAD");
   Tensor* x_grad = context.Output("X@GRAD");
+  SF_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> repeats,
+      KernelRepeats(context, x_grad->dims(), grad.dims(), "Out@GRAD"));
   T* dst = x_grad->data<T>();
   std::fill(dst, dst + x_grad->numel(), T(0));
-  const auto& repeats =
-      context.attrs().Get<std::vector<int32_t>>("repeat_times");
   const int rank = grad.rank();
   const int x_offset = rank - x_grad->rank();
   const int rep_offset = rank - static_cast<int>(repeats.size());
@@ -259,13 +369,19 @@ SF_REGISTER_OP(transpose)
     .Kernel(DeviceType::kCPU, kInt64, &TransposeKernel)
     .Kernel(DeviceType::kCPU, kBool, &TransposeKernel);
 
+// The target shape comes from input "Shape" (int32 or int64, 1-D) when it
+// is bound, else from attribute "shape"; the repeats of tile likewise from
+// "RepeatTimes" or "repeat_times". The gradient ops read the same inputs.
 SF_REGISTER_OP(expand)
     .Input("X")
+    .Input("Shape", /*optional=*/true)
     .Output("Out")
-    .Attr("shape", AttrType::kInt64s, NonNegative())
+    .Attr("shape", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}),
+          NonNegative())
     .Infer(InferExpand)
     .Grad(GradSpec("expand_grad")
               .ReadInput("X")
+              .ReadInput("Shape")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &ExpandKernel)
@@ -276,11 +392,14 @@ SF_REGISTER_OP(expand)
 
 SF_REGISTER_OP(tile)
     .Input("X")
+    .Input("RepeatTimes", /*optional=*/true)
     .Output("Out")
-    .Attr("repeat_times", AttrType::kInts, NonNegative())
+    .Attr("repeat_times", AttrType::kInts, AttrValue(std::vector<int32_t>{}),
+          NonNegative())
     .Infer(InferTile)
     .Grad(GradSpec("tile_grad")
               .ReadInput("X")
+              .ReadInput("RepeatTimes")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &TileKernel)
@@ -292,8 +411,10 @@ SF_REGISTER_OP(tile)
 SF_REGISTER_OP(expand_grad)
     .Input("X")
     .Input("Out@GRAD")
+    .Input("Shape", /*optional=*/true)
     .Output("X@GRAD", /*optional=*/true)
-    .Attr("shape", AttrType::kInt64s, NonNegative())
+    .Attr("shape", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}),
+          NonNegative())
     .Infer(InferExpandGrad)
     .Kernel(DeviceType::kCPU, kFloat32, &ExpandGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &ExpandGradKernel<double>)
@@ -303,8 +424,10 @@ SF_REGISTER_OP(expand_grad)
 SF_REGISTER_OP(tile_grad)
     .Input("X")
     .Input("Out@GRAD")
+    .Input("RepeatTimes", /*optional=*/true)
     .Output("X@GRAD", /*optional=*/true)
-    .Attr("repeat_times", AttrType::kInts, NonNegative())
+    .Attr("repeat_times", AttrType::kInts, AttrValue(std::vector<int32_t>{}),
+          NonNegative())
     .Infer(InferTileGrad)
     .Kernel(DeviceType::kCPU, kFloat32, &TileGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &TileGradKernel<double>)

@@ -107,8 +107,8 @@ TEST(ReshapeTest, ElementCountsThatDifferNameOpAndVariable) {
       {{"x", MakeTensor<float>({2, 3}, std::vector<float>(6))}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (reshape): cannot reshape input \"X\" (variable "
-                        "\"x\") of shape [2, 3] (6 elements) to [-1, 4]: 6 is "
-                        "not a multiple of 4"));
+                        "\"x\") of shape [2, 3] (6 elements) to attribute "
+                        "\"shape\" = [-1, 4]: 6 is not a multiple of 4"));
 }
 
 TEST(ReshapeTest, RunTimeCountMismatchNamesOpAndVariable) {
@@ -308,8 +308,9 @@ TEST(SqueezeTest, NonOneDimNamesOpAndVariable) {
                           })pb",
                      {{"x", MakeTensor<float>({1, 3}, {1, 2, 3})}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (squeeze): attribute \"axes\" = 2 is out of "
-                        "range for rank 2 (expected [-2, 2)), for input \"X\" "
+              HasSubstr("op 0 (squeeze): attribute \"axes\" = [2]: axis 2 is "
+                        "out of range for rank 2 (expected [-2, 2)), for input "
+                        "\"X\" "
                         "(variable \"x\") of shape [1, 3]"));
 }
 
@@ -356,8 +357,9 @@ TEST(UnsqueezeTest, Errors) {
                                        outputs { slot: "Out" vars: "y" })pb",
                                   {{"x", x}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (unsqueeze): missing required attribute "
-                        "\"axes\" (ints)"));
+              HasSubstr("op 0 (unsqueeze): no axes to insert: expected "
+                        "attribute \"axes\" or input \"Axes\", for input "
+                        "\"X\" (variable \"x\")"));
   status = PrepareOp(R"pb(type: "unsqueeze"
                           inputs { slot: "X" vars: "x" }
                           outputs { slot: "Out" vars: "y" }
@@ -367,9 +369,9 @@ TEST(UnsqueezeTest, Errors) {
                           })pb",
                      {{"x", x}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (unsqueeze): attribute \"axes\" names axis 0 "
-                        "twice, for input \"X\" (variable \"x\") of shape "
-                        "[2]"));
+              HasSubstr("op 0 (unsqueeze): attribute \"axes\" = [0, -3] names "
+                        "axis 0 twice (expected distinct axes), for input "
+                        "\"X\" (variable \"x\") of shape [2]"));
   status = PrepareOp(R"pb(type: "unsqueeze"
                           inputs { slot: "X" vars: "x" }
                           outputs { slot: "Out" vars: "y" }
@@ -379,8 +381,9 @@ TEST(UnsqueezeTest, Errors) {
                           })pb",
                      {{"x", x}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (unsqueeze): attribute \"axes\" = 2 is out of "
-                        "range for rank 2 (expected [-2, 2)), for input \"X\" "
+              HasSubstr("op 0 (unsqueeze): attribute \"axes\" = [2]: axis 2 "
+                        "is out of range for rank 2 (expected [-2, 2)), for "
+                        "input \"X\" "
                         "(variable \"x\")"));
 }
 
@@ -413,6 +416,72 @@ TEST(ShapeTest, DimsAsInt64ForAnyDtype) {
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->dtype, kInt64);
   EXPECT_THAT(info->dims, ElementsAre(-1));
+}
+
+// Sizes near the int64 limit are errors, not overflows: the "shape"
+// attribute's product, and (where no Prepare checked the declaration) X's
+// element count.
+TEST(ReshapeTest, ElementCountsBeyondInt64AreErrors) {
+  auto y = InferAtPrepare(R"pb(type: "reshape"
+                               inputs { slot: "X" vars: "x" }
+                               outputs { slot: "Out" vars: "y" }
+                               attrs {
+                                 name: "shape"
+                                 i64s { values: [ 805306367, 53687091188 ] }
+                               })pb",
+                          {{"x", kFloat32, {-1}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (reshape): attribute \"shape\""));
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("makes a shape [805306367, 53687091188] of more "
+                        "elements than int64 holds"));
+  // A 0 copies X's dim, which the others then multiply.
+  y = InferAtPrepare(R"pb(type: "reshape"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs {
+                            name: "shape"
+                            i64s { values: [ 0, 4 ] }
+                          })pb",
+                     {{"x", kFloat32, {4611686018427387904, 1}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("makes a shape [4611686018427387904, 4] of more "
+                        "elements than int64 holds"));
+  const std::string to_row = R"pb(type: "reshape"
+                                  inputs { slot: "X" vars: "x" }
+                                  outputs { slot: "Out" vars: "y" }
+                                  attrs {
+                                    name: "shape"
+                                    i64s { values: [ -1 ] }
+                                  })pb";
+  EXPECT_THAT(
+      InferAlone(to_row, {{"x", kFloat64, {922337203685477580, 64}}}, "y")
+          .status()
+          .message(),
+      HasSubstr("input \"X\" (variable \"x\", shape [922337203685477580, 64]) "
+                "has more elements than int64 holds"));
+  auto row =
+      InferAtPrepare(to_row, {{"x", kFloat64, {4611686018427387903, 2}}}, "y");
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_THAT(row->dims, ElementsAre(9223372036854775806));
+}
+
+TEST(FlattenTest, ElementCountsBeyondInt64AreErrors) {
+  const std::string op = R"pb(type: "flatten"
+                              inputs { slot: "X" vars: "x" }
+                              outputs { slot: "Out" vars: "y" }
+                              attrs { name: "axis" i: 0 })pb";
+  EXPECT_THAT(
+      InferAlone(op, {{"x", kFloat32, {4611686018427387904, 4}}}, "y")
+          .status()
+          .message(),
+      HasSubstr("input \"X\" (variable \"x\") of shape [4611686018427387904, "
+                "4] has more elements than int64 holds: it cannot flatten at "
+                "attribute \"axis\" = 0"));
+  // A 0 makes the count 0 whatever the other dims.
+  auto y = InferAlone(op, {{"x", kFloat32, {4611686018427387904, 4, 0}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(1, 0));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "operators/shape/shape_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/container/inlined_vector.h"
@@ -58,17 +59,9 @@ std::string DescribeInput(const InferContext& context, absl::string_view slot,
                     : std::string("unknown rank"));
 }
 
-int64_t ProductOrUnknown(absl::Span<const int64_t> dims) {
-  int64_t product = 1;
-  for (int64_t d : dims) {
-    if (d < 0) return -1;
-    product *= d;
-  }
-  return product;
-}
-
 bool FullyKnown(const VarInfo& info) {
-  return info.has_dims && ProductOrUnknown(info.dims) >= 0;
+  return info.has_dims && std::all_of(info.dims.begin(), info.dims.end(),
+                                      [](int64_t d) { return d >= 0; });
 }
 
 absl::StatusOr<std::vector<int>> NormalizeAxes(const InferContext& context,

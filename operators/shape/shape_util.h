@@ -24,9 +24,6 @@ namespace shape_util {
 std::string DescribeInput(const InferContext& context, absl::string_view slot,
                           int i = 0);
 
-// The product of `dims`, or -1 if any of them is unknown (negative).
-int64_t ProductOrUnknown(absl::Span<const int64_t> dims);
-
 // Whether every dimension of `info` is known (and so is its rank).
 bool FullyKnown(const VarInfo& info);
 

@@ -1,16 +1,21 @@
 // A box cut out of a tensor and a tensor framed in a border: slice and pad,
-// and their gradients (each puts Out@GRAD back where X's elements went).
+// and their gradients (each puts Out@GRAD back where X's elements went,
+// summing where pad's border copied them).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/shape/shape_util.h"
+#include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -18,7 +23,6 @@ namespace {
 
 using shape_util::CopyStrided;
 using shape_util::DescribeInput;
-using shape_util::NormalizeAxes;
 
 // Where a slice of one dim begins and how many elements it takes.
 struct Range {
@@ -28,52 +32,132 @@ struct Range {
 
 // numpy's rules for a[start:end:step] along a dim of size `dim`: negative
 // start and end count from the end, then both are clamped into the dim
-// ([0, dim] going forward, [-1, dim - 1] going backward).
+// ([0, dim] going forward, [-1, dim - 1] going backward). The counts round
+// up as (n - 1) / step + 1, not (n + step - 1) / step, which overflows for
+// a dim near the int64 limit.
 Range SliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
   if (start < 0) start += dim;
   if (end < 0) end += dim;
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
+    return {start, end > start ? (end - start - 1) / step + 1 : 0};
   }
   start = std::clamp<int64_t>(start, -1, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, start > end ? (start - end - step - 1) / -step : 0};
+  return {start, start > end ? (start - end - 1) / -step + 1 : 0};
 }
 
-// The slice's step along its i-th axis.
-int64_t StepOf(const Attributes& attrs, size_t i) {
-  const auto& steps = attrs.Get<std::vector<int32_t>>("steps");
-  return steps.empty() ? 1 : steps[i];
+// Slice's parameters, each from its input when bound, else from its
+// attribute; nullopt where inference cannot see an input's values yet.
+// Empty axes are the first len(starts) axes, empty steps all 1 (as in
+// ONNX).
+struct SliceParams {
+  std::optional<IntValues> starts, ends, axes, steps;
+
+  bool known() const {
+    return starts.has_value() && ends.has_value() && axes.has_value() &&
+           steps.has_value();
+  }
+};
+
+template <typename Context>
+absl::StatusOr<SliceParams> SliceParamsOf(const Context& context) {
+  SliceParams params;
+  SF_ASSIGN_OR_RETURN(params.starts, IntListOf(context, "Starts", "starts"));
+  SF_ASSIGN_OR_RETURN(params.ends, IntListOf(context, "Ends", "ends"));
+  SF_ASSIGN_OR_RETURN(params.axes, IntListOf(context, "Axes", "axes"));
+  SF_ASSIGN_OR_RETURN(params.steps, IntListOf(context, "Steps", "steps"));
+  return params;
+}
+
+// A slice resolved for an input of a known rank: per sliced axis, the axis
+// (non-negative), start, end and step (non-zero).
+struct Slice {
+  std::vector<int> axes;
+  std::vector<int64_t> starts, ends, steps;
+};
+
+// Checks known `params` (lengths, steps) and resolves them for `rank`.
+// Errors end with ", for " `input`, which describes the input.
+absl::StatusOr<Slice> ResolveSlice(const SliceParams& params, int rank,
+                                   absl::string_view input) {
+  const IntValues& axes = *params.axes;
+  const std::vector<int64_t>& starts = params.starts->values;
+  const size_t n = starts.size();
+  const std::vector<int64_t>& steps = params.steps->values;
+  SF_CHECK(params.ends->values.size() == n &&
+               (axes.values.empty() || axes.values.size() == n) &&
+               (steps.empty() || steps.size() == n),
+           "expected as many ends, axes (if any) and steps (if any) as "
+           "starts, got %s, %s, %s and %s, for %s",
+           params.starts->source, params.ends->source, axes.source,
+           params.steps->source, input);
+  for (int64_t step : steps) {
+    SF_CHECK(step != 0, "%s holds a 0, for %s", params.steps->source, input);
+  }
+  Slice slice;
+  if (axes.values.empty()) {
+    SF_CHECK(static_cast<int64_t>(n) <= rank,
+             "%s slices %d axes, but the input has rank %d (no axes given: "
+             "expected one start per leading axis), for %s",
+             params.starts->source, n, rank, input);
+    for (size_t i = 0; i < n; ++i) slice.axes.push_back(static_cast<int>(i));
+  } else {
+    SF_ASSIGN_OR_RETURN(slice.axes, NormalizeAxisList(axes, rank, input));
+  }
+  slice.starts = starts;
+  slice.ends = params.ends->values;
+  slice.steps = steps.empty() ? std::vector<int64_t>(n, 1) : steps;
+  // A step of INT64_MIN takes the first element only, as the largest
+  // negative step that can be negated does.
+  for (int64_t& step : slice.steps) {
+    step = std::max(step, -std::numeric_limits<int64_t>::max());
+  }
+  return slice;
+}
+
+// The axes that unknown `params` slice, when those are known already.
+std::optional<std::vector<int>> KnownSlicedAxes(const InferContext& context,
+                                                const SliceParams& params,
+                                                int rank) {
+  if (!params.axes.has_value()) return std::nullopt;
+  if (!params.axes->values.empty()) {
+    absl::StatusOr<std::vector<int>> axes =
+        NormalizeAxisList(*params.axes, rank);
+    // A bad axis is reported once the values are known.
+    return axes.ok() ? std::optional<std::vector<int>>(*axes) : std::nullopt;
+  }
+  const int64_t n = params.starts.has_value()
+                        ? static_cast<int64_t>(params.starts->values.size())
+                        : IntListInputLength(context, "Starts");
+  if (n < 0 || n > rank) return std::nullopt;
+  std::vector<int> axes(n);
+  for (int i = 0; i < n; ++i) axes[i] = i;
+  return axes;
 }
 
 absl::StatusOr<VarInfo> SliceOutInfo(const InferContext& context) {
   const VarInfo& x = context.Input("X");
-  const auto& axes = context.attrs().Get<std::vector<int32_t>>("axes");
-  const auto& starts = context.attrs().Get<std::vector<int32_t>>("starts");
-  const auto& ends = context.attrs().Get<std::vector<int32_t>>("ends");
-  const auto& steps = context.attrs().Get<std::vector<int32_t>>("steps");
-  SF_CHECK(starts.size() == axes.size() && ends.size() == axes.size() &&
-               (steps.empty() || steps.size() == axes.size()),
-           "attributes \"axes\", \"starts\", \"ends\" and \"steps\" (if "
-           "given) must have one length, got %d, %d, %d and %d, for %s",
-           axes.size(), starts.size(), ends.size(), steps.size(),
-           DescribeInput(context, "X"));
-  for (int32_t step : steps) {
-    SF_CHECK(step != 0, "attribute \"steps\" = [%s] holds a 0, for %s",
-             absl::StrJoin(steps, ", "), DescribeInput(context, "X"));
-  }
+  SF_ASSIGN_OR_RETURN(const SliceParams params, SliceParamsOf(context));
   if (!x.has_dims) return shape_util::UnknownRank(x.dtype);
-  SF_ASSIGN_OR_RETURN(std::vector<int> normalized,
-                      NormalizeAxes(context, "X", axes,
-                                    static_cast<int>(x.dims.size()), "axes"));
+  const int rank = static_cast<int>(x.dims.size());
   Dims out = x.dims;
-  for (size_t i = 0; i < normalized.size(); ++i) {
-    const int a = normalized[i];
+  if (!params.known()) {
+    // The sliced dims wait for the values; all of them if the axes do.
+    const std::optional<std::vector<int>> axes =
+        KnownSlicedAxes(context, params, rank);
+    if (!axes.has_value()) return VarInfo{x.dtype, Dims(rank, -1), true};
+    for (int a : *axes) out[a] = -1;
+    return VarInfo{x.dtype, std::move(out), true};
+  }
+  SF_ASSIGN_OR_RETURN(const Slice slice,
+                      ResolveSlice(params, rank, DescribeInput(context, "X")));
+  for (size_t i = 0; i < slice.axes.size(); ++i) {
+    const int a = slice.axes[i];
     if (x.dims[a] < 0) continue;
     out[a] =
-        SliceRange(starts[i], ends[i], StepOf(context.attrs(), i), x.dims[a])
+        SliceRange(slice.starts[i], slice.ends[i], slice.steps[i], x.dims[a])
             .size;
   }
   return VarInfo{x.dtype, std::move(out), true};
@@ -86,35 +170,54 @@ absl::Status InferSlice(InferContext& context) {
 }
 
 // Where the slice of a tensor of `dims` starts (in elements) and the
-// strides that walk it, for slice's attributes: the box the forward kernel
-// reads and the gradient kernel writes.
+// strides that walk it: the box the forward kernel reads and the gradient
+// kernel writes.
 struct SliceBox {
   int64_t offset = 0;
   Dims strides;
 };
 
-SliceBox SliceBoxOf(const Attributes& attrs, absl::Span<const int64_t> dims) {
-  const auto& axes = attrs.Get<std::vector<int32_t>>("axes");
-  const auto& starts = attrs.Get<std::vector<int32_t>>("starts");
-  const auto& ends = attrs.Get<std::vector<int32_t>>("ends");
+// The box of the slice a kernel's inputs describe, for X of `dims`. The
+// box's extent is `box_dims` (Out's, or Out@GRAD's), which must be what the
+// slice makes of `dims`: inference checks that, but a gradient op whose
+// shapes Prepare fully knew runs without it.
+absl::StatusOr<SliceBox> SliceBoxOf(const KernelContext& context,
+                                    absl::Span<const int64_t> dims,
+                                    absl::Span<const int64_t> box_dims,
+                                    absl::string_view box_slot) {
+  SF_ASSIGN_OR_RETURN(const SliceParams params, SliceParamsOf(context));
   const int rank = static_cast<int>(dims.size());
+  SF_ASSIGN_OR_RETURN(
+      const Slice slice,
+      ResolveSlice(params, rank,
+                   absl::StrCat("input \"X\" of shape ", DimsToString(dims))));
+  Dims expected(dims.begin(), dims.end());
   const Dims x_strides = StridesOf(dims);
   SliceBox box{0, x_strides};
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int a = axes[i] < 0 ? axes[i] + rank : axes[i];
-    const int64_t step = StepOf(attrs, i);
-    const Range range = SliceRange(starts[i], ends[i], step, dims[a]);
+  for (size_t i = 0; i < slice.axes.size(); ++i) {
+    const int a = slice.axes[i];
+    const Range range =
+        SliceRange(slice.starts[i], slice.ends[i], slice.steps[i], dims[a]);
+    expected[a] = range.size;
     box.offset += range.start * x_strides[a];
-    box.strides[a] = x_strides[a] * step;
+    // A step beyond the dim takes one element; its stride is never used
+    // (and the product could overflow).
+    box.strides[a] = range.size > 1 ? x_strides[a] * slice.steps[i] : 0;
   }
+  SF_CHECK(absl::Span<const int64_t>(expected) == box_dims,
+           "the slice of input \"X\" of shape %s has shape %s, but \"%s\" "
+           "has shape %s",
+           DimsToString(dims), DimsToString(expected), box_slot,
+           DimsToString(box_dims));
   return box;
 }
 
 absl::Status SliceKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
+  SF_ASSIGN_OR_RETURN(const SliceBox box,
+                      SliceBoxOf(context, x.dims(), out->dims(), "Out"));
   if (out->numel() == 0) return absl::OkStatus();
-  const SliceBox box = SliceBoxOf(context.attrs(), x.dims());
   const size_t size = SizeOf(x.dtype());
   CopyStrided(out->raw_data(), StridesOf(out->dims()),
               static_cast<const char*>(x.raw_data()) + box.offset * size,
@@ -137,11 +240,12 @@ absl::Status SliceGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const Tensor& grad = context.Input("Out@GRAD");
   Tensor* x_grad = context.Output("X@GRAD");
+  SF_ASSIGN_OR_RETURN(const SliceBox box, SliceBoxOf(context, x_grad->dims(),
+                                                     grad.dims(), "Out@GRAD"));
   if (x_grad->numel() == 0) return absl::OkStatus();
   // All-zero bytes are 0 in every dtype the op has.
   std::memset(x_grad->raw_data(), 0, x_grad->nbytes());
   if (grad.numel() == 0) return absl::OkStatus();
-  const SliceBox box = SliceBoxOf(context.attrs(), x_grad->dims());
   const size_t size = SizeOf(grad.dtype());
   CopyStrided(static_cast<char*>(x_grad->raw_data()) + box.offset * size,
               box.strides, grad.raw_data(), StridesOf(grad.dims()), grad.dims(),
@@ -149,25 +253,144 @@ absl::Status SliceGradKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// How pad fills the border: with the pad value (constant), or from X's
+// elements along each padded dim: the nearest one (edge), the mirror image
+// without repeating the end one (reflect, as numpy's), or cyclically from
+// the other end (wrap).
+enum class PadMode { kConstant, kEdge, kReflect, kWrap };
+
+PadMode PadModeOf(const Attributes& attrs) {
+  const std::string& mode = attrs.Get<std::string>("mode");
+  if (mode == "edge") return PadMode::kEdge;
+  if (mode == "reflect") return PadMode::kReflect;
+  if (mode == "wrap") return PadMode::kWrap;
+  return PadMode::kConstant;
+}
+
+// OK if `paddings` (from input "Paddings" or attribute "paddings") pads a
+// tensor of rank `rank` (-1: unknown) by non-negative amounts. `x`
+// describes that tensor.
+absl::Status CheckPaddings(const IntValues& paddings, int64_t rank,
+                           absl::string_view x) {
+  const int64_t n = static_cast<int64_t>(paddings.values.size());
+  SF_CHECK(n % 2 == 0,
+           "%s has odd length %d: expected [before_0, after_0, before_1, "
+           "after_1, ...], two per dim of %s",
+           paddings.source, n, x);
+  SF_CHECK(rank < 0 || n == 2 * rank,
+           "%s pads %d dims, but %s has rank %d: expected 2 * rank = %d "
+           "entries",
+           paddings.source, n / 2, x, rank, 2 * rank);
+  for (int64_t p : paddings.values) {
+    SF_CHECK(p >= 0,
+             "%s holds a negative value (expected non-negative), for %s",
+             paddings.source, x);
+  }
+  return absl::OkStatus();
+}
+
+// Outside constant mode the border copies X's elements: a padded dim of X
+// (of `x_dims`, described by `x`) must have some.
+absl::Status CheckPadSources(const Attributes& attrs, const IntValues& paddings,
+                             absl::Span<const int64_t> x_dims,
+                             absl::string_view x) {
+  if (PadModeOf(attrs) == PadMode::kConstant) return absl::OkStatus();
+  const std::vector<int64_t>& p = paddings.values;
+  for (size_t i = 0; i < x_dims.size() && 2 * i + 1 < p.size(); ++i) {
+    SF_CHECK(x_dims[i] != 0 || (p[2 * i] == 0 && p[2 * i + 1] == 0),
+             "attribute \"mode\" = \"%s\" fills the border from X's elements, "
+             "but %s pads dim %d of %s, which is empty",
+             attrs.Get<std::string>("mode"), paddings.source, i, x);
+  }
+  return absl::OkStatus();
+}
+
+// Where output index `i` of a dim of X's `size` elements (> 0), padded by
+// `before` ahead, takes its element from, in a mode other than constant.
+int64_t PadSource(PadMode mode, int64_t i, int64_t before, int64_t size) {
+  int64_t j = i - before;
+  if (mode == PadMode::kEdge) return std::clamp<int64_t>(j, 0, size - 1);
+  if (mode == PadMode::kWrap) {
+    j %= size;
+    return j < 0 ? j + size : j;
+  }
+  // Reflection repeats with period 2 * (size - 1): up the dim, then down.
+  if (size == 1) return 0;
+  const int64_t period = 2 * (size - 1);
+  j %= period;
+  if (j < 0) j += period;
+  return j < size ? j : period - j;
+}
+
+// Calls fn(out_offset, x_offset) for every element of pad's output (of
+// `out_dims`) in row-major order, with the offset of the element of X (of
+// `x_dims`) it copies in `mode` (not constant).
+template <typename Fn>
+void ForEachPadSource(PadMode mode, const std::vector<int64_t>& paddings,
+                      absl::Span<const int64_t> x_dims,
+                      absl::Span<const int64_t> out_dims, Fn fn) {
+  const int rank = static_cast<int>(out_dims.size());
+  const int64_t n = NumElements(out_dims);
+  if (n == 0) return;
+  // Per dim, the X offset of each output index.
+  const Dims x_strides = StridesOf(x_dims);
+  std::vector<std::vector<int64_t>> sources(rank);
+  for (int d = 0; d < rank; ++d) {
+    for (int64_t i = 0; i < out_dims[d]; ++i) {
+      sources[d].push_back(PadSource(mode, i, paddings[2 * d], x_dims[d]) *
+                           x_strides[d]);
+    }
+  }
+  Dims index(rank, 0);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t source = 0;
+    for (int d = 0; d < rank; ++d) source += sources[d][index[d]];
+    fn(o, source);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[d] < out_dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 absl::Status InferPad(InferContext& context) {
   const VarInfo& x = context.Input("X");
-  const auto& paddings = context.attrs().Get<std::vector<int32_t>>("paddings");
-  SF_CHECK(paddings.size() % 2 == 0,
-           "attribute \"paddings\" = [%s] has odd length %d: expected "
-           "[before_0, after_0, before_1, after_1, ...], two per dim of %s",
-           absl::StrJoin(paddings, ", "), paddings.size(),
-           DescribeInput(context, "X"));
-  const int rank = static_cast<int>(paddings.size() / 2);
-  SF_CHECK(!x.has_dims || static_cast<int>(x.dims.size()) == rank,
-           "attribute \"paddings\" = [%s] pads %d dims, but %s has rank %d: "
-           "expected 2 * rank = %d entries",
-           absl::StrJoin(paddings, ", "), rank, DescribeInput(context, "X"),
-           x.dims.size(), 2 * x.dims.size());
-  Dims out(rank, -1);
-  for (int i = 0; i < rank && x.has_dims; ++i) {
-    if (x.dims[i] >= 0) {
-      out[i] = x.dims[i] + paddings[2 * i] + paddings[2 * i + 1];
+  SF_RETURN_IF_ERROR(CheckScalarInput(context, "PadValue", x.dtype));
+  SF_ASSIGN_OR_RETURN(const std::optional<IntValues> paddings,
+                      IntListOf(context, "Paddings", "paddings"));
+  const int64_t rank = x.has_dims ? static_cast<int64_t>(x.dims.size()) : -1;
+  if (!paddings.has_value()) {
+    // Fed paddings, not known yet: only the rank is.
+    const int64_t n = IntListInputLength(context, "Paddings");
+    SF_CHECK(n < 0 || rank < 0 || n == 2 * rank,
+             "input \"Paddings\" (variable \"%s\") holds %d values, but %s "
+             "has rank %d: expected 2 * rank = %d",
+             context.InputName("Paddings"), n, DescribeInput(context, "X"),
+             rank, 2 * rank);
+    const int64_t out_rank = rank >= 0 ? rank : (n >= 0 ? n / 2 : -1);
+    if (out_rank < 0) {
+      context.SetOutput("Out", shape_util::UnknownRank(x.dtype));
+    } else {
+      context.SetOutput("Out", 0, x.dtype, Dims(out_rank, -1));
     }
+    return absl::OkStatus();
+  }
+  SF_RETURN_IF_ERROR(
+      CheckPaddings(*paddings, rank, DescribeInput(context, "X")));
+  const std::vector<int64_t>& p = paddings->values;
+  if (x.has_dims) {
+    SF_RETURN_IF_ERROR(CheckPadSources(context.attrs(), *paddings, x.dims,
+                                       DescribeInput(context, "X")));
+  }
+  const int out_rank = static_cast<int>(p.size() / 2);
+  Dims out(out_rank, -1);
+  for (int i = 0; i < out_rank && x.has_dims; ++i) {
+    if (x.dims[i] < 0) continue;
+    std::optional<int64_t> size = CheckedAdd(x.dims[i], p[2 * i]);
+    if (size.has_value()) size = CheckedAdd(*size, p[2 * i + 1]);
+    SF_CHECK(size.has_value(), "%s pads dim %d of %s beyond the int64 limit",
+             paddings->source, i, DescribeInput(context, "X"));
+    out[i] = *size;
   }
   context.SetOutput("Out", 0, x.dtype, std::move(out));
   return absl::OkStatus();
@@ -187,88 +410,208 @@ absl::StatusOr<T> PadValueAs(float value) {
   return static_cast<T>(value);
 }
 
-// Fills the output with "pad_value", then copies the input into its
-// interior.
+// The paddings a pad kernel reads, checked against X's dims and the
+// output's (`x` and `out`, Out or Out@GRAD as `out_slot` says): inference
+// checked them, but a gradient op whose shapes Prepare knew runs without.
+absl::StatusOr<IntValues> KernelPaddings(const KernelContext& context,
+                                         absl::Span<const int64_t> x,
+                                         absl::Span<const int64_t> out,
+                                         absl::string_view out_slot) {
+  SF_ASSIGN_OR_RETURN(IntValues paddings,
+                      IntListOf(context, "Paddings", "paddings"));
+  const std::string x_text = absl::StrCat("X of shape ", DimsToString(x));
+  SF_RETURN_IF_ERROR(CheckPaddings(paddings, x.size(), x_text));
+  Dims padded(x.begin(), x.end());
+  for (size_t i = 0; i < x.size(); ++i) {
+    padded[i] += paddings.values[2 * i] + paddings.values[2 * i + 1];
+  }
+  SF_CHECK(absl::Span<const int64_t>(padded) == out,
+           "%s pads %s to %s, but \"%s\" has shape %s", paddings.source, x_text,
+           DimsToString(padded), out_slot, DimsToString(out));
+  return paddings;
+}
+
+// Constant mode fills the output with the pad value (input "PadValue", or
+// attribute "pad_value"), then copies the input into its interior; the
+// other modes copy each output element from its source in X.
 template <typename T>
 absl::Status PadKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  const auto& paddings = context.attrs().Get<std::vector<int32_t>>("paddings");
-  SF_ASSIGN_OR_RETURN(const T value,
-                      PadValueAs<T>(context.attrs().Get<float>("pad_value")));
+  SF_ASSIGN_OR_RETURN(const IntValues paddings,
+                      KernelPaddings(context, x.dims(), out->dims(), "Out"));
+  const std::vector<int64_t>& p = paddings.values;
+  const PadMode mode = PadModeOf(context.attrs());
+  if (mode != PadMode::kConstant) {
+    const T* in = x.data<T>();
+    T* data = out->data<T>();
+    ForEachPadSource(mode, p, x.dims(), out->dims(),
+                     [&](int64_t o, int64_t source) { data[o] = in[source]; });
+    return absl::OkStatus();
+  }
+  T value;
+  if (context.HasInput("PadValue")) {
+    SF_ASSIGN_OR_RETURN(value, ScalarInput<T>(context, "PadValue"));
+  } else {
+    SF_ASSIGN_OR_RETURN(value,
+                        PadValueAs<T>(context.attrs().Get<float>("pad_value")));
+  }
   if (out->numel() == 0) return absl::OkStatus();
   T* data = out->data<T>();
   std::fill(data, data + out->numel(), value);
   const Dims out_strides = StridesOf(out->dims());
   int64_t dst_offset = 0;
-  for (int i = 0; i < x.rank(); ++i) {
-    dst_offset += paddings[2 * i] * out_strides[i];
-  }
+  for (int i = 0; i < x.rank(); ++i) dst_offset += p[2 * i] * out_strides[i];
   CopyStrided(data + dst_offset, out_strides, x.raw_data(), StridesOf(x.dims()),
               x.dims(), sizeof(T));
   return absl::OkStatus();
 }
 
-// pad_grad reads only Out@GRAD: X's dims are its dims less the paddings.
+// pad_grad reads Out@GRAD and the paddings: X's dims are Out@GRAD's less
+// the paddings. PadValue@GRAD has PadValue's shape.
 absl::Status InferPadGrad(InferContext& context) {
   const VarInfo& grad = context.Input("Out@GRAD");
-  const auto& paddings = context.attrs().Get<std::vector<int32_t>>("paddings");
+  if (context.HasOutput("PadValue@GRAD")) {
+    SF_CHECK(context.HasInput("PadValue"),
+             "input \"PadValue\" is not bound: output \"PadValue@GRAD\" takes "
+             "its shape");
+    SF_RETURN_IF_ERROR(CheckScalarInput(context, "PadValue", grad.dtype));
+    context.SetOutput("PadValue@GRAD", context.Input("PadValue"));
+  }
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  SF_ASSIGN_OR_RETURN(const std::optional<IntValues> paddings,
+                      IntListOf(context, "Paddings", "paddings"));
   if (!grad.has_dims) {
     context.SetOutput("X@GRAD", shape_util::UnknownRank(grad.dtype));
     return absl::OkStatus();
   }
   const int rank = static_cast<int>(grad.dims.size());
-  SF_CHECK(static_cast<int>(paddings.size()) == 2 * rank,
-           "attribute \"paddings\" = [%s] has %d entries, but %s has rank %d: "
-           "expected 2 * rank = %d entries",
-           absl::StrJoin(paddings, ", "), paddings.size(),
-           DescribeInput(context, "Out@GRAD"), rank, 2 * rank);
+  if (!paddings.has_value()) {
+    context.SetOutput("X@GRAD", 0, grad.dtype, Dims(rank, -1));
+    return absl::OkStatus();
+  }
+  SF_RETURN_IF_ERROR(
+      CheckPaddings(*paddings, rank, DescribeInput(context, "Out@GRAD")));
+  const std::vector<int64_t>& p = paddings->values;
   Dims x(rank, -1);
   for (int i = 0; i < rank; ++i) {
-    if (grad.dims[i] < 0) continue;
-    x[i] = grad.dims[i] - paddings[2 * i] - paddings[2 * i + 1];
-    SF_CHECK(x[i] >= 0,
-             "%s is smaller than attribute \"paddings\" = [%s] along dim %d",
-             DescribeInput(context, "Out@GRAD"), absl::StrJoin(paddings, ", "),
-             i);
+    const int64_t d = grad.dims[i];
+    if (d < 0) continue;
+    SF_CHECK(p[2 * i] <= d && p[2 * i + 1] <= d - p[2 * i],
+             "%s is smaller than %s along dim %d",
+             DescribeInput(context, "Out@GRAD"), paddings->source, i);
+    x[i] = d - p[2 * i] - p[2 * i + 1];
   }
+  SF_RETURN_IF_ERROR(CheckPadSources(
+      context.attrs(), *paddings, x,
+      absl::StrCat("X (shape ", DimsToString(x), ": ",
+                   DescribeInput(context, "Out@GRAD"), " less the paddings)")));
   context.SetOutput("X@GRAD", 0, grad.dtype, std::move(x));
   return absl::OkStatus();
 }
 
-// The interior of Out@GRAD, where the forward kernel copied X; the border
-// holds constants, whose gradient goes nowhere.
+// The sum of Out@GRAD over the border, where the pad value went: the pad
+// value's gradient in constant mode. Integers wrap around.
+template <typename T>
+T BorderSum(const Tensor& grad, const std::vector<int64_t>& paddings,
+            absl::Span<const int64_t> x_dims) {
+  using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+  const int rank = grad.rank();
+  const T* g = grad.data<T>();
+  Acc sum = 0;
+  Dims index(rank, 0);
+  for (int64_t o = 0; o < grad.numel(); ++o) {
+    bool inside = true;
+    for (int d = 0; d < rank && inside; ++d) {
+      inside =
+          index[d] >= paddings[2 * d] && index[d] < paddings[2 * d] + x_dims[d];
+    }
+    if (!inside) sum += static_cast<Acc>(g[o]);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[d] < grad.dim(d)) break;
+      index[d] = 0;
+    }
+  }
+  return static_cast<T>(sum);
+}
+
+// X@GRAD in constant mode: the interior of Out@GRAD, where the forward
+// kernel copied X; in the other modes each element of Out@GRAD adds into
+// the element of X its forward copied, so border elements accumulate into
+// their sources. PadValue@GRAD: the sum over the border in constant mode,
+// 0 in the others (which ignore the value).
+template <typename T>
 absl::Status PadGradKernel(KernelContext& context) {
-  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const bool want_x = context.HasOutput("X@GRAD");
+  const bool want_value = context.HasOutput("PadValue@GRAD");
+  if (!want_x && !want_value) return absl::OkStatus();
   const Tensor& grad = context.Input("Out@GRAD");
+  SF_ASSIGN_OR_RETURN(const IntValues paddings,
+                      IntListOf(context, "Paddings", "paddings"));
+  const std::string grad_text =
+      absl::StrCat("Out@GRAD of shape ", DimsToString(grad.dims()));
+  SF_RETURN_IF_ERROR(CheckPaddings(paddings, grad.rank(), grad_text));
+  const std::vector<int64_t>& p = paddings.values;
+  Dims x_dims(grad.dims().begin(), grad.dims().end());
+  for (int i = 0; i < grad.rank(); ++i) {
+    SF_CHECK(p[2 * i] <= x_dims[i] && p[2 * i + 1] <= x_dims[i] - p[2 * i],
+             "%s is smaller than %s along dim %d", grad_text, paddings.source,
+             i);
+    x_dims[i] -= p[2 * i] + p[2 * i + 1];
+  }
+  const PadMode mode = PadModeOf(context.attrs());
+  if (want_value) {
+    *context.Output("PadValue@GRAD")->data<T>() =
+        mode == PadMode::kConstant ? BorderSum<T>(grad, p, x_dims) : T{0};
+  }
+  if (!want_x) return absl::OkStatus();
   Tensor* x_grad = context.Output("X@GRAD");
+  SF_CHECK(absl::Span<const int64_t>(x_dims) == x_grad->dims(),
+           "%s unpads %s to %s, but \"X@GRAD\" has shape %s", paddings.source,
+           grad_text, DimsToString(x_dims), DimsToString(x_grad->dims()));
   if (x_grad->numel() == 0) return absl::OkStatus();
-  const auto& paddings = context.attrs().Get<std::vector<int32_t>>("paddings");
+  if (mode != PadMode::kConstant) {
+    const T* g = grad.data<T>();
+    T* dx = x_grad->data<T>();
+    std::fill(dx, dx + x_grad->numel(), T{0});
+    ForEachPadSource(mode, p, x_grad->dims(), grad.dims(),
+                     [&](int64_t o, int64_t source) { dx[source] += g[o]; });
+    return absl::OkStatus();
+  }
   const Dims grad_strides = StridesOf(grad.dims());
   int64_t src_offset = 0;
   for (int i = 0; i < grad.rank(); ++i) {
-    src_offset += paddings[2 * i] * grad_strides[i];
+    src_offset += p[2 * i] * grad_strides[i];
   }
-  const size_t size = SizeOf(grad.dtype());
   CopyStrided(x_grad->raw_data(), StridesOf(x_grad->dims()),
-              static_cast<const char*>(grad.raw_data()) + src_offset * size,
-              grad_strides, x_grad->dims(), size);
+              grad.data<T>() + src_offset, grad_strides, x_grad->dims(),
+              sizeof(T));
   return absl::OkStatus();
 }
 
 }  // namespace
 
+// Starts, ends, axes and steps each come from their input (int32 or int64,
+// 1-D) when it is bound, else from their attribute. The gradient op reads
+// the same inputs; they get no gradient themselves.
 SF_REGISTER_OP(slice)
     .Input("X")
+    .Input("Starts", /*optional=*/true)
+    .Input("Ends", /*optional=*/true)
+    .Input("Axes", /*optional=*/true)
+    .Input("Steps", /*optional=*/true)
     .Output("Out")
-    .Attr("axes", AttrType::kInts)
-    .Attr("starts", AttrType::kInts)
-    .Attr("ends", AttrType::kInts)
+    .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Attr("starts", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Attr("ends", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Attr("steps", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferSlice)
     .Grad(GradSpec("slice_grad")
               .ReadInput("X")
+              .ReadInput("Starts")
+              .ReadInput("Ends")
+              .ReadInput("Axes")
+              .ReadInput("Steps")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &SliceKernel)
@@ -277,13 +620,29 @@ SF_REGISTER_OP(slice)
     .Kernel(DeviceType::kCPU, kInt64, &SliceKernel)
     .Kernel(DeviceType::kCPU, kBool, &SliceKernel);
 
+// The paddings, [before_0, after_0, before_1, after_1, ...], come from
+// input "Paddings" (int32 or int64, 1-D) when it is bound, else from
+// attribute "paddings"; the pad value of constant mode from input
+// "PadValue" (one element of X's dtype), else from attribute "pad_value".
+// "mode" is constant, edge, reflect or wrap (see PadMode). PadValue gets
+// a gradient, Paddings none.
 SF_REGISTER_OP(pad)
     .Input("X")
+    .Input("Paddings", /*optional=*/true)
+    .Input("PadValue", /*optional=*/true)
     .Output("Out")
-    .Attr("paddings", AttrType::kInts, NonNegative())
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{}),
+          NonNegative())
     .Attr("pad_value", AttrType::kFloat, AttrValue(0.0f))
+    .Attr("mode", AttrType::kString, AttrValue(std::string("constant")),
+          OneOf({"constant", "edge", "reflect", "wrap"}))
     .Infer(InferPad)
-    .Grad(GradSpec("pad_grad").ReadOutputGrad("Out").WriteInputGrad("X"))
+    .Grad(GradSpec("pad_grad")
+              .ReadInput("Paddings")
+              .ReadInput("PadValue")
+              .ReadOutputGrad("Out")
+              .WriteInputGrad("X")
+              .WriteInputGrad("PadValue"))
     .Kernel(DeviceType::kCPU, kFloat32, &PadKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &PadKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &PadKernel<int32_t>)
@@ -293,10 +652,14 @@ SF_REGISTER_OP(pad)
 SF_REGISTER_OP(slice_grad)
     .Input("X")
     .Input("Out@GRAD")
+    .Input("Starts", /*optional=*/true)
+    .Input("Ends", /*optional=*/true)
+    .Input("Axes", /*optional=*/true)
+    .Input("Steps", /*optional=*/true)
     .Output("X@GRAD", /*optional=*/true)
-    .Attr("axes", AttrType::kInts)
-    .Attr("starts", AttrType::kInts)
-    .Attr("ends", AttrType::kInts)
+    .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Attr("starts", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
+    .Attr("ends", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Attr("steps", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferSliceGrad)
     .Kernel(DeviceType::kCPU, kFloat32, &SliceGradKernel)
@@ -306,13 +669,19 @@ SF_REGISTER_OP(slice_grad)
 
 SF_REGISTER_OP(pad_grad)
     .Input("Out@GRAD")
+    .Input("Paddings", /*optional=*/true)
+    .Input("PadValue", /*optional=*/true)
     .Output("X@GRAD", /*optional=*/true)
-    .Attr("paddings", AttrType::kInts, NonNegative())
+    .Output("PadValue@GRAD", /*optional=*/true)
+    .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{}),
+          NonNegative())
     .Attr("pad_value", AttrType::kFloat, AttrValue(0.0f))
+    .Attr("mode", AttrType::kString, AttrValue(std::string("constant")),
+          OneOf({"constant", "edge", "reflect", "wrap"}))
     .Infer(InferPadGrad)
-    .Kernel(DeviceType::kCPU, kFloat32, &PadGradKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &PadGradKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &PadGradKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &PadGradKernel);
+    .Kernel(DeviceType::kCPU, kFloat32, &PadGradKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat64, &PadGradKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt32, &PadGradKernel<int32_t>)
+    .Kernel(DeviceType::kCPU, kInt64, &PadGradKernel<int64_t>);
 
 }  // namespace scopeflow

@@ -219,10 +219,12 @@ TEST(SliceTest, ErrorsNameOpAndVariable) {
                                                })pb"),
                                   {{"x", Matrix3x4()}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (slice): attributes \"axes\", \"starts\", "
-                        "\"ends\" and \"steps\" (if given) must have one "
-                        "length, got 2, 1, 2 and 0, for input \"X\" (variable "
-                        "\"x\") of shape [3, 4]"));
+              HasSubstr("op 0 (slice): expected as many ends, axes (if any) "
+                        "and steps (if any) as starts, got attribute "
+                        "\"starts\" = [0], attribute \"ends\" = [1, 1], "
+                        "attribute \"axes\" = [0, 1] and attribute \"steps\" "
+                        "= [], for input \"X\" (variable \"x\") of shape "
+                        "[3, 4]"));
   status = PrepareOp(SliceOp(R"pb(attrs {
                                     name: "axes"
                                     ints { values: [ 0 ] }
@@ -257,8 +259,9 @@ TEST(SliceTest, ErrorsNameOpAndVariable) {
                                   })pb"),
                      {{"x", Matrix3x4()}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (slice): attribute \"axes\" names axis 1 twice, "
-                        "for input \"X\" (variable \"x\")"));
+              HasSubstr("op 0 (slice): attribute \"axes\" = [1, -1] names "
+                        "axis 1 twice (expected distinct axes), for input "
+                        "\"X\" (variable \"x\")"));
   status = PrepareOp(SliceOp(R"pb(attrs {
                                     name: "axes"
                                     ints { values: [ 2 ] }
@@ -273,8 +276,9 @@ TEST(SliceTest, ErrorsNameOpAndVariable) {
                                   })pb"),
                      {{"x", Matrix3x4()}});
   EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (slice): attribute \"axes\" = 2 is out of range "
-                        "for rank 2 (expected [-2, 2)), for input \"X\" "
+              HasSubstr("op 0 (slice): attribute \"axes\" = [2]: axis 2 is out "
+                        "of range for rank 2 (expected [-2, 2)), for input "
+                        "\"X\" "
                         "(variable \"x\")"));
 }
 
@@ -374,6 +378,77 @@ TEST(PadTest, ErrorsNameOpAndVariable) {
   EXPECT_THAT(out.status().message(),
               HasSubstr("op 0 (pad): attribute \"pad_value\" = 3e+09 does not "
                         "fit the dtype int32"));
+}
+
+// Slices of a dim near the int64 limit count exactly: their sizes always
+// fit.
+TEST(SliceTest, HugeDimsCountExactly) {
+  auto y = InferAtPrepare(R"pb(type: "slice"
+                               inputs { slot: "X" vars: "x" }
+                               outputs { slot: "Out" vars: "y" }
+                               attrs {
+                                 name: "axes"
+                                 ints { values: [ 0 ] }
+                               }
+                               attrs {
+                                 name: "starts"
+                                 ints { values: [ 0 ] }
+                               }
+                               attrs {
+                                 name: "ends"
+                                 ints { values: [ -1 ] }
+                               }
+                               attrs {
+                                 name: "steps"
+                                 ints { values: [ 3 ] }
+                               })pb",
+                          {{"x", kFloat32, {9223372036854775807}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  // len(range(0, 2^63 - 2, 3)).
+  EXPECT_THAT(y->dims, ElementsAre(3074457345618258602));
+  y = InferAtPrepare(R"pb(type: "slice"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs {
+                            name: "axes"
+                            ints { values: [ 0 ] }
+                          }
+                          attrs {
+                            name: "starts"
+                            ints { values: [ -1 ] }
+                          }
+                          attrs {
+                            name: "ends"
+                            ints { values: [ 0 ] }
+                          }
+                          attrs {
+                            name: "steps"
+                            ints { values: [ -2147483647 ] }
+                          })pb",
+                     {{"x", kFloat32, {9223372036854775807}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  // len(range(2^63 - 2, 0, -(2^31 - 1))).
+  EXPECT_THAT(y->dims, ElementsAre(4294967298));
+}
+
+TEST(PadTest, SizesBeyondInt64AreErrors) {
+  const std::string op = R"pb(type: "pad"
+                              inputs { slot: "X" vars: "x" }
+                              outputs { slot: "Out" vars: "y" }
+                              attrs {
+                                name: "paddings"
+                                ints { values: [ 1, 1 ] }
+                              })pb";
+  EXPECT_THAT(
+      InferAtPrepare(op, {{"x", kFloat32, {9223372036854775807}}}, "y")
+          .status()
+          .message(),
+      HasSubstr("op 0 (pad): attribute \"paddings\" = [1, 1] pads dim 0 of "
+                "input \"X\" (variable \"x\") of shape [9223372036854775807] "
+                "beyond the int64 limit"));
+  auto y = InferAtPrepare(op, {{"x", kFloat32, {9223372036854775805}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(9223372036854775807));
 }
 
 }  // namespace

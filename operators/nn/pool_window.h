@@ -1,0 +1,69 @@
+// Geometry of the pooling windows of pool1d, pool2d and pool3d, which pool
+// over the 1, 2 or 3 spatial axes of [N, C, spatial...] tensors: the checks
+// of their per-axis attributes, the window the attributes describe, the
+// output's shape and which input cells each window takes.
+#ifndef SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
+#define SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "framework/attribute.h"
+#include "framework/op_context.h"
+#include "framework/op_spec.h"
+#include "framework/tensor.h"
+
+namespace scopeflow {
+namespace pool {
+
+// Attribute checks for pooling over `rank` spatial axes: exactly `rank`
+// positive values (ksize, strides, dilations), and `rank` non-negative
+// values padding both sides of each axis alike or 2 * `rank` values
+// [before_0, after_0, before_1, after_1, ...] (paddings).
+AttrCheckFn PositivePerAxis(int rank);
+AttrCheckFn PaddingsPerAxis(int rank);
+
+// A window over `rank` spatial axes, each vector holding one value per
+// axis.
+struct Window {
+  Dims ksize, strides, dilations, pad_before, pad_after;
+  bool ceil_mode = false;
+
+  int rank() const { return static_cast<int>(ksize.size()); }
+  // The cells one window spans along `axis`, the gaps of dilation included.
+  int64_t Extent(int axis) const {
+    return (ksize[axis] - 1) * dilations[axis] + 1;
+  }
+};
+
+// The window the attributes of a pool op describe over spatial dims
+// `spatial` (-1: unknown): "ksize", "strides", "dilations", "paddings" and
+// "ceil_mode", or with "global_pooling" the whole of `spatial`.
+Window WindowOf(const Attributes& attrs, absl::Span<const int64_t> spatial);
+
+// Checks input "X" of a pool op over `rank` spatial axes (or of its
+// gradient op) against the attributes and returns what the op writes to
+// "Out": [N, C] and the number of windows along each spatial axis.
+// Paddings must be smaller than the windows' extents, and every window
+// must take at least one input cell (which dilation could prevent).
+absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank);
+
+// The input cells a window takes along one axis: `count` cells from
+// `first` on, `step` (the dilation) apart; and `padded`, the number of its
+// cells on the input or the padding (not beyond the trailing padding, where
+// ceil_mode's last window may reach).
+struct Taps {
+  int64_t first = 0;
+  int64_t count = 0;
+  int64_t padded = 0;
+};
+
+// The taps of the window at output index `o` along `axis` of `w`, over an
+// input of `input` cells along that axis.
+Taps TapsOf(const Window& w, int axis, int64_t input, int64_t o);
+
+}  // namespace pool
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
