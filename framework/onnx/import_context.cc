@@ -259,7 +259,12 @@ bool NodeContext::HasOutput(int i) const {
   return i >= 0 && i < node_.output_size() && !node_.output(i).empty();
 }
 
-const std::string& NodeContext::Output(int i) const { return node_.output(i); }
+const std::string& NodeContext::Output(int i) const {
+  // An output the node does not list is absent, as an empty name is in
+  // ONNX; reading past the list would abort inside protobuf.
+  static const std::string kAbsent;
+  return HasOutput(i) ? node_.output(i) : kAbsent;
+}
 
 void NodeContext::SetConstantOutput(int i, Tensor value) {
   new_constants_[Output(i)] = std::move(value);

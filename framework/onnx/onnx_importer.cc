@@ -66,6 +66,12 @@ absl::Status ConvertNode(const onnx::NodeProto& node, const GraphState& state,
           i, name));
     }
   }
+  // Every ONNX node makes at least one value, and converters name their
+  // ops' outputs after the node's.
+  if (node.output_size() == 0 || node.output(0).empty()) {
+    return absl::InvalidArgumentError(
+        "the node has no output (ONNX nodes make at least one value)");
+  }
   auto converter = Converters().find(node.op_type());
   if (converter == Converters().end()) {
     return onnx_import::Unsupported(NoConverterReason(node.op_type()));

@@ -305,6 +305,37 @@ TEST(OnnxImporterTest, SoftmaxBeforeOpset13FlattensAtAxisOne) {
   EXPECT_THAT(Values((*out)[0]), ElementsAre(0.25f, 0.25f, 0.25f, 0.25f));
 }
 
+// Found by tools/fuzz/onnx_fuzzer (tools/fuzz/onnx_crashes/): each used to
+// abort the process.
+TEST(OnnxImporterTest, NodeWithoutOutputIsAnError) {
+  onnx::ModelProto model = Model(17);
+  AddInput(model, "x", {2});
+  AddNode(model, "Relu", {"x"}, {}, "silent");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("node 0 \"silent\" (Relu, opset 17): the node has no "
+                        "output"));
+}
+
+TEST(OnnxImporterTest, InitializerShapeBeyondItsDataIsAnError) {
+  onnx::ModelProto model = Model(17);
+  onnx::TensorProto* w = model.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(1056947198);
+  w->add_dims(3);
+  w->add_float_data(1);
+  AddInput(model, "x", {3});
+  AddNode(model, "Add", {"x", "w"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("tensor \"w\" of shape [1056947198, 3] needs "
+                        "3170841594 elements, but the file holds 1"));
+}
+
 TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   onnx::ModelProto model = Model(19);
   AddInput(model, "x", {1, 1, 4, 4});

@@ -1,5 +1,6 @@
 #include "framework/onnx/onnx_tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -108,10 +109,34 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
         absl::StrCat("tensor \"", what, "\": ", dtype.status().message()));
   }
   Dims dims;
+  int64_t numel = 1;
   for (int64_t d : proto.dims()) {
     SF_CHECK(d >= 0, "tensor \"%s\" has a negative dimension in %s", what,
              DimsToString(proto.dims()));
+    SF_CHECK(!__builtin_mul_overflow(numel, d, &numel),
+             "tensor \"%s\" of shape %s has more elements than int64 holds",
+             what, DimsToString(proto.dims()));
     dims.push_back(d);
+  }
+  // The data must be in the file: check the count against what it holds
+  // before allocating, so that a few bytes cannot ask for terabytes.
+  if (proto.has_raw_data()) {
+    const size_t raw = proto.raw_data().size();
+    const size_t size = SizeOf(*dtype);
+    SF_CHECK(static_cast<uint64_t>(numel) <= raw / size &&
+                 static_cast<size_t>(numel) * size == raw,
+             "tensor \"%s\": raw_data holds %d bytes, but %s %s needs %d "
+             "elements of %d bytes",
+             what, raw, OnnxTypeName(proto.data_type()),
+             DimsToString(proto.dims()), numel, size);
+  } else {
+    const int64_t held =
+        std::max({proto.float_data_size(), proto.double_data_size(),
+                  proto.int32_data_size(), proto.int64_data_size()});
+    SF_CHECK(numel <= held,
+             "tensor \"%s\" of shape %s needs %d elements, but the file "
+             "holds %d",
+             what, DimsToString(proto.dims()), numel, held);
   }
   Tensor tensor;
   SF_RETURN_IF_ERROR(tensor.Allocate(CPUPlace(), *dtype, dims));

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target tools/fuzz/net_fuzzer outside Bazel, with
-# clang-14 and -fsanitize=fuzzer,address,undefined.
+# Builds a libFuzzer target, tools/fuzz/net_fuzzer (the default) or
+# tools/fuzz/onnx_fuzzer, outside Bazel, with clang-14 and
+# -fsanitize=fuzzer,address,undefined.
 #
 # Usage: tools/fuzz/build.sh
+#   FUZZ_TARGET     net (the net loader and Prepare) or onnx (the ONNX
+#                   importer, then Prepare); default net
 #   FUZZ_BUILD_DIR  where objects and the binary go (default: a per-checkout
 #                   folder under ${XDG_CACHE_HOME:-~/.cache}/scopeflow-fuzz)
 #   FUZZ_JOBS       parallel compile jobs (default 2)
@@ -20,6 +23,11 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/scopeflow-fuzz"
 key="$(printf '%s' "$root" | sha1sum | cut -c1-12)"
 build="${FUZZ_BUILD_DIR:-$cache/$key}"
 jobs="${FUZZ_JOBS:-2}"
+target="${FUZZ_TARGET:-net}"
+if [[ ! -f "$root/tools/fuzz/${target}_fuzzer.cc" ]]; then
+  echo "fuzz: no target \"$target\" (FUZZ_TARGET is net or onnx)" >&2
+  exit 2
+fi
 
 # --- Toolchain: Debian's clang-14 and libFuzzer. ---------------------------
 packages=(clang-14 libfuzzer-14-dev)
@@ -77,7 +85,7 @@ while IFS= read -r s; do srcs+=("$s"); done < <(
     ! -name '*_test.cc' ! -name '*_benchmark.cc' ! -name '*_cuda.cc' \
     ! -name 'op_test_util.cc' ! -name 'grad_check.cc' | sort)
 for p in "${protos[@]}"; do srcs+=("gen:${p%.proto}.pb.cc"); done
-srcs+=("tools/fuzz/net_fuzzer.cc")
+srcs+=("tools/fuzz/${target}_fuzzer.cc")
 
 # --- Compile what is out of date. -------------------------------------------
 # A flags change recompiles everything.
@@ -136,7 +144,7 @@ if ((${#todo[@]} > 0)); then
 fi
 
 # --- Link. ------------------------------------------------------------------
-bin="$build/net_fuzzer"
+bin="$build/${target}_fuzzer"
 relink=0
 [[ -f $bin ]] || relink=1
 for o in "${objs[@]}"; do [[ $o -nt $bin ]] && relink=1; done

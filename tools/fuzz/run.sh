@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds tools/fuzz/net_fuzzer if needed and fuzzes for SECONDS (default 180)
-# on a copy of tools/fuzz/corpus in a temporary folder, so the checked-in
-# seeds stay as they are.
+# Builds a fuzz target if needed and fuzzes for SECONDS (default 180) on a
+# copy of its seeds in a temporary folder, so the checked-in seeds stay as
+# they are: FUZZ_TARGET=net (default) tools/fuzz/net_fuzzer on corpus/ and
+# crashes/, FUZZ_TARGET=onnx tools/fuzz/onnx_fuzzer on onnx_corpus/ and
+# onnx_crashes/.
 #
-# Usage: tools/fuzz/run.sh [SECONDS]
+# Usage: [FUZZ_TARGET=net|onnx] tools/fuzz/run.sh [SECONDS]
 # FUZZ_BUILD_DIR and FUZZ_CXXFLAGS pass on to build.sh: e.g. to fuzz past a
 # known integer overflow, FUZZ_CXXFLAGS=-fno-sanitize=signed-integer-overflow
 # with its own FUZZ_BUILD_DIR.
@@ -16,6 +18,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 seconds="${1:-180}"
+target="${FUZZ_TARGET:-net}"
+export FUZZ_TARGET="$target"
+prefix=""
+[[ $target == net ]] || prefix="${target}_"
 
 bin="$("$here/build.sh" | tail -n 1)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/scopeflow-fuzz.XXXXXX")"
@@ -32,11 +38,11 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 
 mkdir -p "$work/corpus" "$work/artifacts"
-cp "$here"/corpus/* "$work/corpus/"
+cp "$here/${prefix}corpus"/* "$work/corpus/"
 
 # --- Regression inputs. -----------------------------------------------------
 still=0
-for f in "$here"/crashes/*; do
+for f in "$here/${prefix}crashes"/*; do
   [[ -f $f ]] || continue
   if "$bin" -rss_limit_mb=2048 -timeout=10 "$f" >"$work/replay.log" 2>&1; then
     cp "$f" "$work/corpus/"
@@ -50,20 +56,28 @@ if ((still > 0)); then
   echo "fuzz: $still regression input(s) still crash; fuzzing on" >&2
 fi
 
-# --- A dictionary of the words nets are made of. ----------------------------
-# Op types are looked up in a hash map, which libFuzzer cannot see through,
+# --- A dictionary of the words inputs are made of. -------------------------
+# Op types are looked up in hash maps, which libFuzzer cannot see through,
 # so the registered names (and slot and attribute names) are given to it.
-{
-  find "$root/operators" -name '*.cc' ! -name '*_test.cc' \
-    ! -name '*_benchmark.cc' -print0 |
-    xargs -0 grep -ohE 'SF_REGISTER_OP\([a-z0-9_]+\)|\.(Input|Output|Attr)\("[A-Za-z0-9_@]+"' |
-    sed -E 's/^SF_REGISTER_OP\((.*)\)$/\1/; s/^\.[A-Za-z]+\("(.*)"$/\1/'
-  # Field names and enum values of the text format.
-  grep -oE '^\s*(repeated |optional )?[A-Za-z0-9_.]+ [a-z_0-9]+ = [0-9]+;' \
-    "$root/proto/framework.proto" | awk '{print $(NF-2)}'
-  grep -oE '^\s*[A-Z][A-Z0-9_]+ = [0-9]+;' "$root/proto/framework.proto" |
-    awk '{print $1}'
-} | sort -u | sed 's/.*/"&"/' >"$work/net.dict"
+if [[ $target == net ]]; then
+  {
+    find "$root/operators" -name '*.cc' ! -name '*_test.cc' \
+      ! -name '*_benchmark.cc' -print0 |
+      xargs -0 grep -ohE 'SF_REGISTER_OP\([a-z0-9_]+\)|\.(Input|Output|Attr)\("[A-Za-z0-9_@]+"' |
+      sed -E 's/^SF_REGISTER_OP\((.*)\)$/\1/; s/^\.[A-Za-z]+\("(.*)"$/\1/'
+    # Field names and enum values of the text format.
+    grep -oE '^\s*(repeated |optional )?[A-Za-z0-9_.]+ [a-z_0-9]+ = [0-9]+;' \
+      "$root/proto/framework.proto" | awk '{print $(NF-2)}'
+    grep -oE '^\s*[A-Z][A-Z0-9_]+ = [0-9]+;' "$root/proto/framework.proto" |
+      awk '{print $1}'
+  } | sort -u | sed 's/.*/"&"/' >"$work/net.dict"
+else
+  # ONNX op types and attribute names the converters look for (a binary
+  # model holds them as plain strings).
+  find "$root/framework/onnx" -name 'convert*.cc' ! -name '*_test.cc' -print0 |
+    xargs -0 grep -ohE '"[A-Za-z_][A-Za-z0-9_]{1,30}"' | tr -d '"' |
+    sort -u | sed 's/.*/"&"/' >"$work/net.dict"
+fi
 
 # --- Fuzz. ------------------------------------------------------------------
 # libFuzzer stops at a crash; it is restarted on the grown corpus until the
