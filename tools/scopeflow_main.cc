@@ -12,6 +12,8 @@
 //                   [--batch B] [--checkpoint_dir D] [--resume] ...
 //   scopeflow import-onnx MODEL.onnx -o NET.pb [--params FILE]
 //                          convert an ONNX model into a net and parameters
+//   scopeflow serve MODEL_DIR [--port P] [--threads N] [--host H]
+//                          serve a model over HTTP (docs/SERVING.md)
 //
 // Flags may be written with dashes or underscores (--checkpoint-dir).
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "platform/host_memory.h"
 #include "tools/commands.h"
 #include "tools/import_onnx_command.h"
+#include "tools/serve_command.h"
 
 ABSL_FLAG(std::string, startup, "",
           "run, train: a startup net run once first, to fill the parameters");
@@ -87,6 +90,16 @@ ABSL_FLAG(int64_t, lr_step_size, 1000, "train: steps per decay (step)");
 ABSL_FLAG(double, lr_gamma, 0.1, "train: decay factor (step, exponential)");
 ABSL_FLAG(int64_t, warmup_steps, 0, "train: linear warm-up steps");
 ABSL_FLAG(int64_t, seed, 1, "train: seeds the order of the examples");
+ABSL_FLAG(std::string, host, "127.0.0.1",
+          "serve: the address to listen on (0.0.0.0: every interface)");
+ABSL_FLAG(int, port, 8500, "serve: the port to listen on (0: any free one)");
+ABSL_FLAG(int, threads, 0, "serve: requests handled at once (0: one per core)");
+ABSL_FLAG(int, keep_alive_requests, 100,
+          "serve: requests per keep-alive connection before it is closed");
+ABSL_FLAG(double, poll_seconds, 1,
+          "serve: how often MODEL_DIR is checked for a new version");
+ABSL_FLAG(int64_t, max_body_bytes, int64_t{64} << 20,
+          "serve: larger request bodies are refused (413)");
 
 namespace {
 
@@ -158,7 +171,10 @@ constexpr char kUsage[] =
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
     "              convert an ONNX model (opsets 11 to 22) into a net and a\n"
-    "              parameter file\n";
+    "              parameter file\n"
+    "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
+    "              over HTTP: --port P --threads N --host H --poll_seconds S\n"
+    "              --max_body_bytes B --keep_alive_requests K --place P\n";
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "scopeflow: %s\n",
@@ -213,6 +229,17 @@ int main(int argc, char** argv) {
     }
     status = scopeflow::ImportOnnxCommand(net, absl::GetFlag(FLAGS_output),
                                           absl::GetFlag(FLAGS_params));
+  } else if (command == "serve") {
+    scopeflow::ServeCommandOptions options;
+    options.model_dir = net;
+    options.host = absl::GetFlag(FLAGS_host);
+    options.port = absl::GetFlag(FLAGS_port);
+    options.threads = absl::GetFlag(FLAGS_threads);
+    options.keep_alive_requests = absl::GetFlag(FLAGS_keep_alive_requests);
+    options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
+    options.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
+    options.place = absl::GetFlag(FLAGS_place);
+    status = scopeflow::ServeCommand(options);
   } else {
     std::fputs(kUsage, stderr);
     return 2;

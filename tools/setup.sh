@@ -15,6 +15,8 @@ packages=(
   zlib1g-dev
   clang-format
   python3-sklearn
+  libcpp-httplib-dev nlohmann-json3-dev
+  wrk
 )
 
 missing=()

@@ -1,0 +1,352 @@
+// The server in-process on a free port, driven over loopback: every
+// endpoint, each kind of bad request, a version swap under load, and a stop
+// with a request in flight.
+#include "tools/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "framework/serving/mlp_fixture.h"
+#include "framework/tensor_proto.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "proto/serving.pb.h"
+#include "tools/serve_json.h"
+#include "tools/serve_testing.h"
+
+namespace scopeflow {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr size_t kMaxBody = 1 << 20;
+
+// {"inputs": {"image": [[...]]}} for `image`, its floats printed exactly.
+std::string JsonRequest(const Tensor& image) {
+  std::string body = PredictResponseJson({TensorInfo{"image"}}, {image});
+  return body.replace(body.find("outputs"), 7, "inputs");
+}
+
+// The probabilities of a JSON reply.
+Tensor JsonProbabilities(const std::string& reply) {
+  std::string body = reply;
+  body.replace(body.find("outputs"), 7, "inputs");
+  absl::StatusOr<std::vector<Feed>> parsed =
+      ParsePredictJson(body, {TensorInfo{"probabilities", kFloat32}});
+  EXPECT_TRUE(parsed.ok()) << parsed.status() << ": " << reply;
+  return parsed.ok() ? (*parsed)[0].tensor : Tensor();
+}
+
+void ExpectSameElements(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dims(), b.dims());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+  }
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path root =
+        fs::path(std::getenv("TEST_TMPDIR")) /
+        ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(root);
+    dir_ = (root / "mlp").string();
+    ASSERT_TRUE(WriteMlpVersion(dir_, 1, 0).ok());
+    models_ =
+        std::make_unique<ModelManager>(dir_, PredictorOptions(), &metrics_);
+    ASSERT_TRUE(models_->LoadNewest().ok());
+    HttpServerOptions options;
+    options.port = 0;
+    options.threads = 4;
+    options.max_body_bytes = kMaxBody;
+    server_ = std::make_unique<HttpServer>(*models_, metrics_, options);
+    ASSERT_TRUE(server_->Bind().ok());
+    serving_ = std::thread([this] {
+      served_ = server_->Serve();
+      serve_returned_ = true;
+    });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr) server_->Stop();
+    if (serving_.joinable()) serving_.join();
+    EXPECT_TRUE(served_.ok()) << served_;
+  }
+
+  // The model's own answer for `image`.
+  Tensor Expected(const Tensor& image) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        models_->current()->predictor.Run({Feed{"image", image}});
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? (*out)[0] : Tensor();
+  }
+
+  void ExpectError(const httplib::Result& result, int status,
+                   const std::string& message) {
+    ASSERT_TRUE(result) << httplib::to_string(result.error());
+    EXPECT_EQ(result->status, status) << result->body;
+    EXPECT_EQ(result->get_header_value("Content-Type"), "application/json");
+    EXPECT_THAT(result->body, StartsWith("{\"error\":\""));
+    EXPECT_THAT(result->body, HasSubstr(message));
+  }
+
+  std::string dir_;
+  ServeMetrics metrics_;
+  std::unique_ptr<ModelManager> models_;
+  std::unique_ptr<HttpServer> server_;
+  std::thread serving_;
+  absl::Status served_;
+  std::atomic<bool> serve_returned_{false};
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpServerTest, HealthAndMetadata) {
+  httplib::Result health = client_->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(health->body, R"({"model":"mlp","status":"ok","version":1})");
+
+  httplib::Result metadata = client_->Get("/v1/models/mlp");
+  ASSERT_TRUE(metadata);
+  EXPECT_EQ(metadata->status, 200);
+  EXPECT_EQ(metadata->body,
+            R"({"inputs":[{"dtype":"float32","name":"image","shape":[-1,64]}],)"
+            R"("name":"mlp","outputs":[{"dtype":"float32",)"
+            R"("name":"probabilities","shape":[-1,10]}],"version":1})");
+  ExpectError(client_->Get("/v1/models/resnet"), 404,
+              R"(unknown model \"resnet\" (this server serves \"mlp\"))");
+}
+
+TEST_F(HttpServerTest, PredictJsonMatchesThePredictor) {
+  const Tensor image = MlpInput(3, 4);
+  httplib::Result result = client_->Post(
+      "/v1/models/mlp:predict", JsonRequest(image), "application/json");
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->status, 200) << result->body;
+  EXPECT_EQ(result->get_header_value("X-Model-Version"), "1");
+  EXPECT_THAT(result->body, StartsWith(R"({"outputs":{"probabilities":[[)"));
+  ExpectSameElements(JsonProbabilities(result->body), Expected(image));
+}
+
+TEST_F(HttpServerTest, PredictProtobufMatchesThePredictor) {
+  const Tensor image = MlpInput(2, 9);
+  PredictRequest request;
+  *request.add_inputs() = *TensorToProto(image);
+  request.mutable_inputs(0)->set_name("image");
+  httplib::Result result =
+      client_->Post("/v1/models/mlp:predict", request.SerializeAsString(),
+                    "application/x-protobuf");
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->status, 200) << result->body;
+  EXPECT_EQ(result->get_header_value("Content-Type"), "application/x-protobuf");
+  PredictResponse response;
+  ASSERT_TRUE(response.ParseFromString(result->body));
+  EXPECT_EQ(response.model_version(), 1);
+  ASSERT_EQ(response.outputs_size(), 1);
+  EXPECT_EQ(response.outputs(0).name(), "probabilities");
+  ExpectSameElements(*TensorFromProto(response.outputs(0)), Expected(image));
+}
+
+TEST_F(HttpServerTest, BadRequestsNameTheProblemAndServingGoesOn) {
+  const std::string predict = "/v1/models/mlp:predict";
+  ExpectError(client_->Post(predict, R"({"inputs": {"image": [[1, 2)",
+                            "application/json"),
+              400, "malformed JSON: parse error at line 1, column 28");
+  ExpectError(
+      client_->Post(predict, R"({"inputs": {"x": [[1]]}})", "application/json"),
+      400, R"(unknown input \"x\" (the model's inputs: image))");
+  ExpectError(client_->Post(predict, R"({"inputs": {"image": [[true]]}})",
+                            "application/json"),
+              400,
+              R"(input \"image\": element [0][0] is a boolean (true); dtype )"
+              R"(float32 needs numbers)");
+  ExpectError(client_->Post(predict, R"({"inputs": {"image": [[1, 2, 3]]}})",
+                            "application/json"),
+              400, R"(input \"image\": expected shape [-1, 64], got [1, 3])");
+  ExpectError(client_->Post(predict, R"({"inputs": {}})", "application/json"),
+              400, R"(missing input \"image\" (float32 [-1, 64]))");
+  ExpectError(client_->Post(predict, std::string(kMaxBody + 1, ' '),
+                            "application/json"),
+              413, "the request body is over the size limit of 1048576 bytes");
+  ExpectError(client_->Post(predict, "\xff\xff\xff", "application/x-protobuf"),
+              400, "the body is not a scopeflow.PredictRequest protobuf");
+  PredictRequest ints;
+  ints.add_inputs()->set_name("image");
+  ints.mutable_inputs(0)->set_dtype(DATA_TYPE_INT32);
+  ints.mutable_inputs(0)->add_dims(0);
+  ExpectError(client_->Post(predict, ints.SerializeAsString(),
+                            "application/x-protobuf"),
+              400, R"(input \"image\": expected dtype float32, got int32)");
+  ExpectError(
+      client_->Post("/v1/models/mnist:predict", "{}", "application/json"), 404,
+      R"(unknown model \"mnist\")");
+  ExpectError(client_->Get("/v2/models"), 404,
+              "no endpoint GET /v2/models (endpoints: GET /healthz");
+
+  const Tensor image = MlpInput(1, 1);
+  httplib::Result fine =
+      client_->Post(predict, JsonRequest(image), "application/json");
+  ASSERT_TRUE(fine);
+  EXPECT_EQ(fine->status, 200);
+  ExpectSameElements(JsonProbabilities(fine->body), Expected(image));
+
+  httplib::Result page = client_->Get("/metrics");
+  ASSERT_TRUE(page);
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_request_errors_total{"
+                                    "endpoint=\"predict\"} 9\n"));
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_requests_total{endpoint="
+                                    "\"predict\",code=\"413\"} 1\n"));
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_requests_total{endpoint="
+                                    "\"predict\",code=\"200\"} 1\n"));
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_request_errors_total{"
+                                    "endpoint=\"other\"} 1\n"));
+}
+
+TEST_F(HttpServerTest, MetricsPage) {
+  ASSERT_TRUE(client_->Post("/v1/models/mlp:predict",
+                            JsonRequest(MlpInput(1, 0)), "application/json"));
+  httplib::Result page = client_->Get("/metrics");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->get_header_value("Content-Type"), StartsWith("text/plain"));
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_requests_total{endpoint="
+                                    "\"predict\",code=\"200\"} 1\n"));
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_request_duration_seconds_count{"
+                                    "endpoint=\"predict\"} 1\n"));
+  // The page's own request is the one in flight.
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_requests_in_flight 1\n"));
+  EXPECT_THAT(page->body,
+              HasSubstr("scopeflow_model_version{model=\"mlp\"} 1"));
+  EXPECT_THAT(page->body, HasSubstr("# TYPE scopeflow_resident_memory_bytes "
+                                    "gauge\nscopeflow_resident_memory_bytes "));
+}
+
+TEST_F(HttpServerTest, NewVersionSwapsInWithoutFailingRequests) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0};
+  std::atomic<int> after_swap{0};
+  std::vector<std::thread> clients;
+  std::vector<std::set<std::string>> versions(3);
+  for (int c = 0; c < 3; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", server_->port());
+      const std::string body = JsonRequest(MlpInput(2, c));
+      while (!stop) {
+        httplib::Result result =
+            client.Post("/v1/models/mlp:predict", body, "application/json");
+        if (!result || result->status != 200) {
+          failed.fetch_add(1);
+          continue;
+        }
+        const std::string version = result->get_header_value("X-Model-Version");
+        versions[c].insert(version);
+        if (version == "2") after_swap.fetch_add(1);
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(WriteMlpVersion(dir_, 2, 0.5).ok());
+  absl::StatusOr<bool> swapped = models_->Poll();
+  ASSERT_TRUE(swapped.ok()) << swapped.status();
+  EXPECT_TRUE(*swapped);
+  for (int i = 0; i < 500 && after_swap < 30; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  stop = true;
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GE(after_swap.load(), 30);
+  for (const std::set<std::string>& seen : versions) {
+    EXPECT_TRUE(seen.count("1") == 1 && seen.count("2") == 1);
+  }
+  httplib::Result metadata = client_->Get("/v1/models/mlp");
+  ASSERT_TRUE(metadata);
+  EXPECT_THAT(metadata->body, HasSubstr(R"("version":2)"));
+  const Tensor image = MlpInput(1, 5);
+  httplib::Result result = client_->Post(
+      "/v1/models/mlp:predict", JsonRequest(image), "application/json");
+  ASSERT_TRUE(result);
+  ExpectSameElements(JsonProbabilities(result->body), Expected(image));
+}
+
+// A client on a raw socket, to hold a request half-sent.
+class RawClient {
+ public:
+  explicit RawClient(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address),
+                         sizeof(address)) == 0;
+  }
+  ~RawClient() { close(fd_); }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  bool connected() const { return connected_; }
+  bool Send(const std::string& bytes) {
+    return write(fd_, bytes.data(), bytes.size()) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // Everything until the server closes the connection.
+  std::string ReadAll() {
+    std::string out;
+    char buffer[4096];
+    for (ssize_t n; (n = read(fd_, buffer, sizeof(buffer))) > 0;) {
+      out.append(buffer, n);
+    }
+    return out;
+  }
+
+ private:
+  const int fd_;
+  bool connected_ = false;
+};
+
+TEST_F(HttpServerTest, StopFinishesTheRequestInFlight) {
+  const std::string body = JsonRequest(MlpInput(1, 3));
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  const size_t half = body.size() / 2;
+  ASSERT_TRUE(client.Send(
+      absl::StrCat("POST /v1/models/mlp:predict HTTP/1.1\r\nHost: test\r\n"
+                   "Content-Type: application/json\r\nContent-Length: ",
+                   body.size(), "\r\n\r\n", body.substr(0, half))));
+  absl::SleepFor(absl::Milliseconds(200));  // The server is reading it.
+
+  std::thread stopper([this] { server_->Stop(); });
+  absl::SleepFor(absl::Milliseconds(200));
+  // Not accepting any more, but still waiting for the request in flight.
+  EXPECT_FALSE(serve_returned_.load());
+  EXPECT_FALSE(RawClient(server_->port()).connected());
+
+  ASSERT_TRUE(client.Send(body.substr(half)));
+  const std::string reply = client.ReadAll();
+  EXPECT_THAT(reply, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(reply, HasSubstr(R"({"outputs":{"probabilities":[[)"));
+  stopper.join();
+  serving_.join();
+  EXPECT_TRUE(serve_returned_.load());
+}
+
+}  // namespace
+}  // namespace scopeflow

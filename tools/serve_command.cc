@@ -1,0 +1,84 @@
+#include "tools/serve_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "framework/serving/predictor.h"
+#include "platform/place.h"
+#include "platform/status_macros.h"
+#include "tools/http_server.h"
+#include "tools/serve_metrics.h"
+#include "tools/serve_models.h"
+
+namespace scopeflow {
+
+absl::Status ServeCommand(const ServeCommandOptions& options) {
+  SF_CHECK(options.port >= 0 && options.port <= 65535,
+           "--port must be from 0 to 65535, got %d", options.port);
+  SF_CHECK(options.threads >= 0, "--threads must be 0 or more, got %d",
+           options.threads);
+  SF_CHECK(options.keep_alive_requests >= 1,
+           "--keep_alive_requests must be at least 1, got %d",
+           options.keep_alive_requests);
+  SF_CHECK(options.poll_seconds > 0, "--poll_seconds must be positive, got %g",
+           options.poll_seconds);
+  SF_CHECK(options.max_body_bytes > 0,
+           "--max_body_bytes must be positive, got %d", options.max_body_bytes);
+  // Every thread started from here on inherits this mask, so that the stop
+  // signals reach only the waiter below, which can stop the server safely
+  // (a signal handler could not).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  PredictorOptions predictor_options;
+  SF_ASSIGN_OR_RETURN(predictor_options.place, ParsePlace(options.place));
+  ServeMetrics metrics;
+  ModelManager models(options.model_dir, predictor_options, &metrics);
+  SF_RETURN_IF_ERROR(models.LoadNewest());
+
+  HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.threads = options.threads > 0
+                     ? options.threads
+                     : std::max(1u, std::thread::hardware_concurrency());
+  http.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
+  http.keep_alive_requests = options.keep_alive_requests;
+  HttpServer server(models, metrics, http);
+  SF_RETURN_IF_ERROR(server.Bind());
+  std::printf(
+      "serving model %s version %lld at http://%s:%d/v1/models/%s "
+      "(%d threads)\n",
+      models.name().c_str(), static_cast<long long>(models.current()->version),
+      options.host.c_str(), server.port(), models.name().c_str(), http.threads);
+  std::fflush(stdout);
+  models.StartPolling(absl::Seconds(options.poll_seconds));
+
+  std::atomic<bool> served{false};
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    if (served) return;  // Woken by the line after Serve.
+    std::fprintf(stderr, "serve: %s: finishing the requests in flight\n",
+                 strsignal(signal));
+    server.Stop();
+  });
+  const absl::Status status = server.Serve();
+  served = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  models.StopPolling();
+  std::fprintf(stderr, "serve: stopped\n");
+  return status;
+}
+
+}  // namespace scopeflow

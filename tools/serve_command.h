@@ -1,0 +1,36 @@
+// scopeflow serve MODEL_DIR: the model of MODEL_DIR (layout in
+// tools/serve_models.h) over HTTP (endpoints in tools/http_server.h).
+#ifndef SCOPEFLOW_TOOLS_SERVE_COMMAND_H_
+#define SCOPEFLOW_TOOLS_SERVE_COMMAND_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace scopeflow {
+
+struct ServeCommandOptions {
+  std::string model_dir;
+  std::string host = "127.0.0.1";
+  // 0: any free port (printed at start).
+  int port = 8500;
+  // Requests handled at once; 0: one per core.
+  int threads = 0;
+  // Requests a keep-alive connection may make before the server closes it
+  // (it holds a thread meanwhile, see HttpServerOptions).
+  int keep_alive_requests = 100;
+  // How often MODEL_DIR is checked for a new version.
+  double poll_seconds = 1;
+  int64_t max_body_bytes = int64_t{64} << 20;
+  std::string place = "cpu";
+};
+
+// Loads the newest version, prints the address served, and serves until
+// SIGTERM or SIGINT; then stops accepting, lets the requests being handled
+// finish and returns OK.
+absl::Status ServeCommand(const ServeCommandOptions& options);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_TOOLS_SERVE_COMMAND_H_

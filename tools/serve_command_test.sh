@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# scopeflow serve end to end: a model folder made with `scopeflow run
+# --save_params`, the address printed at start, requests over bash's
+# /dev/tcp (no client to install), a new version swapped in, and exit
+# status 0 after SIGTERM.
+set -euo pipefail
+scopeflow=tools/scopeflow
+mlp=examples/mlp
+fail() { echo "FAIL: $*"; cat "$log" >&2 || true; exit 1; }
+
+models="$TEST_TMPDIR/models/mlp"
+mkdir -p "$models/1"
+cp "$mlp/main.pbtxt" "$models/1/model.pbtxt"
+"$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --save_params="$models/1/params" >/dev/null
+
+# An HTTP/1.0 request (the server closes after replying); prints the reply.
+request() {  # METHOD PATH [BODY]
+  local body=${3:-}
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf '%s %s HTTP/1.0\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+    "$1" "$2" "${#body}" "$body" >&3
+  cat <&3
+  exec 3<&-
+}
+
+log="$TEST_TMPDIR/serve.log"
+"$scopeflow" serve "$models" --port=0 --threads=2 --poll_seconds=0.1 >"$log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  grep -q '^serving model' "$log" && break
+  sleep 0.1
+done
+line=$(grep '^serving model' "$log") || fail "no address printed"
+[[ $line =~ ^serving\ model\ mlp\ version\ 1\ at\ http://127\.0\.0\.1:([0-9]+)/v1/models/mlp\ \(2\ threads\)$ ]] ||
+  fail "unexpected start line: $line"
+port=${BASH_REMATCH[1]}
+
+out=$(request GET /healthz)
+grep -q '^HTTP/1.1 200 OK' <<<"$out" || fail "healthz status"
+grep -q '"status":"ok"' <<<"$out" || fail "healthz body"
+
+row=$(seq -s, 0 63 | sed 's/[0-9]\+/0.5/g')
+out=$(request POST /v1/models/mlp:predict "{\"inputs\": {\"image\": [[$row]]}}")
+grep -q '^HTTP/1.1 200 OK' <<<"$out" || fail "predict status: $out"
+grep -q '{"outputs":{"probabilities":\[\[' <<<"$out" || fail "predict body: $out"
+
+out=$(request POST /v1/models/mlp:predict '{"inputs": {"image": [[1]]}}')
+grep -q '^HTTP/1.1 400 Bad Request' <<<"$out" || fail "bad shape status: $out"
+grep -q 'expected shape \[-1, 64\], got \[1, 1\]' <<<"$out" || fail "bad shape message"
+
+# A second version, moved into place whole, is picked up by the poll.
+mkdir "$TEST_TMPDIR/staging"
+cp "$models/1/model.pbtxt" "$models/1/params" "$TEST_TMPDIR/staging/"
+mv "$TEST_TMPDIR/staging" "$models/2"
+for _ in $(seq 100); do
+  request GET /v1/models/mlp | grep -q '"version":2' && break
+  sleep 0.1
+done
+request GET /v1/models/mlp | grep -q '"version":2' || fail "version 2 not served"
+grep -q 'now serving model mlp version 2' "$log" || fail "swap not logged"
+
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+[[ $status -eq 0 ]] || fail "exit status $status after SIGTERM"
+grep -q 'Terminated: finishing the requests in flight' "$log" || fail "no stop message"
+grep -q 'serve: stopped' "$log" || fail "no stopped message"
+
+# Errors at start exit 1 and name the problem.
+status=0
+out=$("$scopeflow" serve "$TEST_TMPDIR/absent" 2>&1) || status=$?
+[[ $status -eq 1 ]] || fail "absent folder: exit status $status"
+grep -q 'cannot list model folder .*absent' <<<"$out" || fail "absent folder message: $out"
+echo PASS

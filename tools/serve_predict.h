@@ -1,0 +1,40 @@
+// One predict request of `scopeflow serve`, from body to reply, without the
+// HTTP around it: decode the inputs (JSON, or a PredictRequest protobuf),
+// run the model, encode the outputs the same way.
+#ifndef SCOPEFLOW_TOOLS_SERVE_PREDICT_H_
+#define SCOPEFLOW_TOOLS_SERVE_PREDICT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "tools/serve_models.h"
+
+namespace scopeflow {
+
+// The Content-Type of binary predict bodies (proto/serving.proto).
+inline constexpr char kProtobufContentType[] = "application/x-protobuf";
+inline constexpr char kJsonContentType[] = "application/json";
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = kJsonContentType;
+  std::string body;
+};
+
+// The HTTP status for an error: 400 for bad input (InvalidArgument,
+// OutOfRange), 404 NotFound, 503 ResourceExhausted, 500 otherwise.
+int HttpStatusFor(const absl::Status& status);
+
+// {"error": message} with the status HttpStatusFor gives.
+HttpReply ErrorReply(const absl::Status& status);
+
+// Runs `model` on the body: a PredictRequest when `content_type` is
+// kProtobufContentType (or application/octet-stream), JSON otherwise.
+// Errors come back as ErrorReply, always JSON.
+HttpReply Predict(const ServedModel& model, absl::string_view content_type,
+                  absl::string_view body);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_TOOLS_SERVE_PREDICT_H_
