@@ -393,5 +393,26 @@ TEST(Pool2dTest, SizesBeyondInt64AreErrors) {
                         "makes sizes beyond int64"));
 }
 
+// The first window's taps over an input at the int64 limit, counted
+// without overflow.
+TEST(Pool2dTest, WindowsOverHugeInputs) {
+  auto y =
+      InferAtPrepare(R"pb(type: "pool2d"
+                          inputs { slot: "X" vars: "x" }
+                          outputs { slot: "Out" vars: "y" }
+                          attrs { name: "pooling_type" s: "max" }
+                          attrs {
+                            name: "ksize"
+                            ints { values: [ 4, 1 ] }
+                          }
+                          attrs {
+                            name: "paddings"
+                            ints { values: [ 1, 0 ] }
+                          })pb",
+                     {{"x", kFloat32, {1, 1, 9223372036854775807, 1}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(1, 1, 9223372036854775806, 1));
+}
+
 }  // namespace
 }  // namespace scopeflow

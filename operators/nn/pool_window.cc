@@ -221,7 +221,9 @@ Taps TapsOf(const Window& w, int axis, int64_t input, int64_t o) {
   const auto taps_before = [&](int64_t limit) -> int64_t {
     if (start >= limit) return 0;
     const std::optional<int64_t> room = CheckedAdd(limit - 1, -start);
-    return room.has_value() ? std::min(ksize, *room / step + 1) : ksize;
+    // *room / step < ksize first: *room / step + 1 overflows for a room of
+    // the int64 limit.
+    return room.has_value() && *room / step < ksize ? *room / step + 1 : ksize;
   };
   // The first tap on or after cell 0.
   const int64_t begin = start >= 0 ? 0 : (-start + step - 1) / step;
