@@ -39,8 +39,7 @@ absl::StatusOr<IntValues> ReadIntList(const Tensor& tensor,
     list.values.push_back(host.dtype() == kInt32 ? host.data<int32_t>()[i]
                                                  : host.data<int64_t>()[i]);
   }
-  list.source = absl::StrCat(InputSource(slot, var), " = [",
-                             absl::StrJoin(list.values, ", "), "]");
+  list.origin = InputSource(slot, var);
   return list;
 }
 
@@ -57,12 +56,24 @@ IntValues AttrIntList(const Attributes& attrs, absl::string_view attr) {
   } else {
     list.values = {std::get<int64_t>(value)};
   }
-  list.source = absl::StrFormat("attribute \"%s\" = [%s]", attr,
-                                absl::StrJoin(list.values, ", "));
+  list.origin = absl::StrFormat("attribute \"%s\"", attr);
   return list;
 }
 
 }  // namespace
+
+std::string IntValues::source() const {
+  // Enough of the list to recognise it.
+  constexpr size_t kShown = 16;
+  if (values.size() <= kShown) {
+    return absl::StrCat(origin, " = [", absl::StrJoin(values, ", "), "]");
+  }
+  return absl::StrCat(
+      origin, " = [",
+      absl::StrJoin(values.begin(), values.begin() + kShown / 2, ", "),
+      ", ... (", values.size() - kShown, " more) ..., ",
+      absl::StrJoin(values.end() - kShown / 2, values.end(), ", "), "]");
+}
 
 absl::Status CheckIntListInput(const InferContext& context,
                                absl::string_view slot) {
@@ -89,8 +100,7 @@ absl::StatusOr<std::optional<IntValues>> IntListOf(const InferContext& context,
     return ReadIntList(*value, slot, context.InputName(slot));
   }
   if (IntListInputLength(context, slot) == 0) {
-    return IntValues{
-        {}, absl::StrCat(InputSource(slot, context.InputName(slot)), " = []")};
+    return IntValues{{}, InputSource(slot, context.InputName(slot))};
   }
   return std::optional<IntValues>();
 }
@@ -111,10 +121,10 @@ absl::StatusOr<std::vector<int>> NormalizeAxisList(const IntValues& axes,
   for (int64_t axis : axes.values) {
     SF_CHECK(axis >= -rank && axis < rank,
              "%s: axis %d is out of range for rank %d (expected [%d, %d))%s",
-             axes.source, axis, rank, -rank, rank, suffix);
+             axes.source(), axis, rank, -rank, rank, suffix);
     const int a = static_cast<int>(axis < 0 ? axis + rank : axis);
     SF_CHECK(!seen[a], "%s names axis %d twice (expected distinct axes)%s",
-             axes.source, a, suffix);
+             axes.source(), a, suffix);
     seen[a] = true;
     normalized.push_back(a);
   }

@@ -31,9 +31,12 @@ namespace scopeflow {
 // A list of integers and where it came from.
 struct IntValues {
   std::vector<int64_t> values;
-  // For errors: `attribute "axes" = [0, 2]` or `input "Axes" (variable
-  // "a") = [0, 2]`.
-  std::string source;
+  // `attribute "axes"` or `input "Axes" (variable "a")`.
+  std::string origin;
+
+  // For errors, made only for them: the origin and the values, e.g.
+  // `attribute "axes" = [0, 2]` (a long list elided in the middle).
+  std::string source() const;
 };
 
 // For inference: OK unless input `slot` is bound to a variable of a dtype
@@ -57,7 +60,7 @@ absl::StatusOr<IntValues> IntListOf(const KernelContext& context,
                                     absl::string_view attr);
 
 // `axes` made non-negative for an input of rank `rank`: each must lie in
-// [-rank, rank), and none may come twice. Errors name axes.source and end
+// [-rank, rank), and none may come twice. Errors name axes.source() and end
 // with ", for " `input` where that describes the input.
 absl::StatusOr<std::vector<int>> NormalizeAxisList(
     const IntValues& axes, int rank, absl::string_view input = "");

@@ -243,7 +243,16 @@ absl::Status AddClipBound(NodeContext& context, int input, const char* attr,
     SF_ASSIGN_OR_RETURN(const double value,
                         context.ConstantScalar(input, "it is a bound"));
     const float narrow = static_cast<float>(value);
-    if (static_cast<double>(narrow) == value || std::isnan(value)) {
+    bool exact = static_cast<double>(narrow) == value || std::isnan(value);
+    SF_ASSIGN_OR_RETURN(const Tensor* constant,
+                        context.ConstantInput(input, "it is a bound"));
+    if (constant->dtype() == kInt64) {
+      // The double `value` itself may have rounded an int64.
+      const double wide = narrow;
+      exact = wide >= -0x1p63 && wide < 0x1p63 &&
+              static_cast<int64_t>(wide) == *constant->data<int64_t>();
+    }
+    if (exact) {
       op.Attr(attr, narrow);
       *folded = narrow;
       return absl::OkStatus();

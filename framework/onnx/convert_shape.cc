@@ -2,12 +2,11 @@
 // Flatten, Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze,
 // Expand, Tile, Pad, Shape, and Constant (folded, no op).
 //
-// Where ONNX takes a shape, axes, sizes or repeats as an input (since opset
-// 5 for Reshape, 10 for Slice, 13 for Split, Squeeze and Unsqueeze), a
-// constant folds into the scopeflow op's attribute, and any other value
-// (fed, or computed at run time) binds the op's input of the same meaning.
-// Pad's pads and value must be constants: scopeflow pad takes attributes
-// only.
+// Where ONNX takes a shape, axes, sizes, repeats or pads as an input (since
+// opset 5 for Reshape, 10 for Slice, 11 for Pad, 13 for Split, Squeeze and
+// Unsqueeze), a constant folds into the scopeflow op's attribute, and any
+// other value (fed, or computed at run time) binds the op's input of the
+// same meaning (see ConvertPad for the pads it cannot bind).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/executor.h"
@@ -399,6 +400,171 @@ TEST(OnnxImporterTest, ConstantInputsMakeAFedShapeUsable) {
   options.constant_inputs["not_an_input"] = Int64Tensor({1}, {1});
   EXPECT_EQ(ImportOnnx(model, options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Whether `op` binds input slot `slot`.
+bool Reads(const OpDef& op, const std::string& slot) {
+  for (const OpSlot& input : op.inputs()) {
+    if (input.slot() == slot) return true;
+  }
+  return false;
+}
+
+// Shapes, axes, sizes, bounds and repeats fed at run time bind the
+// scopeflow op's input of the same meaning; constants still fold into
+// attributes.
+TEST(OnnxImporterTest, FedParametersBindTensorInputs) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2, 3});
+  for (const char* name : {"shape", "starts", "ends", "axes", "uaxes"}) {
+    AddInput(model, name, {-1}, onnx::TensorProto::INT64);
+  }
+  AddInput(model, "split", {2}, onnx::TensorProto::INT64);
+  AddInput(model, "eshape", {3}, onnx::TensorProto::INT64);
+  AddInput(model, "reps", {2}, onnx::TensorProto::INT64);
+  AddInput(model, "lo", {});
+  AddInput(model, "hi", {});
+  AddInitializer(model, Int64Proto("slice_axes", {1}, {1}));
+  AddNode(model, "Reshape", {"x", "shape"}, {"r"});
+  AddNode(model, "Slice", {"x", "starts", "ends", "slice_axes"}, {"s"});
+  SetInt(AddNode(model, "ReduceSum", {"x", "axes"}, {"sum"}), "keepdims", 0);
+  AddNode(model, "Unsqueeze", {"x", "uaxes"}, {"u"});
+  SetInt(AddNode(model, "Split", {"x", "split"}, {"p", "q"}), "axis", 1);
+  AddNode(model, "Clip", {"x", "lo", "hi"}, {"c"});
+  AddNode(model, "Expand", {"x", "eshape"}, {"e"});
+  AddNode(model, "Tile", {"x", "reps"}, {"t"});
+  for (const char* name : {"r", "s", "sum", "u", "p", "q", "c", "e", "t"}) {
+    AddOutput(model, name);
+  }
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const std::vector<std::pair<std::string, std::vector<std::string>>> bound = {
+      {"reshape", {"Shape"}},   {"slice", {"Starts", "Ends"}},
+      {"reduce_sum", {"Axes"}}, {"unsqueeze", {"Axes"}},
+      {"split", {"Sections"}},  {"clip", {"Min", "Max"}},
+      {"expand", {"Shape"}},    {"tile", {"RepeatTimes"}}};
+  for (const auto& [type, slots] : bound) {
+    SCOPED_TRACE(type);
+    const OpDef* op = FindOp(*imported, type);
+    ASSERT_NE(op, nullptr);
+    for (const std::string& slot : slots) EXPECT_TRUE(Reads(*op, slot));
+  }
+  // The constant axes of the slice folded.
+  EXPECT_FALSE(Reads(*FindOp(*imported, "slice"), "Axes"));
+  ASSERT_NE(FindAttr(*FindOp(*imported, "slice"), "axes"), nullptr);
+  EXPECT_THAT(imported->params, SizeIs(0));
+
+  auto run = [&](std::vector<int64_t> shape, std::vector<int64_t> axes) {
+    return RunNet(
+        *imported,
+        {{"x", FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6})},
+         {"shape", Int64Tensor({static_cast<int64_t>(shape.size())}, shape)},
+         {"starts", Int64Tensor({1}, {1})},
+         {"ends", Int64Tensor({1}, {std::numeric_limits<int64_t>::max()})},
+         {"axes", Int64Tensor({static_cast<int64_t>(axes.size())}, axes)},
+         {"uaxes", Int64Tensor({1}, {1})},
+         {"split", Int64Tensor({2}, {1, 2})},
+         {"eshape", Int64Tensor({3}, {2, 1, 1})},
+         {"reps", Int64Tensor({2}, {1, 2})},
+         {"lo", FloatTensor({}, {2})},
+         {"hi", FloatTensor({}, {5})}});
+  };
+  absl::StatusOr<std::vector<Tensor>> out = run({3, 2}, {0});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values((*out)[1]), ElementsAre(2, 3, 5, 6));
+  EXPECT_THAT(Values((*out)[2]), ElementsAre(5, 7, 9));
+  EXPECT_THAT((*out)[3].dims(), ElementsAre(2, 1, 3));
+  EXPECT_THAT(Values((*out)[4]), ElementsAre(1, 4));
+  EXPECT_THAT(Values((*out)[5]), ElementsAre(2, 3, 5, 6));
+  EXPECT_THAT(Values((*out)[6]), ElementsAre(2, 2, 3, 4, 5, 5));
+  EXPECT_THAT((*out)[7].dims(), ElementsAre(2, 2, 3));
+  EXPECT_THAT(Values((*out)[8]),
+              ElementsAre(1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6));
+  // Other values, other shapes: the same imported net.
+  out = run({-1}, {1});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(6));
+  EXPECT_THAT(Values((*out)[2]), ElementsAre(6, 15));
+}
+
+TEST(OnnxImporterTest, ReshapeAllowZero) {
+  for (const bool fed : {false, true}) {
+    SCOPED_TRACE(fed ? "fed" : "constant");
+    onnx::ModelProto model = Model(14);
+    AddInput(model, "x", {0, 3});
+    if (fed) {
+      AddInput(model, "shape", {2}, onnx::TensorProto::INT64);
+    } else {
+      AddInitializer(model, Int64Proto("shape", {2}, {3, 0}));
+    }
+    SetInt(AddNode(model, "Reshape", {"x", "shape"}, {"y"}), "allowzero", 1);
+    AddOutput(model, "y");
+    absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    const OpDef* reshape = FindOp(*imported, "reshape");
+    ASSERT_NE(reshape, nullptr);
+    EXPECT_EQ(Reads(*reshape, "Shape"), fed);
+    const AttrDef* allow_zero = FindAttr(*reshape, "allowzero");
+    ASSERT_NE(allow_zero, nullptr);
+    EXPECT_TRUE(allow_zero->b());
+    std::vector<Feed> feeds = {{"x", FloatTensor({0, 3}, {})}};
+    if (fed) feeds.push_back({"shape", Int64Tensor({2}, {3, 0})});
+    absl::StatusOr<std::vector<Tensor>> out = RunNet(*imported, feeds);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 0));
+  }
+}
+
+// Fed axes may turn out empty only at run time: noop_with_empty_axes goes
+// along to the op.
+TEST(OnnxImporterTest, ReduceWithFedAxes) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "x", {2, 2});
+  AddInput(model, "axes", {-1}, onnx::TensorProto::INT64);
+  onnx::NodeProto* mean = AddNode(model, "ReduceMean", {"x", "axes"}, {"m"});
+  SetInt(mean, "noop_with_empty_axes", 1);
+  SetInt(mean, "keepdims", 0);
+  AddNode(model, "ReduceMax", {"x", "axes"}, {"top"});
+  AddOutput(model, "m");
+  AddOutput(model, "top");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const Tensor x = FloatTensor({2, 2}, {1, 2, 3, 8});
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", x}, {"axes", Int64Tensor({0}, {})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(1, 2, 3, 8));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(1, 1));
+  EXPECT_THAT(Values((*out)[1]), ElementsAre(8));
+  out = RunNet(*imported, {{"x", x}, {"axes", Int64Tensor({1}, {0})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(2, 5));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(1, 2));
+  EXPECT_THAT(Values((*out)[1]), ElementsAre(3, 8));
+}
+
+// A constant Clip bound float32 cannot hold exactly binds the op's input
+// (as a parameter) rather than rounding into the float attribute.
+TEST(OnnxImporterTest, ClipBoundBeyondFloat32IsAnInput) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2}, onnx::TensorProto::INT64);
+  const int64_t big = (int64_t{1} << 60) + 1;
+  AddInitializer(model, Int64Proto("hi", {}, {big}));
+  AddNode(model, "Clip", {"x", "", "hi"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const OpDef* clip = FindOp(*imported, "clip");
+  ASSERT_NE(clip, nullptr);
+  EXPECT_TRUE(Reads(*clip, "Max"));
+  EXPECT_EQ(FindAttr(*clip, "max"), nullptr);
+  ASSERT_THAT(imported->params, SizeIs(1));
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", Int64Tensor({2}, {big + 3, -4})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], big);
+  EXPECT_EQ((*out)[0].data<int64_t>()[1], -4);
 }
 
 TEST(OnnxImporterTest, ConstantNodesFoldIntoAttributesOrBecomeParameters) {

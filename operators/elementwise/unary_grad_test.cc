@@ -262,5 +262,58 @@ TEST(UnaryGradMakerTest, NegGradIsANeg) {
   EXPECT_THAT(*dx, ElementsAre(-1, 2, -4));
 }
 
+// clip_grad reads the bounds clip read from its inputs, which get no
+// gradient themselves.
+TEST(UnaryGradTest, ClipWithBoundInputs) {
+  GradCheckOptions options;
+  options.wrt = {"x"};
+  absl::Status status = CheckGradient(
+      R"pb(type: "clip"
+           inputs { slot: "X" vars: "x" }
+           inputs { slot: "Min" vars: "lo" }
+           inputs { slot: "Max" vars: "hi" }
+           outputs { slot: "Out" vars: "out" })pb",
+      {{"x", MakeTensor<double>({2, 3}, {-1.2, -0.3, 0.1, 0.5, 0.9, 2.0})},
+       {"lo", MakeTensor<double>({}, {-0.5})},
+       {"hi", MakeTensor<double>({1}, {0.75})}},
+      options);
+  EXPECT_TRUE(status.ok()) << status;
+  // By hand: the gradient passes where x lies within the fed bounds.
+  absl::StatusOr<std::vector<Tensor>> dx =
+      RunOp(R"pb(type: "clip_grad"
+                 inputs { slot: "X" vars: "x" }
+                 inputs { slot: "Min" vars: "lo" }
+                 inputs { slot: "Max" vars: "hi" }
+                 inputs { slot: "Out@GRAD" vars: "g" }
+                 outputs { slot: "X@GRAD" vars: "dx" })pb",
+            {{"x", MakeTensor<float>({4}, {-1, 0, 1, 2})},
+             {"lo", MakeTensor<float>({}, {0})},
+             {"hi", MakeTensor<float>({}, {1})},
+             {"g", MakeTensor<float>({4}, {1, 2, 3, 4})}},
+            {"dx"});
+  ASSERT_TRUE(dx.ok()) << dx.status();
+  EXPECT_THAT(Values<float>((*dx)[0]), ElementsAre(0, 2, 3, 0));
+  // Asked for the gradient of a bound: it has none.
+  NetDef net;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(format_version: 1
+           name: "net"
+           blocks {
+             vars { name: "x" dtype: DATA_TYPE_FLOAT32 shape: 3 }
+             vars { name: "lo" dtype: DATA_TYPE_FLOAT32 shape: 1 }
+             ops {
+               type: "clip"
+               inputs { slot: "X" vars: "x" }
+               inputs { slot: "Min" vars: "lo" }
+               outputs { slot: "Out" vars: "out" }
+             }
+           })pb",
+      &net));
+  auto grads = AppendGradients(net, {"out"}, {}, {"lo"});
+  EXPECT_THAT(grads.status().message(),
+              HasSubstr("differentiate: no target depends on variable \"lo\" "
+                        "(out) through differentiable ops"));
+}
+
 }  // namespace
 }  // namespace scopeflow

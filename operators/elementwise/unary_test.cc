@@ -278,5 +278,67 @@ TEST(ClipTest, BoundsAreOptional) {
   EXPECT_THAT(Values<float>(*out), ElementsAre(0, 0.5f, 1e30f));
 }
 
+// clip of x with inputs "Min" (variable lo) and/or "Max" (hi), then
+// `attrs`.
+std::string ClipWithInputs(bool min, bool max, const std::string& attrs = "") {
+  return absl::StrFormat(
+      R"pb(type: "clip"
+           inputs { slot: "X" vars: "x" } %s %s
+           outputs { slot: "Out" vars: "out" } %s)pb",
+      min ? R"pb(inputs { slot: "Min" vars: "lo" })pb" : "",
+      max ? R"pb(inputs { slot: "Max" vars: "hi" })pb" : "", attrs);
+}
+
+// Inputs "Min" and "Max" (one element of X's dtype) replace the
+// attributes; each wins over its attribute.
+TEST(ClipTest, BoundsFromInputs) {
+  auto out = RunOp(ClipWithInputs(true, true),
+                   {{"x", MakeTensor<float>({3}, {-2, 0.5f, 3})},
+                    {"lo", MakeTensor<float>({}, {0})},
+                    {"hi", MakeTensor<float>({1}, {1})}},
+                   {"out"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0, 0.5f, 1));
+  out = RunOp(ClipWithInputs(true, false, R"pb(attrs { name: "min" f: 0.75 }
+                                               attrs { name: "max" f: 4 })pb"),
+              {{"x", MakeTensor<int32_t>({3}, {-5, 2, 9})},
+               {"lo", MakeTensor<int32_t>({}, {-1})}},
+              {"out"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int32_t>((*out)[0]), ElementsAre(-1, 2, 4));
+  // An int64 bound float32 would round applies exactly.
+  const int64_t big = (int64_t{1} << 60) + 1;
+  out = RunOp(ClipWithInputs(false, true),
+              {{"x", MakeTensor<int64_t>({2}, {big + 4, -7})},
+               {"hi", MakeTensor<int64_t>({}, {big})}},
+              {"out"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(big, -7));
+}
+
+TEST(ClipTest, BoundInputErrorsNameOpAndVariable) {
+  const Tensor x = MakeTensor<float>({2}, {1, 2});
+  EXPECT_THAT(PrepareOp(ClipWithInputs(true, false),
+                        {{"x", x}, {"lo", MakeTensor<double>({1}, {0})}})
+                  .message(),
+              HasSubstr("op 0 (clip): input \"Min\" (variable \"lo\") is "
+                        "float64 [1]: expected one float32 element (a "
+                        "scalar)"));
+  EXPECT_THAT(PrepareOp(ClipWithInputs(false, true),
+                        {{"x", x}, {"hi", MakeTensor<float>({2}, {0, 1})}})
+                  .message(),
+              HasSubstr("op 0 (clip): input \"Max\" (variable \"hi\") is "
+                        "float32 [2]: expected one float32 element (a "
+                        "scalar)"));
+  // The order of bounds known only at run time is checked then.
+  auto out =
+      RunOp(ClipWithInputs(true, false, R"pb(attrs { name: "max" f: 1 })pb"),
+            {{"x", x}, {"lo", MakeTensor<float>({}, {3})}}, {"out"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (clip): the lower bound 3 (input \"Min\" "
+                        "(variable \"lo\")) exceeds the upper bound 1 "
+                        "(attribute \"max\"): expected min <= max"));
+}
+
 }  // namespace
 }  // namespace scopeflow

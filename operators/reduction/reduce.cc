@@ -55,10 +55,10 @@ absl::StatusOr<std::vector<bool>> ReducedAxes(const IntValues& axes,
   for (int64_t axis : axes.values) {
     SF_CHECK(axis >= -rank && axis < rank,
              "%s: axis %d is out of range for rank %d (expected [%d, %d))",
-             axes.source, axis, rank, -rank, rank);
+             axes.source(), axis, rank, -rank, rank);
     const int64_t normalized = axis < 0 ? axis + rank : axis;
     SF_CHECK(!reduced[normalized],
-             "%s names axis %d twice (expected distinct axes)", axes.source,
+             "%s names axis %d twice (expected distinct axes)", axes.source(),
              normalized);
     reduced[normalized] = true;
   }
@@ -118,7 +118,7 @@ absl::Status ReducedInfo(const InferContext& context, bool needs_elements,
   SF_CHECK(!needs_elements || !reduces_nothing || output_empty,
            "%s: %s reduces an axis of size 0 (expected at least one element "
            "per output)",
-           DescribeInputShape(context, "X"), axes->source);
+           DescribeInputShape(context, "X"), axes->source());
   return absl::OkStatus();
 }
 
@@ -140,7 +140,7 @@ absl::StatusOr<std::vector<bool>> KernelReducedAxes(
       slot == "Out" ? *context.Output("Out") : context.Input(slot);
   SF_CHECK(indexed.numel() == kept,
            "%s reduces X's shape %s to %d elements, but \"%s\" holds %d",
-           axes.source, DimsToString(x.dims()), kept, slot, indexed.numel());
+           axes.source(), DimsToString(x.dims()), kept, slot, indexed.numel());
   return reduced;
 }
 

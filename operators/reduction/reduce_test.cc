@@ -327,5 +327,169 @@ TEST(MeanTest, AllElementsToAScalar) {
   EXPECT_THAT(Values<float>(*empty), ElementsAre(IsNan()));
 }
 
+// The reduction `type` of x over the axes of input "Axes" (variable a),
+// then `attrs`.
+std::string WithAxesInput(const std::string& type,
+                          const std::string& attrs = "") {
+  return absl::StrCat("type: \"", type,
+                      "\" inputs { slot: \"X\" vars: \"x\" } inputs { slot: "
+                      "\"Axes\" vars: \"a\" } outputs { slot: \"Out\" vars: "
+                      "\"y\" } ",
+                      attrs);
+}
+
+constexpr char kNoop[] = "attrs { name: \"noop_with_empty_axes\" b: true }";
+
+// Input "Axes" (int32 or int64) replaces attribute "axes", which it wins
+// over.
+TEST(ReduceTest, AxesInput) {
+  const Tensor x = Iota<float>({2, 3});  // [[0, 1, 2], [3, 4, 5]]
+  auto out = RunOp(WithAxesInput("reduce_sum", Axes({0})),
+                   {{"x", x}, {"a", MakeTensor<int64_t>({1}, {1})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(3, 12));
+  out = RunOp(WithAxesInput("reduce_mean", Axes({}, /*keep_dim=*/true)),
+              {{"x", x}, {"a", MakeTensor<int32_t>({1}, {0})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 3));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1.5, 2.5, 3.5));
+  out = RunOp(WithAxesInput("reduce_max"),
+              {{"x", x}, {"a", MakeTensor<int64_t>({2}, {-1, 0})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), IsEmpty());
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(5));
+  // Integers too.
+  out = RunOp(
+      WithAxesInput("reduce_sum"),
+      {{"x", Iota<int64_t>({2, 3})}, {"a", MakeTensor<int64_t>({1}, {0})}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(3, 5, 7));
+}
+
+// Empty axes reduce every axis, or none with "noop_with_empty_axes" (as
+// ONNX's), whether they come from the input or the attribute.
+TEST(ReduceTest, EmptyAxesAndNoop) {
+  const Tensor x = Iota<float>({2, 3});
+  const Tensor none = MakeTensor<int64_t>({0}, {});
+  auto out = RunOp(WithAxesInput("reduce_sum"), {{"x", x}, {"a", none}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), IsEmpty());
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(15));
+  for (const char* type : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    SCOPED_TRACE(type);
+    out = RunOp(WithAxesInput(type, kNoop), {{"x", x}, {"a", none}}, {"y"});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3));
+    EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0, 1, 2, 3, 4, 5));
+    auto attr = RunReduce(type, x, kNoop);
+    ASSERT_TRUE(attr.ok()) << attr.status();
+    EXPECT_THAT(attr->dims(), ElementsAre(2, 3));
+    EXPECT_THAT(Values<float>(*attr), ElementsAre(0, 1, 2, 3, 4, 5));
+  }
+  // "noop_with_empty_axes" changes nothing when there are axes.
+  out = RunOp(WithAxesInput("reduce_sum", kNoop),
+              {{"x", x}, {"a", MakeTensor<int64_t>({1}, {1})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(3, 12));
+}
+
+TEST(ReduceTest, AxesInputAtPrepare) {
+  struct Case {
+    std::string attrs;
+    std::vector<int64_t> axes_dims;
+    bool has_dims;
+    std::vector<int64_t> dims;
+  };
+  const std::vector<Case> cases = {
+      // One axis goes, which one is not known yet.
+      {"", {1}, true, {-1, -1}},
+      // With keep_dim the rank stays.
+      {Axes({}, true), {2}, true, {-1, -1, -1}},
+      // Known to be empty: every axis goes, or none.
+      {"", {0}, true, {}},
+      {kNoop, {0}, true, {2, 3, 4}},
+      // Of unknown length: the rank is unknown too.
+      {"", {-1}, false, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.attrs + " " + DimsToString(c.axes_dims));
+    auto info = InferAtPrepare(
+        WithAxesInput("reduce_sum", c.attrs),
+        {{"x", kFloat32, {2, 3, 4}}, {"a", kInt64, c.axes_dims}}, "y");
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->has_dims, c.has_dims);
+    if (c.has_dims) {
+      EXPECT_EQ(info->dims, Dims(c.dims.begin(), c.dims.end()));
+    }
+  }
+}
+
+TEST(ReduceTest, AxesInputErrorsNameOpAndVariable) {
+  const Tensor x = Iota<float>({2, 3});
+  EXPECT_THAT(
+      PrepareOp(WithAxesInput("reduce_sum"),
+                {{"x", x}, {"a", MakeTensor<float>({1}, {0})}})
+          .message(),
+      HasSubstr("op 0 (reduce_sum): input \"Axes\" (variable \"a\") has dtype "
+                "float32: expected int32 or int64"));
+  auto out = RunOp(WithAxesInput("reduce_mean"),
+                   {{"x", x}, {"a", MakeTensor<int64_t>({1}, {2})}}, {"y"});
+  EXPECT_THAT(
+      out.status().message(),
+      HasSubstr("op 0 (reduce_mean): input \"X\" (variable \"x\", "
+                "shape [2, 3]): input \"Axes\" (variable \"a\") = [2]: "
+                "axis 2 is out of range for rank 2 (expected [-2, 2))"));
+  out = RunOp(WithAxesInput("reduce_sum"),
+              {{"x", x}, {"a", MakeTensor<int32_t>({2}, {0, -2})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("input \"Axes\" (variable \"a\") = [0, -2] names axis "
+                        "0 twice (expected distinct axes)"));
+  out = RunOp(WithAxesInput("reduce_max"),
+              {{"x", MakeTensor<float>({0, 3}, {})},
+               {"a", MakeTensor<int64_t>({1}, {0})}},
+              {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reduce_max): input \"X\" (variable \"x\", shape "
+                        "[0, 3]): input \"Axes\" (variable \"a\") = [0] "
+                        "reduces an axis of size 0 (expected at least one "
+                        "element per output)"));
+}
+
+// The gradient ops read "Axes" too. Their shapes were all known at Prepare,
+// so they run without inference, and their kernels check the output
+// shapes they index by.
+TEST(ReduceTest, GradKernelsCheckTheOutputsTheyAreGiven) {
+  auto out = RunOp(R"pb(type: "reduce_sum_grad"
+                        inputs { slot: "X" vars: "x" }
+                        inputs { slot: "Axes" vars: "a" }
+                        inputs { slot: "Out@GRAD" vars: "g" }
+                        outputs { slot: "X@GRAD" vars: "dx" })pb",
+                   {{"x", Iota<float>({2, 3})},
+                    {"a", MakeTensor<int64_t>({1}, {0})},
+                    {"g", MakeTensor<float>({2}, {1, 2})}},
+                   {"dx"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reduce_sum_grad): input \"Axes\" (variable "
+                        "\"a\") = [0] reduces X's shape [2, 3] to 3 elements, "
+                        "but \"Out@GRAD\" holds 2"));
+  out = RunOp(R"pb(type: "reduce_max_grad"
+                   inputs { slot: "X" vars: "x" }
+                   inputs { slot: "Axes" vars: "a" }
+                   inputs { slot: "Out" vars: "m" }
+                   inputs { slot: "Out@GRAD" vars: "g" }
+                   outputs { slot: "X@GRAD" vars: "dx" })pb",
+              {{"x", Iota<float>({2, 3})},
+               {"a", MakeTensor<int64_t>({1}, {1})},
+               {"m", MakeTensor<float>({3}, {2, 5, 5})},
+               {"g", MakeTensor<float>({2}, {1, 2})}},
+              {"dx"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reduce_max_grad): input \"Out\" holds 3 "
+                        "elements, but \"Out@GRAD\" 2: expected the same "
+                        "count"));
+}
+
 }  // namespace
 }  // namespace scopeflow

@@ -344,5 +344,36 @@ TEST(ReductionGradTest, ArgmaxAndAccuracyHaveNoGradient) {
   }
 }
 
+// Axes fed as an integer tensor go to the gradient ops too (which would
+// disagree reading the attribute), empty ones with noop_with_empty_axes
+// included.
+TEST(ReductionGradTest, NumericCheckWithAxesInput) {
+  struct Case {
+    std::string type;
+    std::string attrs;
+    Tensor axes;
+  };
+  const std::vector<Case> cases = {
+      {"reduce_sum", "", MakeTensor<int64_t>({1}, {1})},
+      {"reduce_sum", "attrs { name: \"keep_dim\" b: true }",
+       MakeTensor<int32_t>({2}, {-1, 0})},
+      {"reduce_sum", "attrs { name: \"noop_with_empty_axes\" b: true }",
+       MakeTensor<int64_t>({0}, {})},
+      {"reduce_mean", "", MakeTensor<int64_t>({1}, {2})},
+      {"reduce_max", "", MakeTensor<int64_t>({2}, {0, 2})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.type + " " + c.attrs + " " + c.axes.DebugString());
+    const std::string op = absl::StrCat(
+        "type: \"", c.type,
+        "\" inputs { slot: \"X\" vars: \"x\" } inputs { slot: \"Axes\" vars: "
+        "\"a\" } outputs { slot: \"Out\" vars: \"out\" } ",
+        c.attrs);
+    const absl::Status status =
+        CheckGradient(op, {{"x", Distinct({2, 3, 4}, 11)}, {"a", c.axes}});
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
 }  // namespace
 }  // namespace scopeflow

@@ -164,7 +164,7 @@ absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& context,
   }
   SF_CHECK(static_cast<int>(sections->values.size()) == outputs,
            "%s has %d sizes, but output \"Out\" has %d variables, to split %s",
-           sections->source, sections->values.size(), outputs,
+           sections->source(), sections->values.size(), outputs,
            DescribeInput(context, "X"));
   std::vector<int64_t> sizes = sections->values;
   int64_t known = 0;
@@ -173,25 +173,25 @@ absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& context,
     SF_CHECK(sizes[i] >= -1 && (sizes[i] >= 0 || inferred < 0),
              "%s: expected sizes >= 0 and at most one -1 (the rest), to "
              "split %s",
-             sections->source, DescribeInput(context, "X"));
+             sections->source(), DescribeInput(context, "X"));
     if (sizes[i] < 0) {
       inferred = i;
       continue;
     }
     const std::optional<int64_t> sum = CheckedAdd(known, sizes[i]);
     SF_CHECK(sum.has_value(), "%s sums to more than int64 holds, to split %s",
-             sections->source, DescribeInput(context, "X"));
+             sections->source(), DescribeInput(context, "X"));
     known = *sum;
   }
   if (dim < 0) return sizes;
   if (inferred >= 0) {
     SF_CHECK(known <= dim,
              "%s sums to %d, more than the size %d of the axis of %s",
-             sections->source, known, dim, DescribeInput(context, "X"));
+             sections->source(), known, dim, DescribeInput(context, "X"));
     sizes[inferred] = dim - known;
   } else {
     SF_CHECK(known == dim, "%s sums to %d, but the axis of %s has size %d",
-             sections->source, known, DescribeInput(context, "X"), dim);
+             sections->source(), known, DescribeInput(context, "X"), dim);
   }
   return sizes;
 }

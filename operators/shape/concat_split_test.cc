@@ -1,4 +1,6 @@
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
@@ -269,6 +271,63 @@ TEST(ConcatTest, SizesBeyondInt64AreErrors) {
       op, {{"a", kFloat32, {9223372036854775806}}, {"b", kFloat32, {1}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(9223372036854775807));
+}
+
+// Input "Sections" (int32 or int64) gives the sizes in place of the
+// attributes.
+TEST(SplitTest, SectionsInput) {
+  const std::string op = R"pb(type: "split"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Sections" vars: "s" }
+                              outputs { slot: "Out" vars: "p" vars: "q" }
+                              attrs { name: "axis" i: -1 })pb";
+  const Tensor x = MakeTensor<float>({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto out = RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {1, 3})}},
+                   {"p", "q"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 1));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0, 4));
+  EXPECT_THAT(Values<float>((*out)[1]), ElementsAre(1, 2, 3, 5, 6, 7));
+  // -1 is the rest; a part may be empty.
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int32_t>({2}, {-1, 0})}},
+              {"p", "q"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 4));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(2, 0));
+  // At Prepare only the split axis is unknown.
+  auto info =
+      InferAtPrepare(op, {{"x", kFloat32, {2, 4}}, {"s", kInt64, {2}}}, "q");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(2, -1));
+}
+
+TEST(SplitTest, SectionsInputErrors) {
+  const std::string op = R"pb(type: "split"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Sections" vars: "s" }
+                              outputs { slot: "Out" vars: "p" vars: "q" })pb";
+  const Tensor x = MakeTensor<float>({4}, {0, 1, 2, 3});
+  auto out = RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {1, 2})}},
+                   {"p", "q"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (split): input \"Sections\" (variable \"s\") = "
+                        "[1, 2] sums to 3, but the axis of input \"X\" "
+                        "(variable \"x\") of shape [4] has size 4"));
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {-1, -1})}},
+              {"p", "q"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (split): input \"Sections\" (variable \"s\") = "
+                        "[-1, -1]: expected sizes >= 0 and at most one -1"));
+  EXPECT_THAT(
+      PrepareOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({3}, {1, 1, 2})}})
+          .message(),
+      HasSubstr("op 0 (split): input \"Sections\" (variable \"s\") holds 3 "
+                "sizes, but output \"Out\" has 2 variables"));
+  EXPECT_THAT(PrepareOp(op + R"pb(attrs { name: "num" i: 2 })pb",
+                        {{"x", x}, {"s", MakeTensor<int64_t>({2}, {2, 2})}})
+                  .message(),
+              HasSubstr("op 0 (split): input \"Sections\" (variable \"s\") and "
+                        "attribute \"num\" = 2 both say how to split"));
 }
 
 }  // namespace

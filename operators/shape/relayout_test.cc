@@ -1,4 +1,6 @@
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
@@ -340,6 +342,105 @@ TEST(ExpandTest, SizesBeyondInt64AreErrors) {
                         "\"x\") of shape [1] to attribute \"shape\" = "
                         "[4611686018427387904, 4]: more elements than int64 "
                         "holds"));
+}
+
+// Input "Shape" (int32 or int64) gives expand's target in place of the
+// attribute; the two broadcast both ways, as ONNX's Expand.
+TEST(ExpandTest, ShapeInput) {
+  const std::string op = R"pb(type: "expand"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Shape" vars: "s" }
+                              outputs { slot: "Out" vars: "y" })pb";
+  const Tensor x = MakeTensor<float>({3, 1}, {1, 2, 3});
+  // A 1 in the shape keeps X's 3.
+  auto out =
+      RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({3}, {2, 1, 2})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3, 2));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              ElementsAre(1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3));
+  // Fewer dims than X.
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int32_t>({1}, {2})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 1, 2, 2, 3, 3));
+  // At Prepare X's dims above 1 stay known.
+  auto info =
+      InferAtPrepare(op, {{"x", kFloat32, {3, 1}}, {"s", kInt64, {3}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, 3, -1));
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {-1, 2})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (expand): input \"Shape\" (variable \"s\") = "
+                        "[-1, 2]: expected dims >= 0, got -1, to expand input "
+                        "\"X\" (variable \"x\") of shape [3, 1]"));
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {2, 4})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (expand): cannot expand input \"X\" (variable "
+                        "\"x\") of shape [3, 1] to input \"Shape\" (variable "
+                        "\"s\") = [2, 4]: dim 0 is 3, expected 1 or 2"));
+}
+
+// expand_grad checks Out@GRAD at Prepare against every dim of X other
+// than 1, even while the target's values are unknown.
+TEST(ExpandTest, GradChecksOutGradAtPrepare) {
+  absl::Status status =
+      PrepareOp(R"pb(type: "expand_grad"
+                     inputs { slot: "X" vars: "x" }
+                     inputs { slot: "Out@GRAD" vars: "g" }
+                     inputs { slot: "Shape" vars: "s" }
+                     outputs { slot: "X@GRAD" vars: "dx" })pb",
+                {{"x", MakeTensor<float>({2, 0}, {})},
+                 {"g", MakeTensor<float>({2, 5}, std::vector<float>(10))},
+                 {"s", MakeTensor<int64_t>({2}, {2, 5})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (expand_grad): input \"Out@GRAD\" (variable "
+                        "\"g\") of shape [2, 5] does not match the forward "
+                        "output's shape [2, 0]"));
+}
+
+// Input "RepeatTimes" (int32 or int64) replaces attribute "repeat_times".
+TEST(TileTest, RepeatTimesInput) {
+  const std::string op = R"pb(type: "tile"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "RepeatTimes" vars: "r" }
+                              outputs { slot: "Out" vars: "y" })pb";
+  const Tensor x = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  auto out =
+      RunOp(op, {{"x", x}, {"r", MakeTensor<int64_t>({2}, {2, 1})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(4, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 3, 4, 1, 2, 3, 4));
+  out =
+      RunOp(op, {{"x", x}, {"r", MakeTensor<int32_t>({3}, {2, 1, 2})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2, 4));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              ElementsAre(1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4));
+  auto info =
+      InferAtPrepare(op, {{"x", kFloat32, {5, 2, 2}}, {"r", kInt64, {2}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(5, -1, -1));
+  out = RunOp(op, {{"x", x}, {"r", MakeTensor<int64_t>({2}, {1, -1})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (tile): input \"RepeatTimes\" (variable \"r\") = "
+                        "[1, -1]: expected repeats >= 0, got -1"));
+}
+
+TEST(TileTest, GradKernelChecksOutGrad) {
+  auto out = RunOp(R"pb(type: "tile_grad"
+                        inputs { slot: "X" vars: "x" }
+                        inputs { slot: "Out@GRAD" vars: "g" }
+                        inputs { slot: "RepeatTimes" vars: "r" }
+                        outputs { slot: "X@GRAD" vars: "dx" })pb",
+                   {{"x", MakeTensor<float>({2}, {1, 2})},
+                    {"g", MakeTensor<float>({4}, {1, 2, 3, 4})},
+                    {"r", MakeTensor<int64_t>({1}, {3})}},
+                   {"dx"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (tile_grad): input \"RepeatTimes\" (variable "
+                        "\"r\") = [3] tiles X's shape [2], but \"Out@GRAD\" "
+                        "has shape [4]"));
 }
 
 }  // namespace

@@ -44,16 +44,16 @@ absl::Status CheckReshapeTarget(const IntValues& target, bool allow_zero) {
   int inferred = 0;
   bool zero = false;
   for (int64_t d : target.values) {
-    SF_CHECK(d >= -1, "%s: expected dims >= -1, got %d", target.source, d);
+    SF_CHECK(d >= -1, "%s: expected dims >= -1, got %d", target.source(), d);
     if (d == -1) ++inferred;
     zero = zero || d == 0;
   }
-  SF_CHECK(inferred <= 1, "%s: expected at most one -1", target.source);
+  SF_CHECK(inferred <= 1, "%s: expected at most one -1", target.source());
   SF_CHECK(!allow_zero || !zero || inferred == 0,
            "%s holds both a 0 and a -1, but with attribute \"allowzero\" a "
            "0 is a dim of size 0 and the -1 could be any size: expected "
            "either",
-           target.source);
+           target.source());
   return absl::OkStatus();
 }
 
@@ -88,7 +88,7 @@ absl::Status InferReshape(InferContext& context) {
       SF_CHECK(i < static_cast<int>(x.dims.size()),
                "%s copies dim %d (a 0) from %s, which "
                "has no such dim",
-               target->source, i, DescribeInput(context, "X"));
+               target->source(), i, DescribeInput(context, "X"));
       out[i] = x.dims[i];
     }
   }
@@ -104,7 +104,8 @@ absl::Status InferReshape(InferContext& context) {
       SF_CHECK(product.has_value(),
                "%s makes a shape %s of more elements "
                "than int64 holds, for %s",
-               target->source, DimsToString(out), DescribeInput(context, "X"));
+               target->source(), DimsToString(out),
+               DescribeInput(context, "X"));
       known = *product;
     }
   }
@@ -113,14 +114,14 @@ absl::Status InferReshape(InferContext& context) {
       SF_CHECK(known > 0,
                "%s cannot infer its -1: the other "
                "dims hold 0 elements, for %s",
-               target->source, DescribeInput(context, "X"));
+               target->source(), DescribeInput(context, "X"));
     }
     if (all_known && in_count >= 0) {
       SF_CHECK(in_count % known == 0,
                "cannot reshape %s (%d elements) to %s: %d is not a "
                "multiple of %d",
-               DescribeInput(context, "X"), in_count, target->source, in_count,
-               known);
+               DescribeInput(context, "X"), in_count, target->source(),
+               in_count, known);
       out[inferred_axis] = in_count / known;
     }
   } else if (all_known && in_count >= 0) {

@@ -1,4 +1,6 @@
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
@@ -482,6 +484,206 @@ TEST(FlattenTest, ElementCountsBeyondInt64AreErrors) {
   auto y = InferAlone(op, {{"x", kFloat32, {4611686018427387904, 4, 0}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(1, 0));
+}
+
+// Input "Shape" (int32 or int64) replaces attribute "shape", which it wins
+// over; 0 and -1 mean what they mean in the attribute.
+TEST(ReshapeTest, ShapeInputWinsOverTheAttribute) {
+  const std::string op = R"pb(type: "reshape"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Shape" vars: "s" }
+                              outputs { slot: "Out" vars: "y" }
+                              attrs {
+                                name: "shape"
+                                i64s { values: [ 24 ] }
+                              })pb";
+  std::vector<float> values(24);
+  for (int i = 0; i < 24; ++i) values[i] = static_cast<float>(i);
+  const Tensor x = MakeTensor<float>({2, 3, 4}, values);
+  auto out =
+      RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({3}, {4, -1, 3})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(4, 2, 3));
+  EXPECT_EQ(Values<float>((*out)[0]), values);
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int32_t>({2}, {0, 12})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 12));
+  // An empty shape makes a scalar of a one-element X.
+  out = RunOp(op,
+              {{"x", MakeTensor<float>({1, 1}, {5})},
+               {"s", MakeTensor<int64_t>({0}, {})}},
+              {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE((*out)[0].dims().empty());
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(5));
+}
+
+TEST(ReshapeTest, ShapeInputAtPrepareGivesTheRankOnly) {
+  const std::string op = R"pb(type: "reshape"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Shape" vars: "s" }
+                              outputs { slot: "Out" vars: "y" })pb";
+  auto info =
+      InferAtPrepare(op, {{"x", kFloat32, {2, 3}}, {"s", kInt64, {3}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_TRUE(info->has_dims);
+  EXPECT_THAT(info->dims, ElementsAre(-1, -1, -1));
+  info =
+      InferAtPrepare(op, {{"x", kFloat32, {2, 3}}, {"s", kInt32, {-1}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_FALSE(info->has_dims);
+  EXPECT_EQ(info->dtype, kFloat32);
+}
+
+// With "allowzero" (ONNX's), a 0 is a dim of size 0 rather than a copy of
+// X's dim.
+TEST(ReshapeTest, AllowZeroMakesEmptyDims) {
+  const std::string op = R"pb(type: "reshape"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Shape" vars: "s" }
+                              outputs { slot: "Out" vars: "y" }
+                              attrs { name: "allowzero" b: true })pb";
+  const Tensor empty = MakeTensor<float>({0, 3, 4}, {});
+  auto out = RunOp(
+      op, {{"x", empty}, {"s", MakeTensor<int64_t>({3}, {3, 4, 0})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 4, 0));
+  // Without it the 0 copies X's dim 2 (4): 48 elements, not 0.
+  const std::string copying = R"pb(type: "reshape"
+                                   inputs { slot: "X" vars: "x" }
+                                   inputs { slot: "Shape" vars: "s" }
+                                   outputs { slot: "Out" vars: "y" })pb";
+  out =
+      RunOp(copying, {{"x", empty}, {"s", MakeTensor<int64_t>({3}, {3, 4, 0})}},
+            {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("to [3, 4, 4] (48 elements): the element counts "
+                        "differ"));
+  // The attribute form too.
+  auto attr = RunOp(R"pb(type: "reshape"
+                         inputs { slot: "X" vars: "x" }
+                         outputs { slot: "Out" vars: "y" }
+                         attrs { name: "allowzero" b: true }
+                         attrs {
+                           name: "shape"
+                           i64s { values: [ 0, 5 ] }
+                         })pb",
+                    {{"x", MakeTensor<float>({2, 0}, {})}}, {"y"});
+  ASSERT_TRUE(attr.ok()) << attr.status();
+  EXPECT_THAT((*attr)[0].dims(), ElementsAre(0, 5));
+  // A -1 beside a 0 could be any size.
+  out = RunOp(op, {{"x", empty}, {"s", MakeTensor<int64_t>({2}, {0, -1})}},
+              {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reshape): input \"Shape\" (variable \"s\") = "
+                        "[0, -1] holds both a 0 and a -1, but with attribute "
+                        "\"allowzero\" a 0 is a dim of size 0"));
+}
+
+TEST(ReshapeTest, ShapeInputErrorsNameOpVariableAndExpectation) {
+  const std::string op = R"pb(type: "reshape"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Shape" vars: "s" }
+                              outputs { slot: "Out" vars: "y" })pb";
+  const Tensor x = MakeTensor<float>({2, 3}, std::vector<float>(6));
+  EXPECT_THAT(PrepareOp(op, {{"x", x}, {"s", MakeTensor<float>({2}, {3, 2})}})
+                  .message(),
+              HasSubstr("op 0 (reshape): input \"Shape\" (variable \"s\") has "
+                        "dtype float32: expected int32 or int64"));
+  EXPECT_THAT(
+      PrepareOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({1, 2}, {3, 2})}})
+          .message(),
+      HasSubstr("op 0 (reshape): input \"Shape\" (variable \"s\") has shape "
+                "[1, 2]: expected a 1-D list of integers"));
+  auto out =
+      RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {-2, -3})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reshape): input \"Shape\" (variable \"s\") = "
+                        "[-2, -3]: expected dims >= -1, got -2"));
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int64_t>({2}, {-1, -1})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reshape): input \"Shape\" (variable \"s\") = "
+                        "[-1, -1]: expected at most one -1"));
+  out = RunOp(op, {{"x", x}, {"s", MakeTensor<int32_t>({2}, {-1, 4})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reshape): cannot reshape input \"X\" (variable "
+                        "\"x\") of shape [2, 3] (6 elements) to input "
+                        "\"Shape\" (variable \"s\") = [-1, 4]: 6 is not a "
+                        "multiple of 4"));
+}
+
+// Errors show a long list's ends only.
+TEST(ReshapeTest, LongShapeInputIsElidedInErrors) {
+  std::vector<int64_t> shape(20, 1);
+  shape.back() = -2;
+  auto out = RunOp(R"pb(type: "reshape"
+                        inputs { slot: "X" vars: "x" }
+                        inputs { slot: "Shape" vars: "s" }
+                        outputs { slot: "Out" vars: "y" })pb",
+                   {{"x", MakeTensor<float>({1}, {1})},
+                    {"s", MakeTensor<int64_t>({20}, shape)}},
+                   {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (reshape): input \"Shape\" (variable \"s\") = "
+                        "[1, 1, 1, 1, 1, 1, 1, 1, ... (4 more) ..., 1, 1, 1, "
+                        "1, 1, 1, 1, -2]: expected dims >= -1, got -2"));
+}
+
+TEST(SqueezeTest, AxesInput) {
+  const std::string op = R"pb(type: "squeeze"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Axes" vars: "a" }
+                              outputs { slot: "Out" vars: "y" })pb";
+  const Tensor x = MakeTensor<float>({1, 3, 1, 2}, {1, 2, 3, 4, 5, 6});
+  auto out =
+      RunOp(op, {{"x", x}, {"a", MakeTensor<int64_t>({2}, {0, -2})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 3, 4, 5, 6));
+  out = RunOp(op, {{"x", x}, {"a", MakeTensor<int32_t>({1}, {2})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 3, 2));
+  // At Prepare: one dim fewer per axis.
+  auto info = InferAtPrepare(
+      op, {{"x", kFloat32, {1, 3, 1, 2}}, {"a", kInt64, {2}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, -1));
+  out = RunOp(op, {{"x", x}, {"a", MakeTensor<int64_t>({1}, {4})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (squeeze): input \"Axes\" (variable \"a\") = "
+                        "[4]: axis 4 is out of range for rank 4 (expected [-4, "
+                        "4)), for input \"X\" (variable \"x\") of shape [1, 3, "
+                        "1, 2]"));
+  out = RunOp(op, {{"x", x}, {"a", MakeTensor<int64_t>({1}, {1})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (squeeze): cannot squeeze axis 1 of input \"X\" "
+                        "(variable \"x\") of shape [1, 3, 1, 2]: its size is "
+                        "3, expected 1"));
+}
+
+TEST(UnsqueezeTest, AxesInput) {
+  const std::string op = R"pb(type: "unsqueeze"
+                              inputs { slot: "X" vars: "x" }
+                              inputs { slot: "Axes" vars: "a" }
+                              outputs { slot: "Out" vars: "y" })pb";
+  const Tensor x = MakeTensor<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto out =
+      RunOp(op, {{"x", x}, {"a", MakeTensor<int64_t>({2}, {3, 0})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2, 3, 1));
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(1, 2, 3, 4, 5, 6));
+  auto info =
+      InferAtPrepare(op, {{"x", kInt64, {2, 3}}, {"a", kInt32, {3}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, -1, -1, -1, -1));
+  out = RunOp(op, {{"x", x}, {"a", MakeTensor<int32_t>({2}, {1, -3})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (unsqueeze): input \"Axes\" (variable \"a\") = "
+                        "[1, -3] names axis 1 twice (expected distinct axes)"));
+  EXPECT_THAT(
+      PrepareOp(op, {{"x", x}, {"a", MakeTensor<float>({1}, {0})}}).message(),
+      HasSubstr("op 0 (unsqueeze): input \"Axes\" (variable \"a\") has dtype "
+                "float32: expected int32 or int64"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // float32 values of the gradient ops, and nets from AppendGradients where
 // only some outputs or inputs carry gradients.
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -507,6 +508,80 @@ TEST(ShapeGradTest, ChainOfShapeOpsThroughBackward) {
   // transpose gives [x00 x10 x01 x11 x02 x12]; the slice keeps positions
   // 1..4, i.e. x10 x01 x11 x02, each tiled twice; x00 and x12 are dropped.
   EXPECT_THAT(Values<double>((*out)[0]), ElementsAre(0, 2, 2, 2, 2, 0));
+}
+
+// Shape ops whose parameters are fed as integer tensors: the gradient ops
+// read the same tensors (a gradient op using the attributes instead would
+// disagree), and the tensors get no gradient of their own.
+TEST(ShapeGradTest, NumericChecksWithTensorInputs) {
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  auto ints = [](const std::vector<int64_t>& values) {
+    return MakeTensor<int64_t>({static_cast<int64_t>(values.size())}, values);
+  };
+  struct Case {
+    std::string op;
+    std::vector<Feed> feeds;
+  };
+  const std::vector<Case> cases = {
+      {R"pb(type: "reshape"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Shape" vars: "s" }
+            outputs { slot: "Out" vars: "out" })pb",
+       {{"x", Random({2, 3, 4}, 1)}, {"s", ints({4, -1})}}},
+      {R"pb(type: "slice"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Starts" vars: "s" }
+            inputs { slot: "Ends" vars: "e" }
+            inputs { slot: "Axes" vars: "a" }
+            inputs { slot: "Steps" vars: "st" }
+            outputs { slot: "Out" vars: "out" })pb",
+       {{"x", Random({3, 4}, 2)},
+        {"s", ints({2, -1})},
+        {"e", ints({0, kMin})},
+        {"a", ints({0, 1})},
+        {"st", ints({-1, -2})}}},
+      // No axes: the first one, from an int32 input.
+      {R"pb(type: "slice"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Starts" vars: "s" }
+            outputs { slot: "Out" vars: "out" }
+            attrs {
+              name: "ends"
+              ints { values: [ 3 ] }
+            })pb",
+       {{"x", Random({4, 2}, 3)}, {"s", MakeTensor<int32_t>({1}, {1})}}},
+      {R"pb(type: "unsqueeze"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Axes" vars: "a" }
+            outputs { slot: "Out" vars: "out" })pb",
+       {{"x", Random({2, 3}, 4)}, {"a", ints({0, -1})}}},
+      {R"pb(type: "squeeze"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Axes" vars: "a" }
+            outputs { slot: "Out" vars: "out" })pb",
+       {{"x", Random({2, 1, 3}, 5)}, {"a", ints({1})}}},
+      {R"pb(type: "expand"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Shape" vars: "s" }
+            outputs { slot: "Out" vars: "out" })pb",
+       {{"x", Random({3, 1}, 6)}, {"s", ints({2, 1, 4})}}},
+      {R"pb(type: "tile"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "RepeatTimes" vars: "r" }
+            outputs { slot: "Out" vars: "out" })pb",
+       {{"x", Random({2, 2}, 7)}, {"r", ints({2, 1, 3})}}},
+      {R"pb(type: "split"
+            inputs { slot: "X" vars: "x" }
+            inputs { slot: "Sections" vars: "s" }
+            outputs { slot: "Out" vars: "out" vars: "rest" }
+            attrs { name: "axis" i: 1 })pb",
+       {{"x", Random({2, 5}, 8)}, {"s", ints({2, -1})}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const absl::Status status = CheckGradient(c.op, c.feeds);
+    EXPECT_TRUE(status.ok()) << status;
+  }
 }
 
 }  // namespace

@@ -91,17 +91,17 @@ absl::StatusOr<Slice> ResolveSlice(const SliceParams& params, int rank,
                (steps.empty() || steps.size() == n),
            "expected as many ends, axes (if any) and steps (if any) as "
            "starts, got %s, %s, %s and %s, for %s",
-           params.starts->source, params.ends->source, axes.source,
-           params.steps->source, input);
+           params.starts->source(), params.ends->source(), axes.source(),
+           params.steps->source(), input);
   for (int64_t step : steps) {
-    SF_CHECK(step != 0, "%s holds a 0, for %s", params.steps->source, input);
+    SF_CHECK(step != 0, "%s holds a 0, for %s", params.steps->source(), input);
   }
   Slice slice;
   if (axes.values.empty()) {
     SF_CHECK(static_cast<int64_t>(n) <= rank,
              "%s slices %d axes, but the input has rank %d (no axes given: "
              "expected one start per leading axis), for %s",
-             params.starts->source, n, rank, input);
+             params.starts->source(), n, rank, input);
     for (size_t i = 0; i < n; ++i) slice.axes.push_back(static_cast<int>(i));
   } else {
     SF_ASSIGN_OR_RETURN(slice.axes, NormalizeAxisList(axes, rank, input));
@@ -276,15 +276,15 @@ absl::Status CheckPaddings(const IntValues& paddings, int64_t rank,
   SF_CHECK(n % 2 == 0,
            "%s has odd length %d: expected [before_0, after_0, before_1, "
            "after_1, ...], two per dim of %s",
-           paddings.source, n, x);
+           paddings.source(), n, x);
   SF_CHECK(rank < 0 || n == 2 * rank,
            "%s pads %d dims, but %s has rank %d: expected 2 * rank = %d "
            "entries",
-           paddings.source, n / 2, x, rank, 2 * rank);
+           paddings.source(), n / 2, x, rank, 2 * rank);
   for (int64_t p : paddings.values) {
     SF_CHECK(p >= 0,
              "%s holds a negative value (expected non-negative), for %s",
-             paddings.source, x);
+             paddings.source(), x);
   }
   return absl::OkStatus();
 }
@@ -300,7 +300,7 @@ absl::Status CheckPadSources(const Attributes& attrs, const IntValues& paddings,
     SF_CHECK(x_dims[i] != 0 || (p[2 * i] == 0 && p[2 * i + 1] == 0),
              "attribute \"mode\" = \"%s\" fills the border from X's elements, "
              "but %s pads dim %d of %s, which is empty",
-             attrs.Get<std::string>("mode"), paddings.source, i, x);
+             attrs.Get<std::string>("mode"), paddings.source(), i, x);
   }
   return absl::OkStatus();
 }
@@ -389,7 +389,7 @@ absl::Status InferPad(InferContext& context) {
     std::optional<int64_t> size = CheckedAdd(x.dims[i], p[2 * i]);
     if (size.has_value()) size = CheckedAdd(*size, p[2 * i + 1]);
     SF_CHECK(size.has_value(), "%s pads dim %d of %s beyond the int64 limit",
-             paddings->source, i, DescribeInput(context, "X"));
+             paddings->source(), i, DescribeInput(context, "X"));
     out[i] = *size;
   }
   context.SetOutput("Out", 0, x.dtype, std::move(out));
@@ -426,8 +426,8 @@ absl::StatusOr<IntValues> KernelPaddings(const KernelContext& context,
     padded[i] += paddings.values[2 * i] + paddings.values[2 * i + 1];
   }
   SF_CHECK(absl::Span<const int64_t>(padded) == out,
-           "%s pads %s to %s, but \"%s\" has shape %s", paddings.source, x_text,
-           DimsToString(padded), out_slot, DimsToString(out));
+           "%s pads %s to %s, but \"%s\" has shape %s", paddings.source(),
+           x_text, DimsToString(padded), out_slot, DimsToString(out));
   return paddings;
 }
 
@@ -499,7 +499,7 @@ absl::Status InferPadGrad(InferContext& context) {
     if (d < 0) continue;
     SF_CHECK(p[2 * i] <= d && p[2 * i + 1] <= d - p[2 * i],
              "%s is smaller than %s along dim %d",
-             DescribeInput(context, "Out@GRAD"), paddings->source, i);
+             DescribeInput(context, "Out@GRAD"), paddings->source(), i);
     x[i] = d - p[2 * i] - p[2 * i + 1];
   }
   SF_RETURN_IF_ERROR(CheckPadSources(
@@ -555,7 +555,7 @@ absl::Status PadGradKernel(KernelContext& context) {
   Dims x_dims(grad.dims().begin(), grad.dims().end());
   for (int i = 0; i < grad.rank(); ++i) {
     SF_CHECK(p[2 * i] <= x_dims[i] && p[2 * i + 1] <= x_dims[i] - p[2 * i],
-             "%s is smaller than %s along dim %d", grad_text, paddings.source,
+             "%s is smaller than %s along dim %d", grad_text, paddings.source(),
              i);
     x_dims[i] -= p[2 * i] + p[2 * i + 1];
   }
@@ -567,7 +567,7 @@ absl::Status PadGradKernel(KernelContext& context) {
   if (!want_x) return absl::OkStatus();
   Tensor* x_grad = context.Output("X@GRAD");
   SF_CHECK(absl::Span<const int64_t>(x_dims) == x_grad->dims(),
-           "%s unpads %s to %s, but \"X@GRAD\" has shape %s", paddings.source,
+           "%s unpads %s to %s, but \"X@GRAD\" has shape %s", paddings.source(),
            grad_text, DimsToString(x_dims), DimsToString(x_grad->dims()));
   if (x_grad->numel() == 0) return absl::OkStatus();
   if (mode != PadMode::kConstant) {

@@ -1,4 +1,8 @@
 #include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
@@ -449,6 +453,188 @@ TEST(PadTest, SizesBeyondInt64AreErrors) {
   auto y = InferAtPrepare(op, {{"x", kFloat32, {9223372036854775805}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(9223372036854775807));
+}
+
+// The op text of slice reading x and `inputs` (slot, variable pairs), then
+// `attrs`.
+std::string SliceWithInputs(
+    const std::vector<std::pair<std::string, std::string>>& inputs,
+    const std::string& attrs = "") {
+  std::string text = R"pb(type: "slice"
+                          inputs { slot: "X" vars: "x" })pb";
+  for (const auto& [slot, var] : inputs) {
+    text += " inputs { slot: \"" + slot + "\" vars: \"" + var + "\" }";
+  }
+  return text + R"pb(outputs { slot: "Out" vars: "y" })pb" + attrs;
+}
+
+Tensor Ints(const std::vector<int64_t>& values) {
+  return MakeTensor<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+TEST(SliceTest, BoundsFromInputs) {
+  // x[2:0:-1, -1::-2]: ONNX writes INT64_MIN for "to the start".
+  auto out = RunOp(
+      SliceWithInputs(
+          {{"Starts", "s"}, {"Ends", "e"}, {"Axes", "a"}, {"Steps", "st"}}),
+      {{"x", Matrix3x4()},
+       {"s", Ints({2, -1})},
+       {"e", Ints({0, kMin})},
+       {"a", Ints({0, 1})},
+       {"st", Ints({-1, -2})}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(11, 9, 7, 5));
+  // Starts from an int32 input, the rest from attributes: x[:, 1:3].
+  out =
+      RunOp(SliceWithInputs({{"Starts", "s"}}, R"pb(attrs {
+                                                      name: "axes"
+                                                      ints { values: [ 1 ] }
+                                                    }
+                                                    attrs {
+                                                      name: "ends"
+                                                      ints { values: [ 3 ] }
+                                                    })pb"),
+            {{"x", Matrix3x4()}, {"s", MakeTensor<int32_t>({1}, {1})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 5, 6, 9, 10));
+  // No axes: the first len(starts) axes. x[1:].
+  out =
+      RunOp(SliceWithInputs({{"Starts", "s"}, {"Ends", "e"}}),
+            {{"x", Matrix3x4()}, {"s", Ints({1})}, {"e", Ints({kMax})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 4));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(4, 5, 6, 7, 8, 9, 10, 11));
+}
+
+// Steps beyond the dim, up to the int64 limits, take one element.
+TEST(SliceTest, HugeStepsFromInputs) {
+  const std::string op = SliceWithInputs(
+      {{"Starts", "s"}, {"Ends", "e"}, {"Axes", "a"}, {"Steps", "st"}});
+  auto out = RunOp(op,
+                   {{"x", Matrix3x4()},
+                    {"s", Ints({0})},
+                    {"e", Ints({kMax})},
+                    {"a", Ints({1})},
+                    {"st", Ints({kMax})}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 1));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0, 4, 8));
+  out = RunOp(op,
+              {{"x", Matrix3x4()},
+               {"s", Ints({-1})},
+               {"e", Ints({kMin})},
+               {"a", Ints({1})},
+               {"st", Ints({kMin})}},
+              {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(3, 7, 11));
+}
+
+TEST(SliceTest, InputsLeaveTheSlicedDimsUnknownAtPrepare) {
+  auto info = InferAtPrepare(
+      SliceWithInputs({{"Starts", "s"}}, R"pb(attrs {
+                                                name: "axes"
+                                                ints { values: [ 1 ] }
+                                              }
+                                              attrs {
+                                                name: "ends"
+                                                ints { values: [ 3 ] }
+                                              })pb"),
+      {{"x", kFloat32, {3, 4}}, {"s", kInt64, {1}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(3, -1));
+  // No axes: the starts' length says which.
+  info = InferAtPrepare(
+      SliceWithInputs({{"Starts", "s"}, {"Ends", "e"}}),
+      {{"x", kFloat32, {3, 4}}, {"s", kInt64, {1}}, {"e", kInt64, {1}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, 4));
+  info = InferAtPrepare(
+      SliceWithInputs({{"Axes", "a"}}, R"pb(attrs {
+                                              name: "starts"
+                                              ints { values: [ 1 ] }
+                                            }
+                                            attrs {
+                                              name: "ends"
+                                              ints { values: [ 3 ] }
+                                            })pb"),
+      {{"x", kFloat32, {3, 4}}, {"a", kInt32, {1}}}, "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_THAT(info->dims, ElementsAre(-1, -1));
+}
+
+TEST(SliceTest, InputErrorsNameOpVariableAndExpectation) {
+  const std::string op = SliceWithInputs(
+      {{"Starts", "s"}, {"Ends", "e"}, {"Axes", "a"}, {"Steps", "st"}});
+  auto out = RunOp(op,
+                   {{"x", Matrix3x4()},
+                    {"s", Ints({0})},
+                    {"e", Ints({2})},
+                    {"a", Ints({1})},
+                    {"st", Ints({0})}},
+                   {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (slice): input \"Steps\" (variable \"st\") = [0] "
+                        "holds a 0, for input \"X\" (variable \"x\") of shape "
+                        "[3, 4]"));
+  out =
+      RunOp(SliceWithInputs({{"Starts", "s"}, {"Ends", "e"}}),
+            {{"x", Matrix3x4()}, {"s", Ints({0, 1})}, {"e", Ints({2})}}, {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (slice): expected as many ends, axes (if any) "
+                        "and steps (if any) as starts, got input \"Starts\" "
+                        "(variable \"s\") = [0, 1], input \"Ends\" (variable "
+                        "\"e\") = [2], attribute \"axes\" = [] and attribute "
+                        "\"steps\" = [], for input \"X\" (variable \"x\") of "
+                        "shape [3, 4]"));
+  out = RunOp(op,
+              {{"x", Matrix3x4()},
+               {"s", Ints({0})},
+               {"e", Ints({2})},
+               {"a", Ints({-3})},
+               {"st", Ints({1})}},
+              {"y"});
+  EXPECT_THAT(
+      out.status().message(),
+      HasSubstr("op 0 (slice): input \"Axes\" (variable \"a\") = [-3]: "
+                "axis -3 is out of range for rank 2 (expected [-2, 2))"));
+  EXPECT_THAT(
+      PrepareOp(SliceWithInputs({{"Starts", "s"}}),
+                {{"x", Matrix3x4()}, {"s", MakeTensor<float>({1}, {0})}})
+          .message(),
+      HasSubstr("op 0 (slice): input \"Starts\" (variable \"s\") has "
+                "dtype float32: expected int32 or int64"));
+}
+
+// slice_grad reads the inputs again; its shapes were all known at Prepare,
+// so it runs without inference, and its kernel checks Out@GRAD against the
+// slice.
+TEST(SliceTest, GradKernelChecksTheSliceItIsGiven) {
+  auto out = RunOp(R"pb(type: "slice_grad"
+                        inputs { slot: "X" vars: "x" }
+                        inputs { slot: "Out@GRAD" vars: "g" }
+                        inputs { slot: "Starts" vars: "s" }
+                        inputs { slot: "Ends" vars: "e" }
+                        outputs { slot: "X@GRAD" vars: "dx" }
+                        attrs {
+                          name: "axes"
+                          ints { values: [ 0 ] }
+                        })pb",
+                   {{"x", Matrix3x4()},
+                    {"g", MakeTensor<float>({2, 4}, std::vector<float>(8))},
+                    {"s", Ints({2})},
+                    {"e", Ints({3})}},
+                   {"dx"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (slice_grad): the slice of input \"X\" of shape "
+                        "[3, 4] has shape [1, 4], but \"Out@GRAD\" has shape "
+                        "[2, 4]"));
 }
 
 }  // namespace
