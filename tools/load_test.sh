@@ -12,6 +12,8 @@
 # Settings (environment): DURATION (s, 30), CONNECTIONS (64), THREADS
 # (server thread counts, "1 2"), WRK_THREADS (1), REQUESTS (100000, the
 # memory run), SCOPEFLOW (a built binary; default: bazel build).
+# Besides wrk's figures it reports the CPU time the server and wrk used,
+# as cores busy on average (they share the machine's cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,15 +52,6 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '$body'
 EOF
-# The same, stopping each wrk thread after its share of \$requests.
-cat "$work/post.lua" - >"$work/count.lua" <<EOF
-local done = 0
-local limit = tonumber(os.getenv("PER_THREAD"))
-function response(status, headers, body)
-  done = done + 1
-  if done >= limit then wrk.thread:stop() end
-end
-EOF
 
 start_server() {  # THREADS
   "$SCOPEFLOW" serve "$work/models/mlp" --port=0 --threads="$1" >"$work/serve.log" 2>&1 &
@@ -79,6 +72,9 @@ stop_server() {
   server=""
   [[ $status -eq 0 ]] || { echo "load_test: the server exited with $status after SIGTERM" >&2; exit 1; }
 }
+
+# The server's CPU time so far, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$server/status"; }
 
@@ -104,8 +100,15 @@ for threads in $server_threads; do
   start_server "$threads"
   wrk -t"$wrk_threads" -c"$connections" -d3s -s "$work/post.lua" "$url" >/dev/null
   echo "== server --threads $threads: wrk -t$wrk_threads -c$connections -d${duration}s --latency" >&2
-  out=$(wrk -t"$wrk_threads" -c"$connections" -d"${duration}s" --latency -s "$work/post.lua" "$url")
+  ticks=$(cpu_ticks)
+  TIMEFORMAT='%U %S'
+  { time wrk -t"$wrk_threads" -c"$connections" -d"${duration}s" --latency \
+      -s "$work/post.lua" "$url" >"$work/wrk.out"; } 2>"$work/wrk.time"
+  out=$(cat "$work/wrk.out")
   echo "$out" >&2
+  server_cores=$(awk -v a="$ticks" -v b="$(cpu_ticks)" -v hz="$(getconf CLK_TCK)" -v d="$duration" \
+    'BEGIN {printf "%.2f", (b - a) / hz / d}')
+  wrk_cores=$(awk -v d="$duration" '{printf "%.2f", ($1 + $2) / d}' "$work/wrk.time")
   stop_server
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   total=$(awk '/requests in/ {print $1}' <<<"$out")
@@ -114,7 +117,7 @@ for threads in $server_threads; do
   non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
   socket=$(awk -F'[ ,]+' '/Socket errors/ {print $4 + $6 + $8 + $10}' <<<"$out")
   errors=$((${non2xx:-0} + ${socket:-0}))
-  summary+="| $threads | $rps | $total | $p50 ms | $p99 ms | $errors |"$'\n'
+  summary+="| $threads | $rps | $total | $p50 ms | $p99 ms | $errors | $server_cores | $wrk_cores |"$'\n'
   if ((errors > 0)); then echo "load_test: $errors errors with --threads $threads" >&2; fi
 done
 
@@ -124,15 +127,20 @@ rss_fresh=$(rss_kib)
 wrk -t"$wrk_threads" -c"$connections" -d3s -s "$work/post.lua" "$url" >/dev/null
 rss_warm=$(rss_kib)
 before=$(served_requests)
-PER_THREAD=$(((requests + wrk_threads - 1) / wrk_threads)) \
-  wrk -t"$wrk_threads" -c"$connections" -d600s -s "$work/count.lua" "$url" >/dev/null
+# wrk runs for a duration, not a count: stop it once the server's own
+# counter has gone $requests past the warm-up.
+wrk -t"$wrk_threads" -c"$connections" -d600s -s "$work/post.lua" "$url" >/dev/null &
+load=$!
+while (($(served_requests) < before + requests)); do sleep 0.1; done
+kill "$load"
+wait "$load" || true
 after=$(served_requests)
 rss_after=$(rss_kib)
 stop_server
 
 echo
-echo "| server threads | requests/s | requests in ${duration} s | p50 | p99 | errors |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| server threads | requests/s | requests in ${duration} s | p50 | p99 | errors | server cores | wrk cores |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s' "$summary"
 echo
 echo "Resident memory (server --threads 2, $connections connections):"
@@ -141,5 +149,5 @@ echo "| --- | ---: |"
 echo "| loaded, no request yet | $rss_fresh KiB |"
 echo "| after a 3 s warm-up ($before requests) | $rss_warm KiB |"
 echo "| after $((after - before)) more requests | $rss_after KiB |"
-awk -v a="$rss_warm" -v b="$rss_after" -v f="$rss_fresh" 'BEGIN {
-  printf "growth over the %s requests: %+.2f%% (from the fresh start: %+.2f%%)\n", "counted", 100 * (b - a) / a, 100 * (b - f) / f }'
+awk -v a="$rss_warm" -v b="$rss_after" -v f="$rss_fresh" -v n="$((after - before))" 'BEGIN {
+  printf "growth over the %d requests: %+.2f%% (from the fresh start: %+.2f%%)\n", n, 100 * (b - a) / a, 100 * (b - f) / f }'

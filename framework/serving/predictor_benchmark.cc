@@ -2,8 +2,8 @@
 // runs it for one request but without HTTP or JSON: the in-process side of
 // the serving figures in docs/PERFORMANCE.md.
 //   OMP_NUM_THREADS=1 bazel run //framework/serving:predictor_benchmark
-// Threads(2) runs two threads on one Predictor at once; the time is wall
-// time per Run per thread, so items_per_second adds up over the threads.
+// Threads(2) runs two threads on one Predictor at once; items_per_second is
+// the rate of both together.
 #include <cstdlib>
 #include <memory>
 #include <vector>
