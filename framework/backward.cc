@@ -57,21 +57,22 @@ class Differentiator {
           absl::StrCat("cannot differentiate an invalid net: ",
                        prepared.status().message()));
     }
+    prepared_ = *std::move(prepared);
     const BlockDef& block = net_.blocks(0);
     for (const VarDef& var : block.vars()) {
       if (var.stop_gradient()) stop_gradient_.insert(var.name());
       if (var.persistable()) persistable_.push_back(var.name());
     }
-    for (size_t v = 0; v < prepared->var_names().size(); ++v) {
-      const DataType dtype = prepared->var_infos()[v].dtype;
+    for (size_t v = 0; v < prepared_.var_names().size(); ++v) {
+      const DataType dtype = prepared_.var_infos()[v].dtype;
       if (dtype == kFloat16 || dtype == kFloat32 || dtype == kFloat64) {
-        floating_.insert(prepared->var_names()[v]);
+        floating_.insert(prepared_.var_names()[v]);
       }
-      if (absl::EndsWith(prepared->var_names()[v], "@GRAD")) {
+      if (absl::EndsWith(prepared_.var_names()[v], "@GRAD")) {
         return absl::FailedPreconditionError(absl::StrFormat(
             "net \"%s\" already has gradient variable \"%s\": differentiate "
             "the forward net only once",
-            net_.name(), prepared->var_names()[v]));
+            net_.name(), prepared_.var_names()[v]));
       }
     }
     for (const OpDef& op : block.ops()) {
@@ -310,6 +311,7 @@ class Differentiator {
     }
     GradOpContext context(forward, std::move(input_grads),
                           std::move(output_grads));
+    context.SetNet(&net_, /*block=*/0, &prepared_, &prepared_.ops()[i]);
     absl::Status made = grad.Make(context);
     if (!made.ok()) {
       return absl::Status(
@@ -323,6 +325,7 @@ class Differentiator {
   }
 
   NetDef& net_;
+  PreparedNet prepared_;
   NameSet floating_;
   NameSet stop_gradient_;
   std::vector<std::string> persistable_;

@@ -5,10 +5,12 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/net_io.h"
+#include "framework/step_scopes.h"
 #include "platform/device.h"
 #include "platform/status_macros.h"
 
@@ -65,26 +67,44 @@ std::string SlotNames(const std::vector<SlotSpec>& slots) {
   return names.empty() ? "none" : absl::StrJoin(names, ", ");
 }
 
+// The variables of enclosing blocks a block of a control-flow op can see,
+// with what Prepare knows of them.
+using OuterVars = absl::flat_hash_map<std::string, VarInfo>;
+
+}  // namespace
+
 // Builds a PreparedNet, collecting every problem instead of stopping at the
 // first.
-class Preparer {
+class PreparedNetBuilder {
  public:
-  Preparer(const BlockDef& block, const Place& place,
-           std::vector<PreparedOp>& ops, std::vector<std::string>& names,
-           absl::flat_hash_map<std::string, int>& index,
-           std::vector<VarInfo>& infos, std::vector<bool>& persistable,
-           std::vector<bool>& written, std::vector<bool>& read_first,
-           std::vector<bool>& is_input)
-      : block_(block),
+  // `outer`: null for a net's top block; for a control-flow op's block,
+  // the variables the enclosing blocks define before the op.
+  PreparedNetBuilder(const NetDef& net, int block_index, const BlockDef& block,
+                     const Place& place, const OuterVars* outer,
+                     PreparedNet& prepared)
+      : net_(net),
+        block_index_(block_index),
+        block_(block),
         place_(place),
-        ops_(ops),
-        names_(names),
-        index_(index),
-        infos_(infos),
-        persistable_(persistable),
-        written_(written),
-        read_first_(read_first),
-        is_input_(is_input) {}
+        outer_(outer),
+        prepared_(prepared),
+        ops_(prepared.ops_),
+        names_(prepared.names_),
+        index_(prepared.index_),
+        infos_(prepared.infos_),
+        persistable_(prepared.persistable_),
+        read_first_(prepared.read_first_),
+        written_(prepared.written_),
+        is_input_(prepared.is_input_),
+        external_(prepared.external_),
+        is_tensor_(prepared.is_tensor_) {
+    prepared.place_ = place;
+    prepared.block_index_ = block_index;
+  }
+
+  // What a run needs beyond the ops: when each temporary dies, the inputs
+  // to feed, the enclosing variables used.
+  static void Finish(PreparedNet& prepared);
 
   std::vector<std::string> Run() {
     DeclareVars();
@@ -105,6 +125,18 @@ class Preparer {
       is_input_.push_back(false);
       defined_.push_back(false);
       is_declared_.push_back(false);
+      external_.push_back(false);
+      is_tensor_.push_back(true);
+      // Undeclared here and visible in an enclosing block: that variable.
+      // (DeclareVars runs first, so a declared name shadows it.)
+      if (outer_ != nullptr) {
+        auto outer = outer_->find(name);
+        if (outer != outer_->end()) {
+          external_.back() = true;
+          infos_.back() = outer->second;
+          defined_.back() = true;
+        }
+      }
     }
     return it->second;
   }
@@ -144,6 +176,7 @@ class Preparer {
       infos_[v] = info;
       declared_[v] = info;
       is_declared_[v] = true;
+      external_[v] = false;  // A declared name shadows an enclosing one.
       persistable_[v] = var.persistable();
       defined_[v] = var.persistable();
     }
@@ -185,7 +218,9 @@ class Preparer {
           ok = false;
           continue;
         }
-        bound[s].push_back(VarIndex(name));
+        const int v = VarIndex(name);
+        if (declared[s].scopes) is_tensor_[v] = false;
+        bound[s].push_back(v);
       }
     }
     for (size_t s = 0; s < declared.size(); ++s) {
@@ -382,7 +417,7 @@ class Preparer {
     bool ok = BindSlots(prefix, spec, def, op, /*inputs=*/true);
     ok = BindSlots(prefix, spec, def, op, /*inputs=*/false) && ok;
     ok = BindAttrs(prefix, spec, def, op) && ok;
-    if (ok) ok = CheckNotInPlace(prefix, spec, op);
+    if (ok && !spec.control_flow()) ok = CheckNotInPlace(prefix, spec, op);
     if (ok) ok = CheckReads(prefix, spec, op);
     if (ok && spec.infer() != nullptr) {
       InferContext context(op, infos_, names_);
@@ -393,6 +428,9 @@ class Preparer {
       }
       ok = CheckInferredShapes(prefix, spec, op, /*report=*/ok) && ok;
     }
+    // After inference, so that the blocks see what the op says of its
+    // outputs (a loop's carried variables take their initial values' types).
+    if (ok && spec.control_flow()) ok = PrepareBlocks(prefix, def, op);
     if (ok) {
       CheckOutputsAgainstDeclarations(prefix, spec, op);
       ok = ChooseKernel(prefix, op);
@@ -413,6 +451,128 @@ class Preparer {
       for (int v : slot) written_[v] = true;
     }
     if (ok) ops_.push_back(std::move(op));
+  }
+
+  // Prepares each block attribute of a control-flow op as a block seeing
+  // the variables defined so far (and the op's outputs, which its blocks
+  // write), and checks that the op lists every enclosing variable a block
+  // reads or writes, so that liveness and gradients can see them.
+  bool PrepareBlocks(const std::string& prefix, const OpDef& def,
+                     PreparedOp& op) {
+    bool ok = true;
+    for (const AttrSpec& attr : op.spec->attrs()) {
+      if (attr.type != AttrType::kBlock) continue;
+      const int b = op.attrs.Get<BlockIndex>(attr.name).index;
+      if (b <= 0 || b >= net_.blocks_size() || b == block_index_) {
+        errors_.push_back(absl::StrFormat(
+            "%s: attribute \"%s\" names block %d, which is not a block of the "
+            "net other than its top block and this one (it has %d)",
+            prefix, attr.name, b, net_.blocks_size()));
+        ok = false;
+        continue;
+      }
+      const BlockDef& block = net_.blocks(b);
+      if (!block.has_parent_idx() || block.parent_idx() != block_index_) {
+        errors_.push_back(absl::StrFormat(
+            "%s: attribute \"%s\" names block %d, whose parent_idx is %d; "
+            "the block of an op in block %d must have parent_idx %d",
+            prefix, attr.name, b,
+            block.has_parent_idx() ? block.parent_idx() : -1, block_index_,
+            block_index_));
+        ok = false;
+        continue;
+      }
+      absl::StatusOr<BlockDef> rewritten = block;
+      if (op.spec->block_rewrite() != nullptr) {
+        rewritten = op.spec->block_rewrite()(def, attr.name, block);
+      }
+      if (!rewritten.ok()) {
+        errors_.push_back(absl::StrFormat("%s: block %d: %s", prefix, b,
+                                          rewritten.status().message()));
+        ok = false;
+        continue;
+      }
+      OuterVars visible = outer_ != nullptr ? *outer_ : OuterVars();
+      for (size_t v = 0; v < names_.size(); ++v) {
+        if (defined_[v] || persistable_[v]) visible[names_[v]] = infos_[v];
+      }
+      for (const auto& slot : op.outputs) {
+        for (int v : slot) visible[names_[v]] = infos_[v];
+      }
+      auto sub = std::make_shared<PreparedNet>();
+      PreparedNetBuilder builder(net_, b, *rewritten, place_, &visible, *sub);
+      std::vector<std::string> errors = builder.Run();
+      for (const std::string& error : errors) {
+        errors_.push_back(
+            absl::StrFormat("%s: block %d: %s", prefix, b, error));
+      }
+      if (!errors.empty()) {
+        ok = false;
+        continue;
+      }
+      Finish(*sub);
+      ok = CheckOuterAccess(prefix, b, op, *sub) && ok;
+      JoinOuterWrites(*sub);
+      op.blocks.emplace_back(attr.name, std::move(sub));
+    }
+    return ok;
+  }
+
+  // What a block infers for the enclosing variables it writes becomes what
+  // this block knows of them: taken where nothing was known, and where the
+  // two disagree (the block may or may not run, or run many times) the
+  // dimension becomes unknown.
+  void JoinOuterWrites(const PreparedNet& sub) {
+    for (const std::string& name : sub.outer_writes()) {
+      auto it = index_.find(name);
+      if (it == index_.end()) continue;
+      VarInfo& known = infos_[it->second];
+      const VarInfo& wrote = sub.var_infos()[sub.VarIndex(name)];
+      if (known.dtype == DATA_TYPE_UNSPECIFIED) known.dtype = wrote.dtype;
+      if (!known.has_dims) {
+        known.dims = wrote.dims;
+        known.has_dims = wrote.has_dims;
+      } else if (wrote.has_dims) {
+        if (known.dims.size() != wrote.dims.size()) {
+          known.dims.clear();
+          known.has_dims = false;
+          continue;
+        }
+        for (size_t d = 0; d < known.dims.size(); ++d) {
+          if (known.dims[d] != wrote.dims[d]) known.dims[d] = -1;
+        }
+      }
+    }
+  }
+
+  bool CheckOuterAccess(const std::string& prefix, int b, const PreparedOp& op,
+                        const PreparedNet& sub) {
+    absl::flat_hash_set<std::string> inputs;
+    absl::flat_hash_set<std::string> outputs;
+    for (const auto& slot : op.inputs) {
+      for (int v : slot) inputs.insert(names_[v]);
+    }
+    for (const auto& slot : op.outputs) {
+      for (int v : slot) outputs.insert(names_[v]);
+    }
+    bool ok = true;
+    for (const std::string& name : sub.outer_reads()) {
+      if (inputs.contains(name) || outputs.contains(name)) continue;
+      errors_.push_back(absl::StrFormat(
+          "%s: block %d reads variable \"%s\" of an enclosing block, which "
+          "the op does not list among its inputs",
+          prefix, b, name));
+      ok = false;
+    }
+    for (const std::string& name : sub.outer_writes()) {
+      if (outputs.contains(name)) continue;
+      errors_.push_back(absl::StrFormat(
+          "%s: block %d writes variable \"%s\" of an enclosing block, which "
+          "the op does not list among its outputs",
+          prefix, b, name));
+      ok = false;
+    }
+    return ok;
   }
 
   bool ChooseKernel(const std::string& prefix, PreparedOp& op) {
@@ -445,8 +605,12 @@ class Preparer {
     }
   }
 
+  const NetDef& net_;
+  const int block_index_;
   const BlockDef& block_;
   const Place& place_;
+  const OuterVars* outer_;
+  PreparedNet& prepared_;
   std::vector<PreparedOp>& ops_;
   std::vector<std::string>& names_;
   absl::flat_hash_map<std::string, int>& index_;
@@ -455,34 +619,86 @@ class Preparer {
   std::vector<bool>& read_first_;
   std::vector<bool>& written_;
   std::vector<bool>& is_input_;
+  std::vector<bool>& external_;
+  std::vector<bool>& is_tensor_;
   std::vector<VarInfo> declared_;
   std::vector<bool> is_declared_;
   std::vector<bool> defined_;
   std::vector<std::string> errors_;
 };
 
-// Deletes the run's child scope however the run ends.
+void PreparedNetBuilder::Finish(PreparedNet& prepared) {
+  prepared.run_scopes_ = std::make_shared<RunScopeCache>();
+  const size_t n = prepared.names_.size();
+  std::vector<int> last_use(n, -1);
+  absl::flat_hash_set<int> reads;
+  absl::flat_hash_set<int> writes;
+  for (size_t position = 0; position < prepared.ops_.size(); ++position) {
+    const PreparedOp& op = prepared.ops_[position];
+    for (const auto& slot : op.inputs) {
+      for (int v : slot) {
+        last_use[v] = static_cast<int>(position);
+        if (prepared.external_[v]) reads.insert(v);
+      }
+    }
+    for (const auto& slot : op.outputs) {
+      for (int v : slot) {
+        last_use[v] = static_cast<int>(position);
+        if (prepared.external_[v]) writes.insert(v);
+      }
+    }
+  }
+  prepared.dies_after_.resize(prepared.ops_.size());
+  for (size_t v = 0; v < n; ++v) {
+    const int vi = static_cast<int>(v);
+    if (last_use[v] >= 0 && prepared.IsTemporary(vi)) {
+      prepared.dies_after_[last_use[v]].push_back(vi);
+    }
+    if (prepared.is_input_[v]) {
+      prepared.input_names_.push_back(prepared.names_[v]);
+    }
+    if (!prepared.is_tensor_[v]) {
+      prepared.scope_lists_.push_back(prepared.names_[v]);
+    }
+    if (reads.contains(vi)) {
+      prepared.outer_reads_.push_back(prepared.names_[v]);
+    }
+    if (writes.contains(vi)) {
+      prepared.outer_writes_.push_back(prepared.names_[v]);
+    }
+  }
+}
+
+namespace {
+
 // Takes a run scope from the net's cache and gives it back, emptied, when
-// the run ends, whichever way it ends.
+// the run ends, whichever way it ends. Lists of scopes a control-flow op
+// left in it are cleared first, deleting their scopes.
 class RunScopeLease {
  public:
-  explicit RunScopeLease(RunScopeCache& cache) : cache_(cache) {}
+  RunScopeLease(RunScopeCache& cache, const PreparedNet& prepared)
+      : cache_(cache), prepared_(prepared) {}
   ~RunScopeLease() {
-    if (run_ != nullptr) cache_.Release(std::move(run_));
-  }
-  absl::Status Acquire(Scope& parent, const std::vector<std::string>& names,
-                       const std::vector<bool>& persistable) {
-    std::vector<bool> temporary(persistable.size());
-    for (size_t v = 0; v < persistable.size(); ++v) {
-      temporary[v] = !persistable[v];
+    if (run_ == nullptr) return;
+    for (const std::string& name : prepared_.scope_lists()) {
+      Variable* var = run_->scope->FindLocalVar(name);
+      if (var != nullptr) var->Clear();
     }
-    SF_ASSIGN_OR_RETURN(run_, cache_.Acquire(parent, names, temporary));
+    cache_.Release(std::move(run_));
+  }
+  absl::Status Acquire(Scope& parent) {
+    const int n = static_cast<int>(prepared_.var_names().size());
+    std::vector<bool> temporary(n);
+    for (int v = 0; v < n; ++v) temporary[v] = prepared_.IsTemporary(v);
+    SF_ASSIGN_OR_RETURN(
+        run_, cache_.Acquire(parent, prepared_.var_names(), temporary));
     return absl::OkStatus();
   }
   const RunScope& get() const { return *run_; }
 
  private:
   RunScopeCache& cache_;
+  const PreparedNet& prepared_;
   std::unique_ptr<RunScope> run_;
 };
 
@@ -512,6 +728,28 @@ absl::Status PrepareInPlace(const PreparedOp& op, int v, const VarInfo& info,
   return absl::OkStatus();
 }
 
+// After a control-flow op, its tensor outputs hold what its blocks wrote:
+// later ops infer from those, which must fit what Prepare inferred.
+absl::Status ReadBackOutputs(const PreparedOp& op, const PreparedNet& prepared,
+                             const std::vector<Tensor*>& tensors,
+                             std::vector<VarInfo>& infos) {
+  for (const auto& slot : op.outputs) {
+    for (int v : slot) {
+      if (tensors[v] == nullptr || !tensors[v]->initialized()) continue;
+      const VarInfo& known = prepared.var_infos()[v];
+      SF_CHECK((known.dtype == DATA_TYPE_UNSPECIFIED ||
+                known.dtype == tensors[v]->dtype()) &&
+                   ShapeAdmits(known, tensors[v]->dims()),
+               "op %d (%s): output \"%s\" was inferred as %s, but its block "
+               "wrote %s",
+               op.index, op.spec->type(), prepared.var_names()[v],
+               InfoToString(known), tensors[v]->DebugString());
+      infos[v] = InfoOf(*tensors[v]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int PreparedNet::VarIndex(absl::string_view name) const {
@@ -527,53 +765,86 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
            net.blocks_size());
   SF_RETURN_IF_ERROR(CheckPlaceAvailable(place));
   PreparedNet prepared;
-  prepared.place_ = place;
-  Preparer preparer(net.blocks(block), place, prepared.ops_, prepared.names_,
-                    prepared.index_, prepared.infos_, prepared.persistable_,
-                    prepared.written_, prepared.read_first_,
-                    prepared.is_input_);
-  std::vector<std::string> errors = preparer.Run();
+  PreparedNetBuilder builder(net, block, net.blocks(block), place,
+                             /*outer=*/nullptr, prepared);
+  std::vector<std::string> errors = builder.Run();
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "net \"%s\" block %d has %d problem(s):\n  %s", net.name(), block,
         errors.size(), absl::StrJoin(errors, "\n  ")));
   }
-  prepared.run_scopes_ = std::make_shared<RunScopeCache>();
-  std::vector<int> last_use(prepared.names_.size(), -1);
-  for (size_t position = 0; position < prepared.ops_.size(); ++position) {
-    for (const auto* slots :
-         {&prepared.ops_[position].inputs, &prepared.ops_[position].outputs}) {
-      for (const auto& slot : *slots) {
-        for (int v : slot) last_use[v] = static_cast<int>(position);
-      }
-    }
-  }
-  prepared.dies_after_.resize(prepared.ops_.size());
-  for (size_t v = 0; v < prepared.names_.size(); ++v) {
-    if (last_use[v] >= 0 && !prepared.persistable_[v]) {
-      prepared.dies_after_[last_use[v]].push_back(static_cast<int>(v));
-    }
-  }
-  for (size_t v = 0; v < prepared.names_.size(); ++v) {
-    if (prepared.is_input_[v])
-      prepared.input_names_.push_back(prepared.names_[v]);
-  }
+  PreparedNetBuilder::Finish(prepared);
   return prepared;
 }
 
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile) const {
+  RunScopeLease run_scope(*prepared.run_scopes_, prepared);
+  SF_RETURN_IF_ERROR(run_scope.Acquire(scope));
+  return RunResolved(prepared, scope, *run_scope.get().scope,
+                     run_scope.get().tensors, feeds, fetches, profile,
+                     options_.free_dead_tensors);
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches) const {
+  const int n = static_cast<int>(prepared.names_.size());
+  std::vector<Tensor*> tensors(n, nullptr);
+  for (int v = 0; v < n; ++v) {
+    if (!prepared.IsTemporary(v)) continue;
+    absl::StatusOr<Tensor*> tensor =
+        scope.Var(prepared.names_[v])->GetMutable<Tensor>();
+    if (!tensor.ok()) {
+      return absl::Status(tensor.status().code(),
+                          absl::StrCat("variable \"", prepared.names_[v],
+                                       "\": ", tensor.status().message()));
+    }
+    tensors[v] = *tensor;
+  }
+  return RunResolved(prepared, scope, scope, std::move(tensors), feeds, fetches,
+                     /*profile=*/nullptr, /*free_dead_tensors=*/false);
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
+    const PreparedNet& prepared, Scope& scope, Scope& run_scope,
+    std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, RunProfile* profile,
+    bool free_dead_tensors) const {
   const int n = static_cast<int>(prepared.names_.size());
   const Place& place = prepared.place_;
-  RunScopeLease run_scope(*prepared.run_scopes_);
-  SF_RETURN_IF_ERROR(
-      run_scope.Acquire(scope, prepared.names_, prepared.persistable_));
-  std::vector<Tensor*> tensors = run_scope.get().tensors;
   std::vector<VarInfo> infos = prepared.infos_;
   for (int v = 0; v < n; ++v) {
-    if (!prepared.persistable_[v]) continue;
+    if (!prepared.is_tensor_[v]) continue;
     const std::string& name = prepared.names_[v];
+    if (prepared.external_[v]) {
+      Variable* var = scope.FindVar(name);
+      SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
+                    "variable \"%s\" of an enclosing block is not in the "
+                    "scope the block runs against",
+                    name);
+      absl::StatusOr<Tensor*> tensor = var->GetMutable<Tensor>();
+      if (!tensor.ok()) {
+        return absl::Status(tensor.status().code(),
+                            absl::StrCat("variable \"", name,
+                                         "\": ", tensor.status().message()));
+      }
+      tensors[v] = *tensor;
+      if (tensors[v]->initialized()) {
+        // Ops were prepared with what the enclosing block knew of it.
+        const VarInfo& known = prepared.infos_[v];
+        SF_CHECK((known.dtype == DATA_TYPE_UNSPECIFIED ||
+                  known.dtype == tensors[v]->dtype()) &&
+                     ShapeAdmits(known, tensors[v]->dims()),
+                 "variable \"%s\" of an enclosing block: the block was "
+                 "prepared for %s, the scope holds %s",
+                 name, InfoToString(known), tensors[v]->DebugString());
+        infos[v] = InfoOf(*tensors[v]);
+      }
+      continue;
+    }
+    if (!prepared.persistable_[v]) continue;
     Variable* var = nullptr;
     if (prepared.written_[v] && !prepared.read_first_[v]) {
       var = scope.Var(name);
@@ -640,6 +911,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
   for (const std::string& name : fetches) {
     const int v = prepared.VarIndex(name);
     SF_CHECK(v >= 0, "fetch \"%s\": the net has no such variable", name);
+    SF_CHECK(prepared.is_tensor_[v],
+             "fetch \"%s\": it holds a list of scopes, not a tensor", name);
     fetch_index.push_back(v);
     fetched[v] = true;
   }
@@ -659,7 +932,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
                             inferred.message()));
       }
     }
-    for (size_t o = 0; o < op.outputs.size(); ++o) {
+    for (size_t o = 0; o < op.outputs.size() && !op.spec->control_flow(); ++o) {
       const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
       for (size_t k = 0; k < op.outputs[o].size(); ++k) {
         const int v = op.outputs[o][k];
@@ -685,7 +958,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
         }
       }
     }
-    KernelContext context(op, tensors.data(), prepared.names_, place);
+    KernelContext context(op, tensors.data(), prepared.names_, place,
+                          &run_scope, this);
     const Clock::time_point kernel_start =
         profile != nullptr ? Clock::now() : Clock::time_point();
     absl::Status status = op.kernel(context);
@@ -698,7 +972,10 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
                           absl::StrFormat("op %d (%s): %s", op.index,
                                           op.spec->type(), status.message()));
     }
-    if (options_.free_dead_tensors) {
+    if (op.spec->control_flow()) {
+      SF_RETURN_IF_ERROR(ReadBackOutputs(op, prepared, tensors, infos));
+    }
+    if (free_dead_tensors) {
       for (int v : prepared.dies_after_[position]) {
         if (!fetched[v]) tensors[v]->Clear();
       }

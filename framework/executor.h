@@ -19,6 +19,8 @@
 
 namespace scopeflow {
 
+class PreparedNetBuilder;
+
 // A block validated for one place: ops bound to their specs, attributes
 // and kernels, variable names resolved to indices, inferred shapes.
 // Immutable, so one PreparedNet may run on many threads at once.
@@ -34,9 +36,26 @@ class PreparedNet {
   const std::vector<std::string>& input_names() const { return input_names_; }
   // -1 if the net has no variable `name`.
   int VarIndex(absl::string_view name) const;
+  // The index of the block this was prepared from.
+  int block_index() const { return block_index_; }
+  // For a block of a control-flow op: the variables of enclosing blocks it
+  // reads and writes (through lookup in the scope it runs against).
+  const std::vector<std::string>& outer_reads() const { return outer_reads_; }
+  const std::vector<std::string>& outer_writes() const { return outer_writes_; }
+  // Whether variable v lives in an enclosing block's scope.
+  bool is_external(int v) const { return external_[v]; }
+  // Whether variable v is a tensor that lives for one run (in the run's
+  // scope), not a parameter, an enclosing block's variable or a list of
+  // scopes.
+  // The variables holding lists of scopes (StepScopes).
+  const std::vector<std::string>& scope_lists() const { return scope_lists_; }
+  bool IsTemporary(int v) const {
+    return !persistable_[v] && !external_[v] && is_tensor_[v];
+  }
 
  private:
   friend class Executor;
+  friend class PreparedNetBuilder;
 
   Place place_;
   std::vector<PreparedOp> ops_;
@@ -50,6 +69,14 @@ class PreparedNet {
   std::vector<bool> read_first_;
   std::vector<bool> is_input_;
   std::vector<std::string> input_names_;
+  int block_index_ = 0;
+  // Variables of enclosing blocks, found by name in the scope at each run.
+  std::vector<bool> external_;
+  // False for lists of scopes (StepScopes), which kernels reach by name.
+  std::vector<bool> is_tensor_;
+  std::vector<std::string> scope_lists_;
+  std::vector<std::string> outer_reads_;
+  std::vector<std::string> outer_writes_;
   // Per position in ops_: the temporaries no later op uses, freed after it.
   std::vector<std::vector<int>> dies_after_;
   // Shared by copies of this PreparedNet; thread-safe.
@@ -92,6 +119,11 @@ class Executor {
   // out-of-range attribute, a variable read before anything writes it (and
   // neither declared as an input nor persistable), shapes or dtypes that
   // inference finds incompatible, no kernel for the place and dtype.
+  // The blocks of control-flow ops are prepared with them and checked the
+  // same way: a name a block does not declare, and that an enclosing block
+  // defines before the op, is that enclosing variable (found through the
+  // scope at run time), and the op must list it among its inputs (read) or
+  // outputs (written).
   absl::StatusOr<PreparedNet> Prepare(const NetDef& net, int block,
                                       const Place& place) const;
 
@@ -110,7 +142,25 @@ class Executor {
                                           absl::Span<const std::string> fetches,
                                           RunProfile* profile = nullptr) const;
 
+  // Runs `prepared` with its temporaries as local variables of `scope`
+  // itself, kept after the run (no tensor is freed early): how a
+  // control-flow op runs a step whose values its gradient op reads later
+  // in the same scope. Variables of enclosing blocks and persistable ones
+  // are found by lookup from `scope`.
+  absl::StatusOr<std::vector<Tensor>> RunInScope(
+      const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+      absl::Span<const std::string> fetches) const;
+
  private:
+  // Runs the ops with `tensors` resolved for the temporaries; `scope` is
+  // where persistable and enclosing variables are found, `run_scope` the
+  // scope control-flow ops see.
+  absl::StatusOr<std::vector<Tensor>> RunResolved(
+      const PreparedNet& prepared, Scope& scope, Scope& run_scope,
+      std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
+      absl::Span<const std::string> fetches, RunProfile* profile,
+      bool free_dead_tensors) const;
+
   ExecutorOptions options_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -41,8 +42,9 @@ void Declare(BlockDef& block, const std::string& name, const Tensor& like) {
 
 class GradChecker {
  public:
-  GradChecker(const std::vector<Feed>& feeds, const GradCheckOptions& options)
-      : feeds_(feeds), options_(options) {}
+  GradChecker(const std::vector<Feed>& feeds, const GradCheckOptions& options,
+              std::vector<std::string> outputs = {})
+      : feeds_(feeds), options_(options), outputs_(std::move(outputs)) {}
 
   absl::Status Run(const std::string& op_text) {
     NetDef net;
@@ -65,6 +67,12 @@ class GradChecker {
       }
       outputs_.insert(outputs_.end(), slot.vars().begin(), slot.vars().end());
     }
+    return RunNet(std::move(net));
+  }
+
+  // `net` declares the feeds (in block 0); outputs_ are known.
+  absl::Status RunNet(NetDef net) {
+    BlockDef* block = net.mutable_blocks(0);
     SF_ASSIGN_OR_RETURN(forward_, executor_.Prepare(net, 0, CPUPlace()));
     SF_ASSIGN_OR_RETURN(std::vector<Tensor> outs, Forward(feeds_));
 
@@ -165,11 +173,19 @@ class GradChecker {
   const GradCheckOptions& options_;
   Executor executor_;
   PreparedNet forward_;
+  // The outputs L weighs: given, or the op's gradient-carrying ones.
   std::vector<std::string> outputs_;
   std::vector<Tensor> weights_;
 };
 
 }  // namespace
+
+absl::Status CheckNetGradient(const NetDef& net, const std::vector<Feed>& feeds,
+                              const std::vector<std::string>& outputs,
+                              const GradCheckOptions& options) {
+  SF_CHECK(net.blocks_size() > 0, "net \"%s\" has no block", net.name());
+  return GradChecker(feeds, options, outputs).RunNet(net);
+}
 
 absl::Status CheckGradient(const std::string& op_text,
                            const std::vector<Feed>& feeds,

@@ -34,6 +34,14 @@ absl::Status CheckGradient(const std::string& op_text,
                            const std::vector<Feed>& feeds,
                            const GradCheckOptions& options = {});
 
+// The same for a whole net (its block 0, with any blocks its control-flow
+// ops run): L = sum over `outputs` of out * w. Block 0 declares the feeds;
+// the differentiated ones (options.wrt, or every floating-point feed) should
+// be float64.
+absl::Status CheckNetGradient(const NetDef& net, const std::vector<Feed>& feeds,
+                              const std::vector<std::string>& outputs,
+                              const GradCheckOptions& options = {});
+
 }  // namespace scopeflow
 
 #endif  // SCOPEFLOW_FRAMEWORK_GRAD_CHECK_H_

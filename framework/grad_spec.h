@@ -13,6 +13,9 @@
 
 namespace scopeflow {
 
+class PreparedNet;
+struct PreparedOp;
+
 // "x" -> "x@GRAD": the gradient of a variable, and of a slot ("X" ->
 // "X@GRAD" is the gradient op's slot for it), as in Paddle.
 std::string GradName(absl::string_view name);
@@ -58,6 +61,23 @@ class GradOpContext {
 
   std::vector<OpDef>& ops() { return ops_; }
 
+  // For the gradients of control-flow ops, which add blocks to the net:
+  // the net, the block holding the forward op, and what Prepare made of
+  // that block and of the forward op (its prepared blocks give the
+  // variables' inferred dtypes and shapes). Null outside of
+  // AppendGradients.
+  void SetNet(NetDef* net, int block, const PreparedNet* prepared_block,
+              const PreparedOp* prepared_forward) {
+    net_ = net;
+    block_ = block;
+    prepared_block_ = prepared_block;
+    prepared_forward_ = prepared_forward;
+  }
+  NetDef* net() const { return net_; }
+  int block() const { return block_; }
+  const PreparedNet* prepared_block() const { return prepared_block_; }
+  const PreparedOp* prepared_forward() const { return prepared_forward_; }
+
  private:
   int ForwardSlotIndex(bool input, absl::string_view slot) const;
 
@@ -65,6 +85,10 @@ class GradOpContext {
   std::vector<std::vector<std::string>> input_grads_;
   std::vector<std::vector<std::string>> output_grads_;
   std::vector<OpDef> ops_;
+  NetDef* net_ = nullptr;
+  int block_ = 0;
+  const PreparedNet* prepared_block_ = nullptr;
+  const PreparedOp* prepared_forward_ = nullptr;
 };
 
 using GradMakerFn = std::function<absl::Status(GradOpContext&)>;

@@ -100,4 +100,11 @@ const std::string& KernelContext::OutputName(absl::string_view slot,
   return names_[OutputVar(slot, i)];
 }
 
+const PreparedNet* KernelContext::Block(absl::string_view attr) const {
+  for (const auto& [name, block] : op_.blocks) {
+    if (name == attr) return block.get();
+  }
+  return nullptr;
+}
+
 }  // namespace scopeflow

@@ -2,7 +2,9 @@
 #ifndef SCOPEFLOW_FRAMEWORK_OP_CONTEXT_H_
 #define SCOPEFLOW_FRAMEWORK_OP_CONTEXT_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -13,6 +15,10 @@
 #include "platform/place.h"
 
 namespace scopeflow {
+
+class Executor;
+class PreparedNet;
+class Scope;
 
 // A variable's dtype and shape as inference knows them. A dimension of -1
 // is unknown; has_dims false means even the rank is unknown.
@@ -37,6 +43,9 @@ struct PreparedOp {
   // so the outputs Prepare inferred hold at every run and Run skips
   // inference.
   bool static_shapes = false;
+  // A control-flow op's blocks, prepared with it: (attribute, block).
+  std::vector<std::pair<std::string, std::shared_ptr<const PreparedNet>>>
+      blocks;
 };
 
 // Shape inference's view: the op's attributes and the VarInfo of its
@@ -89,8 +98,14 @@ class InferContext {
 class KernelContext {
  public:
   KernelContext(const PreparedOp& op, Tensor* const* tensors,
-                const std::vector<std::string>& names, const Place& place)
-      : op_(op), tensors_(tensors), names_(names), place_(place) {}
+                const std::vector<std::string>& names, const Place& place,
+                Scope* scope = nullptr, const Executor* executor = nullptr)
+      : op_(op),
+        tensors_(tensors),
+        names_(names),
+        place_(place),
+        scope_(scope),
+        executor_(executor) {}
 
   int InputCount(absl::string_view slot) const;
   bool HasInput(absl::string_view slot) const { return InputCount(slot) > 0; }
@@ -107,6 +122,17 @@ class KernelContext {
   const Place& place() const { return place_; }
   const std::string& op_type() const { return op_.spec->type(); }
 
+  // For control-flow ops: the scope the op's block runs in (its variables,
+  // with lookup to the enclosing ones), the executor running it, and the
+  // op's prepared blocks. Null / absent for ordinary ops and in kernel
+  // tests that run an op alone.
+  Scope* scope() const { return scope_; }
+  const Executor* executor() const { return executor_; }
+  // Null if the op has no block attribute `attr`.
+  const PreparedNet* Block(absl::string_view attr) const;
+  // The op's index in its block, for error messages.
+  int op_index() const { return op_.index; }
+
  private:
   int InputVar(absl::string_view slot, int i) const;
   int OutputVar(absl::string_view slot, int i) const;
@@ -115,6 +141,8 @@ class KernelContext {
   Tensor* const* tensors_;
   const std::vector<std::string>& names_;
   const Place& place_;
+  Scope* scope_;
+  const Executor* executor_;
 };
 
 }  // namespace scopeflow

@@ -18,6 +18,24 @@ OpSpec& OpSpec::Output(std::string name, bool optional, bool variadic) {
   return *this;
 }
 
+OpSpec& OpSpec::ScopesInput(std::string name) {
+  inputs_.push_back({std::move(name), /*optional=*/true, /*variadic=*/false,
+                     /*scopes=*/true});
+  return *this;
+}
+
+OpSpec& OpSpec::ScopesOutput(std::string name) {
+  outputs_.push_back({std::move(name), /*optional=*/true, /*variadic=*/false,
+                      /*scopes=*/true});
+  return *this;
+}
+
+OpSpec& OpSpec::ControlFlow(BlockRewriteFn rewrite) {
+  control_flow_ = true;
+  block_rewrite_ = std::move(rewrite);
+  return *this;
+}
+
 OpSpec& OpSpec::Attr(std::string name, AttrType type, AttrCheckFn check) {
   attrs_.push_back({std::move(name), type, std::nullopt, std::move(check)});
   return *this;

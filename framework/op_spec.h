@@ -12,11 +12,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "framework/attribute.h"
 #include "framework/data_type.h"
 #include "framework/grad_spec.h"
 #include "platform/place.h"
+#include "proto/framework.pb.h"
 
 namespace scopeflow {
 
@@ -37,12 +39,21 @@ using KernelFn = absl::Status (*)(KernelContext&);
 // "must be positive"; the executor adds the op and attribute names.
 using AttrCheckFn = std::function<absl::Status(const AttrValue&)>;
 
+// What a control-flow op prepares for one of its block attributes, given the
+// op and the block as the net has it: the block itself, or a rewritten form
+// (e.g. a loop body whose writes to carried variables are renamed).
+using BlockRewriteFn = std::function<absl::StatusOr<BlockDef>(
+    const OpDef& op, const std::string& attr, const BlockDef& block)>;
+
 struct SlotSpec {
   std::string name;
   // May be absent or empty.
   bool optional = false;
   // May hold several variables (otherwise exactly one).
   bool variadic = false;
+  // Holds a list of scopes (StepScopes), not a tensor: the executor neither
+  // allocates nor frees it, and the op reaches it through its scope.
+  bool scopes = false;
 };
 
 struct AttrSpec {
@@ -82,6 +93,9 @@ class OpSpec {
   OpSpec& Input(std::string name, bool optional = false, bool variadic = false);
   OpSpec& Output(std::string name, bool optional = false,
                  bool variadic = false);
+  // An optional slot holding a list of scopes (SlotSpec::scopes).
+  OpSpec& ScopesInput(std::string name);
+  OpSpec& ScopesOutput(std::string name);
   // A required attribute.
   OpSpec& Attr(std::string name, AttrType type, AttrCheckFn check = nullptr);
   // An attribute with a default.
@@ -99,6 +113,12 @@ class OpSpec {
   // place, as optimizers do to parameters): the executor then keeps the
   // input's buffer instead of allocating one.
   OpSpec& InPlace(std::string output, std::string input);
+  // A control-flow op: it runs blocks of the net (its kBlock attributes,
+  // prepared with the op) against its scope. The executor prepares those
+  // blocks, lets its outputs also be inputs (a loop carries them), does not
+  // allocate its outputs (the blocks write them) and reads their shapes
+  // back after the kernel. `rewrite`, if given, says what to prepare.
+  OpSpec& ControlFlow(BlockRewriteFn rewrite = nullptr);
 
   const std::string& type() const { return type_; }
   const std::vector<SlotSpec>& inputs() const { return inputs_; }
@@ -121,6 +141,9 @@ class OpSpec {
   const GradSpec* grad() const { return grad_ ? &*grad_ : nullptr; }
   // The input slot index output slot `output` may update in place, or -1.
   int InPlaceInput(int output) const;
+  bool control_flow() const { return control_flow_; }
+  // Null: the blocks are prepared as the net has them.
+  const BlockRewriteFn& block_rewrite() const { return block_rewrite_; }
 
  private:
   std::string type_;
@@ -133,6 +156,8 @@ class OpSpec {
   std::string kernel_dtype_slot_;
   std::optional<GradSpec> grad_;
   std::vector<std::pair<std::string, std::string>> in_place_;
+  bool control_flow_ = false;
+  BlockRewriteFn block_rewrite_;
 };
 
 // Every registered op type. Registration happens during static
