@@ -142,9 +142,10 @@ absl::Status DotCommand(const std::string& net_path) {
     }
     for (const VarDef& var : block.vars()) {
       std::printf(
-          "%s%s [shape=ellipse, label=%s%s];\n", pad.c_str(),
-          names.Node(b, var.name()).c_str(), DotQuote(var.name()).c_str(),
-          var.persistable() ? ", style=filled, fillcolor=lightgrey" : "");
+          "%s%s [shape=ellipse%s, label=%s];\n", pad.c_str(),
+          names.Node(b, var.name()).c_str(),
+          var.persistable() ? ", style=filled, fillcolor=lightgrey" : "",
+          DotQuote(var.name()).c_str());
     }
     for (int i = 0; i < block.ops_size(); ++i) {
       const OpDef& op = block.ops(i);
