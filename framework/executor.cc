@@ -676,15 +676,23 @@ namespace {
 // left in it are cleared first, deleting their scopes.
 class RunScopeLease {
  public:
-  RunScopeLease(RunScopeCache& cache, const PreparedNet& prepared)
-      : cache_(cache), prepared_(prepared) {}
+  RunScopeLease(RunScopeCache& cache, const PreparedNet& prepared,
+                bool keep_buffers)
+      : cache_(cache), prepared_(prepared), keep_buffers_(keep_buffers) {}
   ~RunScopeLease() {
     if (run_ == nullptr) return;
     for (const std::string& name : prepared_.scope_lists()) {
       Variable* var = run_->scope->FindLocalVar(name);
       if (var != nullptr) var->Clear();
     }
-    cache_.Release(std::move(run_));
+    if (keep_buffers_) {
+      // The fed buffers are the caller's.
+      for (const std::string& name : prepared_.input_names()) {
+        Tensor* tensor = run_->tensors[prepared_.VarIndex(name)];
+        if (tensor != nullptr) tensor->Clear();
+      }
+    }
+    cache_.Release(std::move(run_), keep_buffers_);
   }
   absl::Status Acquire(Scope& parent) {
     const int n = static_cast<int>(prepared_.var_names().size());
@@ -694,11 +702,12 @@ class RunScopeLease {
         run_, cache_.Acquire(parent, prepared_.var_names(), temporary));
     return absl::OkStatus();
   }
-  const RunScope& get() const { return *run_; }
+  RunScope& get() const { return *run_; }
 
  private:
   RunScopeCache& cache_;
   const PreparedNet& prepared_;
+  const bool keep_buffers_;
   std::unique_ptr<RunScope> run_;
 };
 
@@ -726,6 +735,31 @@ absl::Status PrepareInPlace(const PreparedOp& op, int v, const VarInfo& info,
     SF_ASSIGN_OR_RETURN(tensor, tensor.CopyTo(tensor.place()));
   }
   return absl::OkStatus();
+}
+
+// Persistable variable v's tensor in `scope`: created there if the net
+// writes it before reading it, otherwise found by lookup.
+absl::StatusOr<Tensor*> FindPersistable(const PreparedNet& prepared,
+                                        Scope& scope, int v) {
+  const std::string& name = prepared.var_names()[v];
+  const bool created_here = prepared.IsWrittenFirst(v);
+  Variable* var = nullptr;
+  if (created_here) {
+    var = scope.Var(name);
+  } else {
+    var = scope.FindVar(name);
+    SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
+                  "persistable variable \"%s\" is not in the scope: run the "
+                  "startup net or load the parameters first",
+                  name);
+  }
+  absl::StatusOr<Tensor*> tensor = var->GetMutable<Tensor>();
+  if (!tensor.ok()) {
+    return absl::Status(
+        tensor.status().code(),
+        absl::StrCat("variable \"", name, "\": ", tensor.status().message()));
+  }
+  return *tensor;
 }
 
 // After a control-flow op, its tensor outputs hold what its blocks wrote:
@@ -780,11 +814,15 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile) const {
-  RunScopeLease run_scope(*prepared.run_scopes_, prepared);
+  RunScopeLease run_scope(*prepared.run_scopes_, prepared,
+                          options_.keep_buffers_between_runs);
   SF_RETURN_IF_ERROR(run_scope.Acquire(scope));
-  return RunResolved(prepared, scope, *run_scope.get().scope,
-                     run_scope.get().tensors, feeds, fetches, profile,
-                     options_.free_dead_tensors);
+  return RunResolved(
+      prepared, scope, *run_scope.get().scope, run_scope.get().tensors, feeds,
+      fetches, profile,
+      options_.free_dead_tensors && !options_.keep_buffers_between_runs,
+      options_.resolve_persistables_once ? &run_scope.get().persistables
+                                         : nullptr);
 }
 
 absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
@@ -811,10 +849,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     const PreparedNet& prepared, Scope& scope, Scope& run_scope,
     std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile,
-    bool free_dead_tensors) const {
+    bool free_dead_tensors, std::vector<Tensor*>* persistables) const {
   const int n = static_cast<int>(prepared.names_.size());
   const Place& place = prepared.place_;
   std::vector<VarInfo> infos = prepared.infos_;
+  const bool resolved = persistables != nullptr && !persistables->empty();
   for (int v = 0; v < n; ++v) {
     if (!prepared.is_tensor_[v]) continue;
     const std::string& name = prepared.names_[v];
@@ -845,25 +884,12 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       continue;
     }
     if (!prepared.persistable_[v]) continue;
-    Variable* var = nullptr;
-    if (prepared.written_[v] && !prepared.read_first_[v]) {
-      var = scope.Var(name);
+    if (resolved) {
+      tensors[v] = (*persistables)[v];
     } else {
-      var = scope.FindVar(name);
-      SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
-                    "persistable variable \"%s\" is not in the scope: run the "
-                    "startup net or load the parameters first",
-                    name);
+      SF_ASSIGN_OR_RETURN(tensors[v], FindPersistable(prepared, scope, v));
     }
-    absl::StatusOr<Tensor*> tensor = var->GetMutable<Tensor>();
-    if (!tensor.ok()) {
-      return absl::Status(
-          tensor.status().code(),
-          absl::StrCat("variable \"", name, "\": ", tensor.status().message()));
-    }
-    tensors[v] = *tensor;
-    if (prepared.persistable_[v] &&
-        (!prepared.written_[v] || prepared.read_first_[v])) {
+    if (!prepared.written_[v] || prepared.read_first_[v]) {
       SF_CHECK_CODE(tensors[v]->initialized(),
                     absl::StatusCode::kFailedPrecondition,
                     "persistable variable \"%s\" holds no tensor: run the "
@@ -880,6 +906,10 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
           "%s",
           name, InfoToString(declared), tensors[v]->DebugString());
     }
+  }
+
+  if (persistables != nullptr && !resolved) {
+    persistables->assign(tensors.begin(), tensors.end());
   }
 
   std::vector<bool> fed(n, false);

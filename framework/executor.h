@@ -47,6 +47,9 @@ class PreparedNet {
   // Whether variable v is a tensor that lives for one run (in the run's
   // scope), not a parameter, an enclosing block's variable or a list of
   // scopes.
+  // Whether persistable variable v is written by the net before any op
+  // reads it (so a run creates it in its scope, as a startup net does).
+  bool IsWrittenFirst(int v) const { return written_[v] && !read_first_[v]; }
   // The variables holding lists of scopes (StepScopes).
   const std::vector<std::string>& scope_lists() const { return scope_lists_; }
   bool IsTemporary(int v) const {
@@ -105,6 +108,18 @@ struct ExecutorOptions {
   // net's memory stays bounded. Off keeps every temporary until the run
   // ends (for debugging).
   bool free_dead_tensors = true;
+  // For serving: a pooled run scope keeps its temporaries' buffers when the
+  // run ends (and none is freed after its last reader), so that the next
+  // run on it with the same shapes allocates nothing. Costs one run's
+  // temporaries of memory per idle run scope. Fed tensors are still let go
+  // (they are the caller's), and a fetched tensor the caller still holds is
+  // never written again: that run allocates a new buffer instead.
+  bool keep_buffers_between_runs = false;
+  // For serving: look the persistable variables up in the parent scope on
+  // a pooled run scope's first run only, and reuse what was found on its
+  // later runs. Only for a parent scope in which nothing erases or
+  // replaces a parameter while the net is in use (a Predictor's root).
+  bool resolve_persistables_once = false;
 };
 
 // Runs prepared nets. Thread-safe: Prepare and Run may be called from any
@@ -159,7 +174,8 @@ class Executor {
       const PreparedNet& prepared, Scope& scope, Scope& run_scope,
       std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
       absl::Span<const std::string> fetches, RunProfile* profile,
-      bool free_dead_tensors) const;
+      bool free_dead_tensors,
+      std::vector<Tensor*>* persistables = nullptr) const;
 
   ExecutorOptions options_;
 };

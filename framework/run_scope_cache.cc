@@ -55,8 +55,9 @@ absl::StatusOr<std::unique_ptr<RunScope>> RunScopeCache::Acquire(
   return run;
 }
 
-void RunScopeCache::Release(std::unique_ptr<RunScope> run) {
+void RunScopeCache::Release(std::unique_ptr<RunScope> run, bool keep_buffers) {
   for (Tensor* tensor : run->tensors) {
+    if (keep_buffers) break;
     if (tensor != nullptr && tensor->initialized()) tensor->Clear();
   }
   {

@@ -27,6 +27,9 @@ struct RunScope {
   // Per variable of the net: its tensor in `scope`, or null for the
   // persistable ones (they live in the parent, resolved each run).
   std::vector<Tensor*> tensors;
+  // The persistable variables' tensors in the parent, when the executor
+  // resolves them once per run scope (empty until then).
+  std::vector<Tensor*> persistables;
 };
 
 // Thread-safe. Idle scopes whose parent was destroyed are dropped (they
@@ -46,10 +49,10 @@ class RunScopeCache {
   absl::StatusOr<std::unique_ptr<RunScope>> Acquire(
       Scope& parent, const std::vector<std::string>& names,
       const std::vector<bool>& temporary);
-  // Frees every tensor of the run scope (temporaries die with their run)
-  // and keeps the scope for the next run, or deletes it when enough of its
-  // parent's are idle.
-  void Release(std::unique_ptr<RunScope> run);
+  // Frees every tensor of the run scope (temporaries die with their run),
+  // unless `keep_buffers`, and keeps the scope for the next run, or deletes
+  // it when enough of its parent's are idle.
+  void Release(std::unique_ptr<RunScope> run, bool keep_buffers = false);
 
   int idle_count() const;
 

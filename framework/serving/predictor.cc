@@ -12,9 +12,23 @@
 
 namespace scopeflow {
 
+namespace {
+
+// A Predictor owns its root scope and never erases a parameter while the
+// model serves, and a serving process trades one run's temporaries per
+// pooled scope for runs that neither allocate nor look parameters up.
+ExecutorOptions ServingOptions() {
+  ExecutorOptions options;
+  options.keep_buffers_between_runs = true;
+  options.resolve_persistables_once = true;
+  return options;
+}
+
+}  // namespace
+
 // Immutable once made, so shared by clones and runs without a lock.
 struct Predictor::Model {
-  Executor executor;
+  Executor executor{ServingOptions()};
   // Declared before `prepared`, so destroyed after it: the run scopes the
   // executor keeps are kids of the pools' scopes, which are kids of root.
   std::unique_ptr<Scope> root;
