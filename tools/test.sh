@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 
-# The core libraries, the executor and the concurrency stress test run
+# The core libraries, the executor, the control-flow ops (which run blocks
+# in scopes shared between threads) and the concurrency stress test run
 # under both sanitizers; the operators' kernels under AddressSanitizer too.
-core=(//platform/... //framework/... //tests:scope_stress_test //tests:executor_test)
+core=(//platform/... //framework/... //operators/control/... //tests:scope_stress_test //tests:executor_test)
 
 bazel test //...
 bazel test --config=tsan "${core[@]}"

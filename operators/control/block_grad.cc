@@ -79,7 +79,8 @@ absl::StatusOr<BlockGradient> AppendBlockGradient(
     auto it = infos.find(targets[t]);
     SF_CHECK(it != infos.end(), "%s: block %d does not write \"%s\"",
              forward.type(), b, targets[t]);
-    infos[target_grads[t]] = it->second;
+    const VarInfo info = it->second;  // Inserting may move the map's values.
+    infos[target_grads[t]] = info;
   }
   for (const auto& [name, info] : infos) {
     DeclareLike(block, name, info, /*persistable=*/false);
