@@ -18,6 +18,17 @@ grep -q '"op:1" \[shape=box, label="1: relu"\];' <<<"$out" || fail "dot op"
 grep -q '"var:hidden" -> "op:1" \[label="X"\];' <<<"$out" || fail "dot edge"
 grep -q '"var:fc1.w" \[shape=ellipse, style=filled' <<<"$out" || fail "dot parameter"
 
+# check and dot on a net with a block: the recurrent step.
+rnn=examples/sequence/rnn.pbtxt
+out=$("$scopeflow" check "$rnn")
+grep -q 'block 1 (attribute "sub_block" of op 4, recurrent): 5 op(s)' <<<"$out" || fail "check block"
+grep -q '    inputs: x_t, h_prev' <<<"$out" || fail "check block inputs"
+grep -q '    rnn.u *float32 *\[16, 16\] (enclosing)' <<<"$out" || fail "check enclosing"
+out=$("$scopeflow" dot "$rnn")
+grep -q 'subgraph "cluster_1" {' <<<"$out" || fail "dot cluster"
+grep -q '"var:rnn.u" -> "op:1:' <<<"$out" || fail "dot enclosing edge"
+grep -q '"op:4" -> "op:1:0" \[style=dashed, lhead="cluster_1", label="sub_block"\];' <<<"$out" || fail "dot block edge"
+
 # check: inferred shapes, with the batch still unknown.
 out=$("$scopeflow" check "$mlp/main.pbtxt")
 grep -q 'net "mlp" is valid on cpu: 4 op(s)' <<<"$out" || fail "check header"

@@ -42,7 +42,17 @@ NetDef ForInference(const NetDef& net) {
   for (BlockDef& block : *copy.mutable_blocks()) {
     for (OpDef& op : *block.mutable_ops()) {
       const OpSpec* spec = OpRegistry::Global().Find(op.type());
-      if (spec == nullptr || spec->FindAttr("is_test") == nullptr) continue;
+      if (spec == nullptr) continue;
+      // A control-flow op without its list of scopes runs each step in a
+      // scope freed at once: nothing is kept for a gradient.
+      auto* outputs = op.mutable_outputs();
+      for (int s = outputs->size() - 1; s >= 0; --s) {
+        const int slot = spec->OutputIndex(outputs->Get(s).slot());
+        if (slot >= 0 && spec->outputs()[slot].scopes) {
+          outputs->DeleteSubrange(s, 1);
+        }
+      }
+      if (spec->FindAttr("is_test") == nullptr) continue;
       AttrDef* is_test = nullptr;
       for (AttrDef& attr : *op.mutable_attrs()) {
         if (attr.name() == "is_test") is_test = &attr;

@@ -56,7 +56,9 @@ struct EvalReport {
 };
 
 // Copy of `net` for inference: every op with an "is_test" attribute gets it
-// set to true (dropout keeps all units, batch_norm uses running statistics).
+// set to true (dropout keeps all units, batch_norm uses running statistics),
+// and control-flow ops lose their list-of-scopes outputs (their steps'
+// values are freed as each step ends instead of kept for a gradient).
 NetDef ForInference(const NetDef& net);
 
 class Trainer {

@@ -252,5 +252,18 @@ TEST(ForInferenceTest, SetsIsTestOnOpsThatHaveIt) {
   EXPECT_EQ(inference.blocks(0).ops(1).attrs_size(), 0);
 }
 
+TEST(ForInferenceTest, DropsTheListsOfScopesOfControlFlowOps) {
+  NetDef net = Parse(
+      "format_version: 1 name: \"c\" blocks { ops { type: "
+      "\"conditional_block\" inputs { slot: \"Cond\" vars: \"c\" } "
+      "outputs { slot: \"Out\" vars: \"y\" } outputs { slot: \"Scope\" "
+      "vars: \"kept\" } attrs { name: \"sub_block\" block_idx: 1 } } } "
+      "blocks { parent_idx: 0 }");
+  NetDef inference = ForInference(net);
+  ASSERT_EQ(inference.blocks(0).ops(0).outputs_size(), 1);
+  EXPECT_EQ(inference.blocks(0).ops(0).outputs(0).slot(), "Out");
+  EXPECT_EQ(net.blocks(0).ops(0).outputs_size(), 2);
+}
+
 }  // namespace
 }  // namespace scopeflow

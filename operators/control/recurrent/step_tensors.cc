@@ -1,0 +1,74 @@
+#include "operators/control/recurrent/step_tensors.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "platform/device.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+template <typename T>
+void AddElements(const Tensor& a, const Tensor& b, Tensor& sum) {
+  const T* x = a.data<T>();
+  const T* y = b.data<T>();
+  T* out = sum.data<T>();
+  for (int64_t i = 0; i < sum.numel(); ++i) out[i] = x[i] + y[i];
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> StepOf(const Tensor& sequence, int64_t t) {
+  SF_ASSIGN_OR_RETURN(Tensor row, sequence.Slice(t, t + 1));
+  Dims dims(sequence.dims().begin() + 1, sequence.dims().end());
+  SF_RETURN_IF_ERROR(row.Reshape(std::move(dims)));
+  return row;
+}
+
+absl::Status CopyIntoStep(const Tensor& step, int64_t t, int64_t steps,
+                          const Place& place, Tensor& sequence,
+                          const std::string& what) {
+  SF_CHECK(step.initialized(), "step %d left \"%s\" without a value", t, what);
+  Dims dims = {steps};
+  dims.insert(dims.end(), step.dims().begin(), step.dims().end());
+  if (!sequence.initialized()) {
+    SF_RETURN_IF_ERROR(sequence.Allocate(place, step.dtype(), dims));
+  }
+  SF_CHECK(sequence.dims() == dims && sequence.dtype() == step.dtype(),
+           "step %d gives \"%s\" as %s, unlike the other steps (%s "
+           "stacked)",
+           t, what, step.DebugString(), sequence.DebugString());
+  char* base = static_cast<char*>(sequence.raw_data());
+  return CopyBytes(place, base + t * step.nbytes(), step.place(),
+                   step.raw_data(), step.nbytes());
+}
+
+absl::StatusOr<Tensor> ZerosLike(const Tensor& like) {
+  Tensor zeros;
+  SF_RETURN_IF_ERROR(zeros.Allocate(like.place(), like.dtype(), like.dims()));
+  std::memset(zeros.raw_data(), 0, zeros.nbytes());
+  return zeros;
+}
+
+absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b,
+                           const std::string& what) {
+  SF_CHECK(a.dtype() == b.dtype() && a.dims() == b.dims(),
+           "two gradients of \"%s\" differ: %s and %s", what, a.DebugString(),
+           b.DebugString());
+  Tensor sum;
+  SF_RETURN_IF_ERROR(sum.Allocate(a.place(), a.dtype(), a.dims()));
+  if (a.dtype() == kFloat32) {
+    AddElements<float>(a, b, sum);
+  } else if (a.dtype() == kFloat64) {
+    AddElements<double>(a, b, sum);
+  } else {
+    return absl::UnimplementedError(absl::StrFormat(
+        "the gradient of \"%s\" is %s; recurrent_grad sums float32 and "
+        "float64 gradients",
+        what, DataTypeName(a.dtype())));
+  }
+  return sum;
+}
+
+}  // namespace scopeflow
