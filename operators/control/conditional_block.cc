@@ -2,7 +2,6 @@
 // child scope of the op's scope (Paddle's conditional_block). The block
 // reads enclosing variables listed in X and writes those listed in Out;
 // when the condition is false nothing runs and Out keeps what it held.
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "framework/step_scopes.h"
 #include "operators/common.h"
 #include "operators/control/block_grad.h"
+#include "operators/control/step_tensors.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -68,10 +68,8 @@ absl::Status ConditionalBlockGradKernel(KernelContext& context) {
       context.attrs().Get<std::vector<std::string>>("grad_names");
   if (!holds) {
     for (int i = 0; i < count; ++i) {
-      const Tensor& x = context.Input("X", i);
-      Tensor* grad = context.Output("X@GRAD", i);
-      SF_RETURN_IF_ERROR(grad->Allocate(context.place(), x.dtype(), x.dims()));
-      std::memset(grad->raw_data(), 0, grad->nbytes());
+      SF_ASSIGN_OR_RETURN(*context.Output("X@GRAD", i),
+                          ZerosLike(context.Input("X", i)));
     }
     return absl::OkStatus();
   }

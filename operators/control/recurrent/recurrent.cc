@@ -19,7 +19,7 @@
 #include "framework/step_scopes.h"
 #include "operators/common.h"
 #include "operators/control/recurrent/recurrent_grad.h"
-#include "operators/control/recurrent/step_tensors.h"
+#include "operators/control/step_tensors.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {

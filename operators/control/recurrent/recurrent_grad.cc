@@ -35,7 +35,7 @@
 #include "framework/op_spec.h"
 #include "framework/step_scopes.h"
 #include "operators/control/block_grad.h"
-#include "operators/control/recurrent/step_tensors.h"
+#include "operators/control/step_tensors.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {

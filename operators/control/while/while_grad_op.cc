@@ -10,7 +10,6 @@
 // none); "out_grads_of" maps Out@GRAD to k, "x_of" X@GRAD to X, "init_of"
 // Init@GRAD to k, and "x_grads" names each X@GRAD in grad_block ("" if
 // none flows there).
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "framework/executor.h"
 #include "framework/op_spec.h"
 #include "framework/step_scopes.h"
+#include "operators/control/step_tensors.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -25,43 +25,6 @@ namespace {
 
 using Ints = std::vector<int32_t>;
 using Strings = std::vector<std::string>;
-
-absl::StatusOr<Tensor> ZerosLike(const Tensor& like) {
-  Tensor zeros;
-  SF_RETURN_IF_ERROR(zeros.Allocate(like.place(), like.dtype(), like.dims()));
-  std::memset(zeros.raw_data(), 0, zeros.nbytes());
-  return zeros;
-}
-
-template <typename T>
-void AddElements(const Tensor& a, const Tensor& b, Tensor& sum) {
-  const T* x = a.data<T>();
-  const T* y = b.data<T>();
-  T* out = sum.data<T>();
-  for (int64_t i = 0; i < sum.numel(); ++i) out[i] = x[i] + y[i];
-}
-
-// A new tensor a + b: the operands may share buffers still in use (fed
-// gradients, values of step scopes), so none is written in place.
-absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b,
-                           const std::string& what) {
-  SF_CHECK(a.dtype() == b.dtype() && a.dims() == b.dims(),
-           "the gradients of \"%s\" of two iterations differ: %s and %s", what,
-           a.DebugString(), b.DebugString());
-  Tensor sum;
-  SF_RETURN_IF_ERROR(sum.Allocate(a.place(), a.dtype(), a.dims()));
-  if (a.dtype() == kFloat32) {
-    AddElements<float>(a, b, sum);
-  } else if (a.dtype() == kFloat64) {
-    AddElements<double>(a, b, sum);
-  } else {
-    return absl::UnimplementedError(absl::StrFormat(
-        "the gradient of \"%s\" is %s; while_grad sums float32 and float64 "
-        "gradients",
-        what, DataTypeName(a.dtype())));
-  }
-  return sum;
-}
 
 struct Plan {
   const Ints& carried;

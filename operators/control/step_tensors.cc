@@ -1,4 +1,4 @@
-#include "operators/control/recurrent/step_tensors.h"
+#include "operators/control/step_tensors.h"
 
 #include <cstring>
 
@@ -64,8 +64,8 @@ absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b,
     AddElements<double>(a, b, sum);
   } else {
     return absl::UnimplementedError(absl::StrFormat(
-        "the gradient of \"%s\" is %s; recurrent_grad sums float32 and "
-        "float64 gradients",
+        "the gradient of \"%s\" is %s; gradients are summed over steps in "
+        "float32 and float64 only",
         what, DataTypeName(a.dtype())));
   }
   return sum;

@@ -1,7 +1,7 @@
-// Tensor plumbing of recurrent and recurrent_grad: a time step's slice of a
-// sequence, stacking the steps' values into one sequence, zeros, sums.
-#ifndef SCOPEFLOW_OPERATORS_CONTROL_RECURRENT_STEP_TENSORS_H_
-#define SCOPEFLOW_OPERATORS_CONTROL_RECURRENT_STEP_TENSORS_H_
+// Tensor plumbing of the control-flow ops and their gradients: a step's slice
+// of a sequence, stacking the steps' values into one sequence, zeros, sums.
+#ifndef SCOPEFLOW_OPERATORS_CONTROL_STEP_TENSORS_H_
+#define SCOPEFLOW_OPERATORS_CONTROL_STEP_TENSORS_H_
 
 #include <string>
 
@@ -32,4 +32,4 @@ absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b,
 
 }  // namespace scopeflow
 
-#endif  // SCOPEFLOW_OPERATORS_CONTROL_RECURRENT_STEP_TENSORS_H_
+#endif  // SCOPEFLOW_OPERATORS_CONTROL_STEP_TENSORS_H_
