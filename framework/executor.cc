@@ -471,6 +471,13 @@ class PreparedNetBuilder {
         ok = false;
         continue;
       }
+      if (depth_ >= kMaxBlockDepth) {
+        errors_.push_back(absl::StrFormat(
+            "%s: block %d would be nested %d blocks deep (at most %d)", prefix,
+            b, depth_ + 1, kMaxBlockDepth));
+        ok = false;
+        continue;
+      }
       const BlockDef& block = net_.blocks(b);
       if (!block.has_parent_idx() || block.parent_idx() != block_index_) {
         errors_.push_back(absl::StrFormat(
@@ -501,6 +508,7 @@ class PreparedNetBuilder {
       }
       auto sub = std::make_shared<PreparedNet>();
       PreparedNetBuilder builder(net_, b, *rewritten, place_, &visible, *sub);
+      builder.depth_ = depth_ + 1;
       std::vector<std::string> errors = builder.Run();
       for (const std::string& error : errors) {
         errors_.push_back(
@@ -605,8 +613,13 @@ class PreparedNetBuilder {
     }
   }
 
+  // Blocks nest by recursion here and at run time: a bound keeps a
+  // malformed net from exhausting the stack.
+  static constexpr int kMaxBlockDepth = 64;
+
   const NetDef& net_;
   const int block_index_;
+  int depth_ = 0;  // how many blocks enclose this one
   const BlockDef& block_;
   const Place& place_;
   const OuterVars* outer_;

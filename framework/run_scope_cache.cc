@@ -57,8 +57,12 @@ absl::StatusOr<std::unique_ptr<RunScope>> RunScopeCache::Acquire(
 
 void RunScopeCache::Release(std::unique_ptr<RunScope> run, bool keep_buffers) {
   for (Tensor* tensor : run->tensors) {
-    if (keep_buffers) break;
-    if (tensor != nullptr && tensor->initialized()) tensor->Clear();
+    if (tensor == nullptr || !tensor->initialized()) continue;
+    // A buffer someone else still views (a fetched result the caller
+    // holds) is let go here, by the thread that ran: the next run on this
+    // scope may be on another thread, and a use count it read would not
+    // order the caller's reads before its writes.
+    if (!keep_buffers || !tensor->OwnsBufferAlone()) tensor->Clear();
   }
   {
     MutexLock lock(&mutex_);

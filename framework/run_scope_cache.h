@@ -50,8 +50,9 @@ class RunScopeCache {
       Scope& parent, const std::vector<std::string>& names,
       const std::vector<bool>& temporary);
   // Frees every tensor of the run scope (temporaries die with their run),
-  // unless `keep_buffers`, and keeps the scope for the next run, or deletes
-  // it when enough of its parent's are idle.
+  // or with `keep_buffers` only those whose buffer is also viewed elsewhere
+  // (so a kept buffer is the scope's alone), and keeps the scope for the
+  // next run, or deletes it when enough of its parent's are idle.
   void Release(std::unique_ptr<RunScope> run, bool keep_buffers = false);
 
   int idle_count() const;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "framework/backward.h"
 #include "framework/executor.h"
 #include "framework/grad_check.h"
@@ -303,6 +304,27 @@ TEST(ConditionalBlockTest, PrepareChecksTheBlockIndexAndItsParent) {
   EXPECT_THAT(Executor().Prepare(net, 0, CPUPlace()).status().message(),
               HasSubstr("names block 1, whose parent_idx is -1; the block of "
                         "an op in block 0 must have parent_idx 0"));
+}
+
+TEST(ConditionalBlockTest, PrepareBoundsHowDeepBlocksNest) {
+  // Block b runs block b + 1, 100 deep.
+  std::string text;
+  for (int b = 0; b < 100; ++b) {
+    text += "blocks { ";
+    if (b == 0) {
+      text += "vars { name: 'c' dtype: DATA_TYPE_BOOL shape: [ 1 ] } ";
+    } else {
+      text += absl::StrCat("parent_idx: ", b - 1, " ");
+    }
+    text += absl::StrCat(
+        "ops { type: 'conditional_block' inputs { slot: 'Cond' vars: 'c' } "
+        "attrs { name: 'sub_block' block_idx: ",
+        b + 1, " } } } ");
+  }
+  text += "blocks { parent_idx: 99 }";
+  EXPECT_THAT(PrepareStatus(text).message(),
+              HasSubstr("block 65 would be nested 65 blocks deep (at most "
+                        "64)"));
 }
 
 TEST(ConditionalBlockTest, TheConditionMustBeOneBool) {
