@@ -10,13 +10,15 @@ void StepScopes::Reset(Scope& parent) {
 
 Scope& StepScopes::Add() {
   Scope& scope = parent_->NewScope();
-  scopes_.push_back(&scope);
+  scopes_.push_back({&scope, scope.lifetime()});
   return scope;
 }
 
 void StepScopes::Clear() {
   if (parent_ != nullptr && !parent_alive_.expired()) {
-    for (Scope* scope : scopes_) parent_->DeleteScope(scope).IgnoreError();
+    for (const Kid& kid : scopes_) {
+      if (!kid.alive.expired()) parent_->DeleteScope(kid.scope).IgnoreError();
+    }
   }
   scopes_.clear();
 }

@@ -28,14 +28,20 @@ class StepScopes {
   // A new kid of the parent, appended to the list.
   Scope& Add();
   int size() const { return static_cast<int>(scopes_.size()); }
-  Scope& at(int i) const { return *scopes_[i]; }
+  Scope& at(int i) const { return *scopes_[i].scope; }
   // Deletes every scope held.
   void Clear();
 
  private:
   Scope* parent_ = nullptr;
   std::weak_ptr<const void> parent_alive_;
-  std::vector<Scope*> scopes_;
+  struct Kid {
+    Scope* scope;
+    // Expired once the scope is gone, e.g. destroyed with the parent
+    // before the variable holding this list.
+    std::weak_ptr<const void> alive;
+  };
+  std::vector<Kid> scopes_;
 };
 
 }  // namespace scopeflow
