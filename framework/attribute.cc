@@ -1,5 +1,8 @@
 #include "framework/attribute.h"
 
+#include <type_traits>
+#include <variant>
+
 #include "absl/strings/str_format.h"
 
 namespace scopeflow {
@@ -66,6 +69,40 @@ absl::StatusOr<AttrValue> AttrValueFromProto(const AttrDef& attr) {
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("attribute \"%s\" has no value", attr.name()));
+}
+
+void AttrValueToProto(const AttrValue& value, AttrDef& attr) {
+  std::visit(
+      [&attr](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int32_t>) {
+          attr.set_i(v);
+        } else if constexpr (std::is_same_v<T, float>) {
+          attr.set_f(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          attr.set_s(v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          attr.set_b(v);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          attr.set_i64(v);
+        } else if constexpr (std::is_same_v<T, std::vector<int32_t>>) {
+          attr.mutable_ints()->mutable_values()->Add(v.begin(), v.end());
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          attr.mutable_floats()->mutable_values()->Add(v.begin(), v.end());
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          auto* strings = attr.mutable_strings();
+          for (const std::string& s : v) strings->add_values(s);
+        } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
+          auto* bools = attr.mutable_bools();
+          for (bool b : v) bools->add_values(b);
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          attr.mutable_i64s()->mutable_values()->Add(v.begin(), v.end());
+        } else {
+          static_assert(std::is_same_v<T, BlockIndex>);
+          attr.set_block_idx(v.index);
+        }
+      },
+      value);
 }
 
 absl::StatusOr<AttrValue> ConvertAttrValue(const AttrValue& value,

@@ -53,6 +53,10 @@ const char* AttrTypeName(AttrType type);
 // The value an AttrDef holds; InvalidArgument if it holds none.
 absl::StatusOr<AttrValue> AttrValueFromProto(const AttrDef& attr);
 
+// Sets `attr`'s value field to `value` (the inverse of AttrValueFromProto;
+// an empty list still sets its field).
+void AttrValueToProto(const AttrValue& value, AttrDef& attr);
+
 // `value` as `type`, widening int to int64 and ints to int64s (a net may
 // write `i: 3` for an int64 attribute); InvalidArgument otherwise.
 absl::StatusOr<AttrValue> ConvertAttrValue(const AttrValue& value,

@@ -750,6 +750,18 @@ absl::Status PrepareInPlace(const PreparedOp& op, int v, const VarInfo& info,
   return absl::OkStatus();
 }
 
+// The tensor `var` holds (made if it holds nothing), or an error naming
+// the variable when it holds something else.
+absl::StatusOr<Tensor*> TensorOf(Variable& var, const std::string& name) {
+  absl::StatusOr<Tensor*> tensor = var.GetMutable<Tensor>();
+  if (!tensor.ok()) {
+    return absl::Status(
+        tensor.status().code(),
+        absl::StrCat("variable \"", name, "\": ", tensor.status().message()));
+  }
+  return *tensor;
+}
+
 // Persistable variable v's tensor in `scope`: created there if the net
 // writes it before reading it, otherwise found by lookup.
 absl::StatusOr<Tensor*> FindPersistable(const PreparedNet& prepared,
@@ -766,13 +778,7 @@ absl::StatusOr<Tensor*> FindPersistable(const PreparedNet& prepared,
                   "startup net or load the parameters first",
                   name);
   }
-  absl::StatusOr<Tensor*> tensor = var->GetMutable<Tensor>();
-  if (!tensor.ok()) {
-    return absl::Status(
-        tensor.status().code(),
-        absl::StrCat("variable \"", name, "\": ", tensor.status().message()));
-  }
-  return *tensor;
+  return TensorOf(*var, name);
 }
 
 // After a control-flow op, its tensor outputs hold what its blocks wrote:
@@ -845,14 +851,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
   std::vector<Tensor*> tensors(n, nullptr);
   for (int v = 0; v < n; ++v) {
     if (!prepared.IsTemporary(v)) continue;
-    absl::StatusOr<Tensor*> tensor =
-        scope.Var(prepared.names_[v])->GetMutable<Tensor>();
-    if (!tensor.ok()) {
-      return absl::Status(tensor.status().code(),
-                          absl::StrCat("variable \"", prepared.names_[v],
-                                       "\": ", tensor.status().message()));
-    }
-    tensors[v] = *tensor;
+    SF_ASSIGN_OR_RETURN(tensors[v], TensorOf(*scope.Var(prepared.names_[v]),
+                                             prepared.names_[v]));
   }
   return RunResolved(prepared, scope, scope, std::move(tensors), feeds, fetches,
                      /*profile=*/nullptr, /*free_dead_tensors=*/false);
@@ -876,13 +876,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                     "variable \"%s\" of an enclosing block is not in the "
                     "scope the block runs against",
                     name);
-      absl::StatusOr<Tensor*> tensor = var->GetMutable<Tensor>();
-      if (!tensor.ok()) {
-        return absl::Status(tensor.status().code(),
-                            absl::StrCat("variable \"", name,
-                                         "\": ", tensor.status().message()));
-      }
-      tensors[v] = *tensor;
+      SF_ASSIGN_OR_RETURN(tensors[v], TensorOf(*var, name));
       if (tensors[v]->initialized()) {
         // Ops were prepared with what the enclosing block knew of it.
         const VarInfo& known = prepared.infos_[v];

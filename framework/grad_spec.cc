@@ -73,6 +73,13 @@ void GradOpContext::Bind(google::protobuf::RepeatedPtrField<OpSlot>* slots,
   }
 }
 
+void GradOpContext::SetAttr(OpDef& op, absl::string_view name,
+                            const AttrValue& value) {
+  AttrDef* attr = op.add_attrs();
+  attr->set_name(std::string(name));
+  AttrValueToProto(value, *attr);
+}
+
 void GradOpContext::CopyAttrs(OpDef& op) const {
   *op.mutable_attrs() = forward_.attrs();
 }

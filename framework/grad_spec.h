@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "framework/attribute.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
@@ -56,6 +57,9 @@ class GradOpContext {
                         const std::vector<std::string>& vars) {
     Bind(op.mutable_outputs(), slot, vars);
   }
+  // Adds attribute `name` = `value` to `op`.
+  static void SetAttr(OpDef& op, absl::string_view name,
+                      const AttrValue& value);
   // Copies every attribute of the forward op to `op`.
   void CopyAttrs(OpDef& op) const;
 

@@ -33,17 +33,8 @@ absl::Status InferConditionalBlock(InferContext& context) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> ReadCondition(const KernelContext& context) {
-  const Tensor& cond = context.Input("Cond");
-  SF_CHECK(cond.initialized() && cond.numel() == 1,
-           "input \"Cond\" (variable \"%s\") must hold one bool, got %s",
-           context.InputName("Cond"), cond.DebugString());
-  SF_ASSIGN_OR_RETURN(Tensor host, cond.CopyTo(CPUPlace()));
-  return host.data<bool>()[0];
-}
-
 absl::Status ConditionalBlockKernel(KernelContext& context) {
-  SF_ASSIGN_OR_RETURN(const bool holds, ReadCondition(context));
+  SF_ASSIGN_OR_RETURN(const bool holds, ReadBoolScalar(context, "Cond"));
   if (!holds) return absl::OkStatus();
   const PreparedNet& block = *context.Block("sub_block");
   if (!context.HasOutput("Scope")) {
@@ -62,7 +53,7 @@ absl::Status ConditionalBlockKernel(KernelContext& context) {
 // X@GRAD: when the block ran, its gradient block run where it ran; when it
 // did not, the outputs did not depend on X, so zeros.
 absl::Status ConditionalBlockGradKernel(KernelContext& context) {
-  SF_ASSIGN_OR_RETURN(const bool holds, ReadCondition(context));
+  SF_ASSIGN_OR_RETURN(const bool holds, ReadBoolScalar(context, "Cond"));
   const int count = context.OutputCount("X@GRAD");
   const auto& grads =
       context.attrs().Get<std::vector<std::string>>("grad_names");
@@ -122,14 +113,8 @@ absl::Status MakeConditionalBlockGrad(GradOpContext& context) {
   GradOpContext::SetInput(grad, "Out@GRAD", target_grads);
   GradOpContext::SetInput(grad, "Scope", scope);
   GradOpContext::SetOutput(grad, "X@GRAD", wrt_grads);
-  AttrDef* attr = grad.add_attrs();
-  attr->set_name("grad_block");
-  attr->set_block_idx(block.block);
-  AttrDef* names = grad.add_attrs();
-  names->set_name("grad_names");
-  for (const std::string& name : block.grads) {
-    names->mutable_strings()->add_values(name);
-  }
+  GradOpContext::SetAttr(grad, "grad_block", BlockIndex{block.block});
+  GradOpContext::SetAttr(grad, "grad_names", block.grads);
   return absl::OkStatus();
 }
 

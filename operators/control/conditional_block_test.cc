@@ -339,6 +339,20 @@ TEST(ConditionalBlockTest, TheConditionMustBeOneBool) {
               HasSubstr("must hold one element, got shape [2]"));
 }
 
+// Prepare cannot know the size; inference at run time checks it.
+TEST(ConditionalBlockTest, AConditionOfUnknownSizeMustHoldOneBoolAtRunTime) {
+  NetDef net = Net(kDoubleIf);
+  net.mutable_blocks(0)->mutable_vars(1)->set_shape(0, -1);
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(net,
+             {{"x", MakeTensor<float>({2}, {1, 2})},
+              {"c", MakeTensor<bool>({2}, {true, false})}},
+             {"y"});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 1 (conditional_block): input \"Cond\" (variable "
+                        "\"c\") must hold one element, got shape [2]"));
+}
+
 // y = x * x inside the block, differentiable: the block's scope is kept.
 constexpr char kSquareIf[] = R"pb(
   blocks {

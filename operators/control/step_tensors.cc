@@ -44,6 +44,16 @@ absl::Status CopyIntoStep(const Tensor& step, int64_t t, int64_t steps,
                    step.raw_data(), step.nbytes());
 }
 
+absl::StatusOr<bool> ReadBoolScalar(const KernelContext& context,
+                                    absl::string_view slot) {
+  const Tensor& value = context.Input(slot);
+  SF_CHECK(value.initialized() && value.dtype() == kBool && value.numel() == 1,
+           "input \"%s\" (variable \"%s\") must hold one bool, got %s", slot,
+           context.InputName(slot), value.DebugString());
+  SF_ASSIGN_OR_RETURN(Tensor host, value.CopyTo(CPUPlace()));
+  return host.data<bool>()[0];
+}
+
 absl::StatusOr<Tensor> ZerosLike(const Tensor& like) {
   Tensor zeros;
   SF_RETURN_IF_ERROR(zeros.Allocate(like.place(), like.dtype(), like.dims()));

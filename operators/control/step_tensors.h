@@ -6,6 +6,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "framework/op_context.h"
 #include "framework/tensor.h"
 
 namespace scopeflow {
@@ -20,6 +22,11 @@ absl::StatusOr<Tensor> StepOf(const Tensor& sequence, int64_t t);
 absl::Status CopyIntoStep(const Tensor& step, int64_t t, int64_t steps,
                           const Place& place, Tensor& sequence,
                           const std::string& what);
+
+// The one bool input `slot` holds (a condition), read on the host; an
+// error naming the slot and variable if it holds anything else.
+absl::StatusOr<bool> ReadBoolScalar(const KernelContext& context,
+                                    absl::string_view slot);
 
 // A new tensor like `like`, all zeros.
 absl::StatusOr<Tensor> ZerosLike(const Tensor& like);

@@ -66,22 +66,6 @@ bool Reaches(const BlockDef& block, const std::string& var,
   return false;
 }
 
-void AddStrings(OpDef& op, const std::string& name, const Strings& values) {
-  AttrDef* attr = op.add_attrs();
-  attr->set_name(name);
-  attr->mutable_strings();
-  for (const std::string& value : values) {
-    attr->mutable_strings()->add_values(value);
-  }
-}
-
-void AddInts(OpDef& op, const std::string& name, const Ints& values) {
-  AttrDef* attr = op.add_attrs();
-  attr->set_name(name);
-  attr->mutable_ints();
-  for (int32_t value : values) attr->mutable_ints()->add_values(value);
-}
-
 bool AllEmpty(const Strings& names) {
   for (const std::string& name : names) {
     if (!name.empty()) return false;
@@ -189,22 +173,18 @@ absl::Status MakeRecurrentGrad(GradOpContext& context) {
   GradOpContext::SetOutput(grad, "X@GRAD", x_grads);
   GradOpContext::SetOutput(grad, "InitStates@GRAD", init_grads);
   GradOpContext::SetOutput(grad, "Params@GRAD", param_grads);
-  AttrDef* block_attr = grad.add_attrs();
-  block_attr->set_name("grad_block");
-  block_attr->set_block_idx(block.block);
-  AttrDef* reverse = grad.add_attrs();
-  reverse->set_name("reverse");
-  reverse->set_b(attrs.Get<bool>("reverse"));
-  AddStrings(grad, "targets", targets);
-  AddStrings(grad, "target_grads", target_grads);
-  AddInts(grad, "target_state", target_state);
-  AddInts(grad, "out_grads_of", out_grads_of);
-  AddInts(grad, "final_grads_of", final_grads_of);
+  GradOpContext::SetAttr(grad, "grad_block", BlockIndex{block.block});
+  GradOpContext::SetAttr(grad, "reverse", attrs.Get<bool>("reverse"));
+  GradOpContext::SetAttr(grad, "targets", targets);
+  GradOpContext::SetAttr(grad, "target_grads", target_grads);
+  GradOpContext::SetAttr(grad, "target_state", target_state);
+  GradOpContext::SetAttr(grad, "out_grads_of", out_grads_of);
+  GradOpContext::SetAttr(grad, "final_grads_of", final_grads_of);
   Strings ex_state_grads;
   for (const std::string& name : ex_states) {
     ex_state_grads.push_back(grad_name(name));
   }
-  AddStrings(grad, "ex_state_grads", ex_state_grads);
+  GradOpContext::SetAttr(grad, "ex_state_grads", ex_state_grads);
   Ints x_of, init_of, params_of;
   Strings x_grad_names, param_grad_names;
   for (size_t i = 0; i < x_grads.size(); ++i) {
@@ -220,11 +200,11 @@ absl::Status MakeRecurrentGrad(GradOpContext& context) {
     params_of.push_back(static_cast<int32_t>(p));
     param_grad_names.push_back(grad_name(params[p]));
   }
-  AddInts(grad, "x_of", x_of);
-  AddStrings(grad, "x_grads", x_grad_names);
-  AddInts(grad, "init_of", init_of);
-  AddInts(grad, "params_of", params_of);
-  AddStrings(grad, "param_grads", param_grad_names);
+  GradOpContext::SetAttr(grad, "x_of", x_of);
+  GradOpContext::SetAttr(grad, "x_grads", x_grad_names);
+  GradOpContext::SetAttr(grad, "init_of", init_of);
+  GradOpContext::SetAttr(grad, "params_of", params_of);
+  GradOpContext::SetAttr(grad, "param_grads", param_grad_names);
   return absl::OkStatus();
 }
 

@@ -77,24 +77,6 @@ NameSet Connected(const BlockDef& body, const PreparedNet& prepared,
   return from;
 }
 
-void SetInts(OpDef& op, const std::string& name,
-             const std::vector<int>& values) {
-  if (values.empty()) return;
-  AttrDef* attr = op.add_attrs();
-  attr->set_name(name);
-  for (int value : values) attr->mutable_ints()->add_values(value);
-}
-
-void SetStrings(OpDef& op, const std::string& name,
-                const std::vector<std::string>& values) {
-  if (values.empty()) return;
-  AttrDef* attr = op.add_attrs();
-  attr->set_name(name);
-  for (const std::string& value : values) {
-    attr->mutable_strings()->add_values(value);
-  }
-}
-
 int IndexOf(const std::vector<std::string>& names, const std::string& name) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return static_cast<int>(i);
@@ -233,17 +215,15 @@ absl::Status MakeWhileGrad(GradOpContext& context) {
   GradOpContext::SetInput(grad, "StepScopes", steps);
   GradOpContext::SetOutput(grad, "X@GRAD", x_grad_vars);
   GradOpContext::SetOutput(grad, "Init@GRAD", init_grad_vars);
-  AttrDef* grad_block = grad.add_attrs();
-  grad_block->set_name("grad_block");
-  grad_block->set_block_idx(block.block);
-  SetInts(grad, "carried", carried);
-  SetStrings(grad, "versions", versions);
-  SetStrings(grad, "start_grads", start_grads);
-  SetStrings(grad, "feed_grads", feed_grads);
-  SetInts(grad, "out_grads_of", out_grads_of);
-  SetInts(grad, "x_of", x_of);
-  SetStrings(grad, "x_grads", x_grad_names);
-  SetInts(grad, "init_of", init_of);
+  GradOpContext::SetAttr(grad, "grad_block", BlockIndex{block.block});
+  GradOpContext::SetAttr(grad, "carried", carried);
+  GradOpContext::SetAttr(grad, "versions", versions);
+  GradOpContext::SetAttr(grad, "start_grads", start_grads);
+  GradOpContext::SetAttr(grad, "feed_grads", feed_grads);
+  GradOpContext::SetAttr(grad, "out_grads_of", out_grads_of);
+  GradOpContext::SetAttr(grad, "x_of", x_of);
+  GradOpContext::SetAttr(grad, "x_grads", x_grad_names);
+  GradOpContext::SetAttr(grad, "init_of", init_of);
   return absl::OkStatus();
 }
 

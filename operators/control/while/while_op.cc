@@ -15,6 +15,7 @@
 #include "framework/op_spec.h"
 #include "framework/step_scopes.h"
 #include "operators/common.h"
+#include "operators/control/step_tensors.h"
 #include "operators/control/while/while_body.h"
 #include "operators/control/while/while_grad.h"
 #include "platform/status_macros.h"
@@ -56,15 +57,6 @@ absl::Status InferWhile(InferContext& context) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> ReadCondition(const KernelContext& context) {
-  const Tensor& cond = context.Input("Condition");
-  SF_CHECK(cond.initialized() && cond.dtype() == kBool && cond.numel() == 1,
-           "input \"Condition\" (variable \"%s\") must hold one bool, got %s",
-           context.InputName("Condition"), cond.DebugString());
-  SF_ASSIGN_OR_RETURN(Tensor host, cond.CopyTo(CPUPlace()));
-  return host.data<bool>()[0];
-}
-
 absl::Status WhileKernel(KernelContext& context) {
   const PreparedNet& body = *context.Block("sub_block");
   Scope& scope = *context.scope();
@@ -92,7 +84,7 @@ absl::Status WhileKernel(KernelContext& context) {
   }
   const int32_t max_iterations = context.attrs().Get<int32_t>("max_iterations");
   for (int32_t t = 0;; ++t) {
-    SF_ASSIGN_OR_RETURN(const bool holds, ReadCondition(context));
+    SF_ASSIGN_OR_RETURN(const bool holds, ReadBoolScalar(context, "Condition"));
     if (!holds) break;
     SF_CHECK(t < max_iterations,
              "condition variable \"%s\" still holds after %d iterations "
