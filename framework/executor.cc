@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/layout_rewrite.h"
 #include "framework/net_io.h"
 #include "framework/step_scopes.h"
 #include "platform/device.h"
@@ -810,8 +811,41 @@ int PreparedNet::VarIndex(absl::string_view name) const {
   return it == index_.end() ? -1 : it->second;
 }
 
+const PreparedNet& PreparedNet::PlanFor(
+    absl::Span<const std::string> fetches) const {
+  if (as_written_ == nullptr) return *this;
+  for (const std::string& name : fetches) {
+    if (VarIndex(name) < 0) return *as_written_;
+  }
+  return *this;
+}
+
 absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
                                               const Place& place) const {
+  SF_ASSIGN_OR_RETURN(PreparedNet as_written,
+                      PrepareAsWritten(net, block, place));
+  if (!options_.channels_last || !place.is_cpu()) return as_written;
+  std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(net.blocks(block));
+  if (!rewrite.has_value()) return as_written;
+  NetDef rewritten_net = net;
+  *rewritten_net.mutable_blocks(block) = std::move(rewrite->block);
+  absl::StatusOr<PreparedNet> rewritten =
+      PrepareAsWritten(rewritten_net, block, place);
+  SF_CHECK_CODE(
+      rewritten.ok(), absl::StatusCode::kInternal,
+      "the channels-last rewrite of net \"%s\" block %d does not "
+      "prepare (ExecutorOptions::channels_last = false avoids it): %s",
+      net.name(), block, rewritten.status().message());
+  // Errors name the op of the net as written.
+  for (PreparedOp& op : rewritten->ops_)
+    op.index = rewrite->source_op[op.index];
+  rewritten->as_written_ =
+      std::make_shared<const PreparedNet>(std::move(as_written));
+  return std::move(*rewritten);
+}
+
+absl::StatusOr<PreparedNet> Executor::PrepareAsWritten(
+    const NetDef& net, int block, const Place& place) const {
   SF_RETURN_IF_ERROR(CheckNetFormatVersion(net));
   SF_CHECK(block >= 0 && block < net.blocks_size(),
            "net \"%s\" has no block %d (it has %d)", net.name(), block,
@@ -833,6 +867,10 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile) const {
+  if (prepared.rewritten()) {
+    const PreparedNet& plan = prepared.PlanFor(fetches);
+    if (&plan != &prepared) return Run(plan, scope, feeds, fetches, profile);
+  }
   RunScopeLease run_scope(*prepared.run_scopes_, prepared,
                           options_.keep_buffers_between_runs);
   SF_RETURN_IF_ERROR(run_scope.Acquire(scope));
@@ -847,6 +885,10 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
 absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches) const {
+  if (prepared.rewritten()) {
+    const PreparedNet& plan = prepared.PlanFor(fetches);
+    if (&plan != &prepared) return RunInScope(plan, scope, feeds, fetches);
+  }
   const int n = static_cast<int>(prepared.names_.size());
   std::vector<Tensor*> tensors(n, nullptr);
   for (int v = 0; v < n; ++v) {

@@ -55,6 +55,13 @@ class PreparedNet {
   bool IsTemporary(int v) const {
     return !persistable_[v] && !external_[v] && is_tensor_[v];
   }
+  // Whether the channels-last rewrite changed the block
+  // (ExecutorOptions::channels_last); ops() and var_names() are then the
+  // rewritten block's.
+  bool rewritten() const { return as_written_ != nullptr; }
+  // The plan for a run fetching `fetches`: this one, or the block as
+  // written where the rewrite renamed a fetched variable.
+  const PreparedNet& PlanFor(absl::Span<const std::string> fetches) const;
 
  private:
   friend class Executor;
@@ -84,6 +91,9 @@ class PreparedNet {
   std::vector<std::vector<int>> dies_after_;
   // Shared by copies of this PreparedNet; thread-safe.
   std::shared_ptr<RunScopeCache> run_scopes_;
+  // For a block the channels-last rewrite changed: the block as written,
+  // which runs fetching a renamed variable use.
+  std::shared_ptr<const PreparedNet> as_written_;
 };
 
 struct Feed {
@@ -120,6 +130,13 @@ struct ExecutorOptions {
   // later runs. Only for a parent scope in which nothing erases or
   // replaces a parameter while the net is in use (a Predictor's root).
   bool resolve_persistables_once = false;
+  // On the CPU, run chains of conv2d, pool2d and elementwise ops on
+  // channels-last (NHWC) activations, as oneDNN's convolutions want them,
+  // instead of reordering around each convolution
+  // (framework/layout_rewrite.h). A run that fetches a variable the rewrite
+  // renamed runs the block as written. Off, a PreparedNet's ops and
+  // variables are exactly the net's (as analyses of a net expect).
+  bool channels_last = true;
 };
 
 // Runs prepared nets. Thread-safe: Prepare and Run may be called from any
@@ -176,6 +193,10 @@ class Executor {
       absl::Span<const std::string> fetches, RunProfile* profile,
       bool free_dead_tensors,
       std::vector<Tensor*>* persistables = nullptr) const;
+
+  // Prepare without the channels-last rewrite.
+  absl::StatusOr<PreparedNet> PrepareAsWritten(const NetDef& net, int block,
+                                               const Place& place) const;
 
   ExecutorOptions options_;
 };

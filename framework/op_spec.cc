@@ -36,6 +36,11 @@ OpSpec& OpSpec::ControlFlow(BlockRewriteFn rewrite) {
   return *this;
 }
 
+OpSpec& OpSpec::Layout(LayoutRole role) {
+  layout_role_ = role;
+  return *this;
+}
+
 OpSpec& OpSpec::Attr(std::string name, AttrType type, AttrCheckFn check) {
   attrs_.push_back({std::move(name), type, std::nullopt, std::move(check)});
   return *this;

@@ -64,6 +64,21 @@ struct AttrSpec {
   AttrCheckFn check;
 };
 
+// How the executor's channels-last rewrite (framework/layout_rewrite.h) may
+// treat an op. Ops act on their first input slot and first output slot.
+enum class LayoutRole {
+  // Reads and writes the layouts its attributes say; never rewritten.
+  kFixed,
+  // Has a "data_format" attribute, "NCHW" or "NHWC", for its first input
+  // and output; the rewrite may switch it from NCHW to NHWC.
+  kDataFormat,
+  // kDataFormat, and faster in NHWC: the reason a region is rewritten.
+  kPrefersChannelsLast,
+  // One input, one output, element by element: works in any layout as long
+  // as input and output share it.
+  kElementwise,
+};
+
 struct KernelKey {
   DeviceType device;
   DataType dtype;
@@ -119,6 +134,8 @@ class OpSpec {
   // allocate its outputs (the blocks write them) and reads their shapes
   // back after the kernel. `rewrite`, if given, says what to prepare.
   OpSpec& ControlFlow(BlockRewriteFn rewrite = nullptr);
+  // How the channels-last rewrite may treat the op (default kFixed).
+  OpSpec& Layout(LayoutRole role);
 
   const std::string& type() const { return type_; }
   const std::vector<SlotSpec>& inputs() const { return inputs_; }
@@ -144,6 +161,7 @@ class OpSpec {
   bool control_flow() const { return control_flow_; }
   // Null: the blocks are prepared as the net has them.
   const BlockRewriteFn& block_rewrite() const { return block_rewrite_; }
+  LayoutRole layout_role() const { return layout_role_; }
 
  private:
   std::string type_;
@@ -158,6 +176,7 @@ class OpSpec {
   std::vector<std::pair<std::string, std::string>> in_place_;
   bool control_flow_ = false;
   BlockRewriteFn block_rewrite_;
+  LayoutRole layout_role_ = LayoutRole::kFixed;
 };
 
 // Every registered op type. Registration happens during static

@@ -1,6 +1,7 @@
-// conv2d: 2-D convolution of NCHW tensors by OIHW filters, with strides,
-// padding, dilation and groups. float32 runs on oneDNN; float64, which
-// numeric gradient checks need, on a reference im2col + gemm.
+// conv2d: 2-D convolution of NCHW (or, with data_format "NHWC", NHWC)
+// tensors by OIHW filters, with strides, padding, dilation and groups.
+// float32 runs on oneDNN; float64, which numeric gradient checks need, on a
+// reference im2col + gemm.
 //
 // conv2d_grad: the gradients of Input, Filter and Bias, by oneDNN's
 // backward-data and backward-weights primitives in float32 and by the
@@ -33,13 +34,28 @@ struct Conv2dAttrs {
   std::array<int64_t, 2> dilations;
   Padding2d padding;
   int64_t groups;
+  // data_format "NHWC": Input and Output hold their channels last. Filter
+  // (OIHW) and Bias are the same in both formats.
+  bool nhwc;
 };
 
 Conv2dAttrs AttrsOf(const Attributes& attrs) {
   return {PairOf(attrs.Get<std::vector<int32_t>>("strides")),
           PairOf(attrs.Get<std::vector<int32_t>>("dilations")),
           PaddingOf(attrs.Get<std::vector<int32_t>>("paddings")),
-          attrs.Get<int32_t>("groups")};
+          attrs.Get<int32_t>("groups"),
+          attrs.Get<std::string>("data_format") == "NHWC"};
+}
+
+// The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
+// W] order: the order the geometry and oneDNN's descriptors use.
+Dims NchwOf(const Dims& dims, bool nhwc) {
+  return nhwc ? Dims{dims[0], dims[3], dims[1], dims[2]} : dims;
+}
+
+// The inverse of NchwOf.
+Dims InFormat(const Dims& nchw, bool nhwc) {
+  return nhwc ? Dims{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
 }
 
 // Output [height, width] of `input` [N, C, H, W] convolved with `filter`
@@ -86,16 +102,21 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
   }
   const Conv2dAttrs a = AttrsOf(context.attrs());
   const VarInfo& input_info = context.Input("Input");
-  const Dims input = Rank4DimsOf(input_info);
+  const Dims input = NchwOf(Rank4DimsOf(input_info), a.nhwc);
   const Dims filter = Rank4DimsOf(context.Input("Filter"));
   const std::string& input_name = context.InputName("Input");
   const std::string& filter_name = context.InputName("Filter");
+  // Input's shape as given, and in NHWC the format that says which axis
+  // holds the channels.
+  const std::string input_shape =
+      absl::StrCat(DimsToString(Rank4DimsOf(input_info)),
+                   a.nhwc ? " (data_format \"NHWC\")" : "");
   const int64_t channels = input[1];
   const int64_t filters = filter[0];
   SF_CHECK(channels < 0 || channels % a.groups == 0,
            "input \"Input\" (variable \"%s\") has shape %s: its %d channels "
            "are not divisible by groups = %d",
-           input_name, DimsToString(input), channels, a.groups);
+           input_name, input_shape, channels, a.groups);
   SF_CHECK(filters < 0 || filters % a.groups == 0,
            "input \"Filter\" (variable \"%s\") has shape %s: its %d output "
            "channels are not divisible by groups = %d",
@@ -106,8 +127,8 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
            "input \"Input\" (variable \"%s\") has shape %s but \"Filter\" "
            "(variable \"%s\") has shape %s: expected the filter's dimension 1 "
            "to be channels / groups = %d / %d = %d",
-           input_name, DimsToString(input), filter_name, DimsToString(filter),
-           channels, a.groups, channels / a.groups);
+           input_name, input_shape, filter_name, DimsToString(filter), channels,
+           a.groups, channels / a.groups);
   SF_CHECK((filter[2] < 0 || filter[2] > 0) && (filter[3] < 0 || filter[3] > 0),
            "input \"Filter\" (variable \"%s\") has shape %s: expected a "
            "positive kernel height and width",
@@ -127,7 +148,7 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
            "input \"Input\" (variable \"%s\") has shape %s and \"Filter\" "
            "(variable \"%s\") shape %s; with paddings %s, strides [%d, %d] "
            "and dilations [%d, %d], %s",
-           input_name, DimsToString(input), filter_name, DimsToString(filter),
+           input_name, input_shape, filter_name, DimsToString(filter),
            PaddingToString(a.padding), a.strides[0], a.strides[1],
            a.dilations[0], a.dilations[1], size.status().message());
   const std::array<int64_t, 2>& out = *size;
@@ -136,10 +157,11 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
            "\"Filter\" (variable \"%s\", shape %s) with paddings %s, strides "
            "[%d, %d] and dilations [%d, %d]; expected a positive output "
            "height and width, got %s",
-           input_name, DimsToString(input), filter_name, DimsToString(filter),
+           input_name, input_shape, filter_name, DimsToString(filter),
            PaddingToString(a.padding), a.strides[0], a.strides[1],
            a.dilations[0], a.dilations[1], DimsToString(out));
-  return VarInfo{input_info.dtype, Dims{input[0], filters, out[0], out[1]},
+  return VarInfo{input_info.dtype,
+                 InFormat(Dims{input[0], filters, out[0], out[1]}, a.nhwc),
                  /*has_dims=*/true};
 }
 
@@ -167,12 +189,28 @@ void Zero(Tensor& tensor) {
 
 // Output with no input channels: the bias, or zeros.
 template <typename T>
-void FillWithBias(const Tensor* bias, Tensor& output) {
-  const int64_t channels = output.dim(1);
-  const int64_t plane = output.dim(2) * output.dim(3);
+void FillWithBias(const Tensor* bias, bool nhwc, Tensor& output) {
+  const int64_t channels = output.dim(nhwc ? 3 : 1);
+  // Elements between one channel and the next.
+  const int64_t stride = nhwc ? 1 : output.dim(2) * output.dim(3);
   T* out = output.data<T>();
   for (int64_t i = 0; i < output.numel(); ++i) {
-    out[i] = bias == nullptr ? T{0} : bias->data<T>()[(i / plane) % channels];
+    out[i] = bias == nullptr ? T{0} : bias->data<T>()[(i / stride) % channels];
+  }
+}
+
+// `to` [batch, cols, rows] = `from` [batch, rows, cols] with its last two
+// axes swapped: NHWC to NCHW with rows = H * W and cols = C, and back with
+// rows = C and cols = H * W.
+template <typename T>
+void SwapLastAxes(const T* from, int64_t batch, int64_t rows, int64_t cols,
+                  T* to) {
+  for (int64_t n = 0; n < batch; ++n) {
+    const T* src = from + n * rows * cols;
+    T* dst = to + n * rows * cols;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+    }
   }
 }
 
@@ -267,7 +305,7 @@ void Col2ImAdd(const ConvGeometry& g, const T* col, T* image) {
 }
 
 // Per sample and group: Output_g = Filter_g [group_filters, ColRows()] x
-// im2col(Input_g), then the bias.
+// im2col(Input_g), then the bias. Input and Output in NCHW.
 template <typename T>
 absl::Status ReferenceConv2d(const ConvGeometry& g, const T* input,
                              const T* filter, const T* bias, T* output) {
@@ -296,7 +334,7 @@ absl::Status ReferenceConv2d(const ConvGeometry& g, const T* input,
 
 // The gradients of ReferenceConv2d's Input (`d_input`) and Filter
 // (`d_filter`), each skipped when null: d_filter_g = dy_g x im2col(x)^T
-// summed over samples, d_input_g = col2im(filter_g^T x dy_g).
+// summed over samples, d_input_g = col2im(filter_g^T x dy_g). All in NCHW.
 template <typename T>
 absl::Status ReferenceConv2dGrad(const ConvGeometry& g, const T* input,
                                  const T* filter, const T* d_output, T* d_input,
@@ -334,13 +372,26 @@ absl::Status ReferenceConv2dGrad(const ConvGeometry& g, const T* input,
   return absl::OkStatus();
 }
 
-// A convolution as oneDNN describes it, in our layouts (NCHW data, OIHW
-// filters seen as GOIHW with groups).
+// Lets oneDNN choose the layout its fastest implementation wants.
+dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::any);
+}
+
+// A convolution as oneDNN describes it, in our layouts (NCHW or NHWC data,
+// OIHW filters seen as GOIHW with groups).
 struct OneDnnConv {
+  // In [N, C, H, W] order whatever the layout: oneDNN's logical order.
   dnnl::memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
   dnnl::memory::desc src_md, weights_md, dst_md;
+  // The src (and diff_src) and dst (and diff_dst) layouts the primitives
+  // are asked for. NHWC: ours, which oneDNN's channels-last kernels run on,
+  // so activations are never reordered. NCHW: any, as oneDNN prefers its
+  // blocked layouts to plain NCHW, reordered to and from.
+  dnnl::memory::desc src_want, dst_want;
 };
 
+// `input` and `output` in [N, C, H, W] order (NchwOf).
 OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
                         const Dims& filter, const Dims& output) {
   using dnnl::memory;
@@ -357,17 +408,14 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
   c.dilates = {a.dilations[0] - 1, a.dilations[1] - 1};
   c.pad_l = {a.padding.top, a.padding.left};
   c.pad_r = {a.padding.bottom, a.padding.right};
-  c.src_md = memory::desc(c.src, memory::data_type::f32, Tag::nchw);
+  const Tag data = a.nhwc ? Tag::nhwc : Tag::nchw;
+  c.src_md = memory::desc(c.src, memory::data_type::f32, data);
   c.weights_md = memory::desc(c.weights, memory::data_type::f32,
                               g == 1 ? Tag::oihw : Tag::goihw);
-  c.dst_md = memory::desc(c.dst, memory::data_type::f32, Tag::nchw);
+  c.dst_md = memory::desc(c.dst, memory::data_type::f32, data);
+  c.src_want = a.nhwc ? c.src_md : AnyLayout(c.src);
+  c.dst_want = a.nhwc ? c.dst_md : AnyLayout(c.dst);
   return c;
-}
-
-// Lets oneDNN choose the layout its fastest implementation wants.
-dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
-                            dnnl::memory::format_tag::any);
 }
 
 // `memory` in the layout `desc` asks for: itself, or a reordered copy.
@@ -394,7 +442,7 @@ void CopyOut(dnnl::memory& result, dnnl::memory& user) {
 }
 
 // A forward convolution ready to run: its primitive, the reorders between
-// our NCHW/OIHW layouts and the ones oneDNN chose, and scratch buffers in
+// our layouts and the ones oneDNN chose, and scratch buffers in
 // oneDNN's layouts. Building one costs more than a small convolution, so
 // each thread keeps them per shape (ConvForwardFor). The weights are
 // reordered on every run: a tensor carries no version that would say when
@@ -420,13 +468,12 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
   const memory::desc bias_md({filter[0]}, memory::data_type::f32,
                              memory::format_tag::x);
   const dnnl::convolution_forward::primitive_desc pd(
-      has_bias
-          ? dnnl::convolution_forward::desc(
-                prop, algo, AnyLayout(c.src), AnyLayout(c.weights), bias_md,
-                AnyLayout(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r)
-          : dnnl::convolution_forward::desc(
-                prop, algo, AnyLayout(c.src), AnyLayout(c.weights),
-                AnyLayout(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r),
+      has_bias ? dnnl::convolution_forward::desc(
+                     prop, algo, c.src_want, AnyLayout(c.weights), bias_md,
+                     c.dst_want, c.strides, c.dilates, c.pad_l, c.pad_r)
+               : dnnl::convolution_forward::desc(
+                     prop, algo, c.src_want, AnyLayout(c.weights), c.dst_want,
+                     c.strides, c.dilates, c.pad_l, c.pad_r),
       engine);
   ConvForward f;
   f.conv = dnnl::convolution_forward(pd);
@@ -450,10 +497,11 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
   return f;
 }
 
-// The calling thread's ConvForward for these shapes and attributes, made on
-// first use. Per thread, because a ConvForward's scratch buffers serve one
-// run at a time; bounded, because shapes may vary without end (a full
-// cache is emptied: simpler than an LRU and rare in practice).
+// The calling thread's ConvForward for these shapes (`input` and `output`
+// in [N, C, H, W] order) and attributes, made on first use. Per thread,
+// because a ConvForward's scratch buffers serve one run at a time; bounded,
+// because shapes may vary without end (a full cache is emptied: simpler
+// than an LRU and rare in practice).
 ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
                             const Dims& filter, const Dims& output,
                             bool has_bias) {
@@ -467,7 +515,7 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
       absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
       absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
       a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
-      a.groups, ";", has_bias);
+      a.groups, ";", a.nhwc ? "NHWC" : "NCHW", ";", has_bias);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   // Made before the eviction so that a throwing oneDNN leaves the cache as
@@ -481,8 +529,9 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
                        const Tensor& filter, const Tensor* bias,
                        Tensor& output) {
   dnnl::stream& stream = ThreadCpuStream();
-  ConvForward& f = ConvForwardFor(a, input.dims(), filter.dims(), output.dims(),
-                                  bias != nullptr);
+  ConvForward& f =
+      ConvForwardFor(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
+                     NchwOf(output.dims(), a.nhwc), bias != nullptr);
   f.user_src.set_data_handle(input.raw_data());
   f.user_weights.set_data_handle(filter.raw_data());
   f.user_dst.set_data_handle(output.raw_data());
@@ -513,21 +562,22 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   dnnl::engine& engine = ThreadCpuEngine();
   dnnl::stream& stream = ThreadCpuStream();
   const OneDnnConv c =
-      DescribeConv(a, input.dims(), filter.dims(), d_output.dims());
+      DescribeConv(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
+                   NchwOf(d_output.dims(), a.nhwc));
   const auto algo = dnnl::algorithm::convolution_direct;
   // oneDNN picks backward implementations to match a forward-training one.
   const dnnl::convolution_forward::primitive_desc hint(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo,
-                                      AnyLayout(c.src), AnyLayout(c.weights),
-                                      AnyLayout(c.dst), c.strides, c.dilates,
-                                      c.pad_l, c.pad_r),
+                                      c.src_want, AnyLayout(c.weights),
+                                      c.dst_want, c.strides, c.dilates, c.pad_l,
+                                      c.pad_r),
       engine);
   memory user_dy(c.dst_md, engine, d_output.raw_data());
   if (d_input != nullptr) {
     const dnnl::convolution_backward_data::primitive_desc pd(
         dnnl::convolution_backward_data::desc(
-            algo, AnyLayout(c.src), AnyLayout(c.weights), AnyLayout(c.dst),
-            c.strides, c.dilates, c.pad_l, c.pad_r),
+            algo, c.src_want, AnyLayout(c.weights), c.dst_want, c.strides,
+            c.dilates, c.pad_l, c.pad_r),
         engine, hint);
     memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
     memory weights = InLayout(memory(c.weights_md, engine, filter.raw_data()),
@@ -545,8 +595,8 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   if (d_filter != nullptr) {
     const dnnl::convolution_backward_weights::primitive_desc pd(
         dnnl::convolution_backward_weights::desc(
-            algo, AnyLayout(c.src), AnyLayout(c.weights), AnyLayout(c.dst),
-            c.strides, c.dilates, c.pad_l, c.pad_r),
+            algo, c.src_want, AnyLayout(c.weights), c.dst_want, c.strides,
+            c.dilates, c.pad_l, c.pad_r),
         engine, hint);
     memory src =
         InLayout(memory(c.src_md, engine, input.raw_data()), pd.src_desc());
@@ -571,26 +621,52 @@ absl::Status Conv2dKernel(KernelContext& context) {
       context.HasInput("Bias") ? &context.Input("Bias") : nullptr;
   Tensor& output = *context.Output("Output");
   if (output.numel() == 0) return absl::OkStatus();
+  const Conv2dAttrs a = AttrsOf(context.attrs());
   if (input.numel() == 0) {
-    FillWithBias<T>(bias, output);
+    FillWithBias<T>(bias, a.nhwc, output);
     return absl::OkStatus();
   }
-  const Conv2dAttrs a = AttrsOf(context.attrs());
   if constexpr (std::is_same_v<T, float>) {
     return RunOneDnn("conv2d",
                      [&] { return RunConv2d(a, input, filter, bias, output); });
   } else {
-    return ReferenceConv2d<T>(
-        GeometryOf(a, input.dims(), filter.dims(), output.dims()),
-        input.data<T>(), filter.data<T>(),
-        bias == nullptr ? nullptr : bias->data<T>(), output.data<T>());
+    const ConvGeometry g =
+        GeometryOf(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
+                   NchwOf(output.dims(), a.nhwc));
+    const T* b = bias == nullptr ? nullptr : bias->data<T>();
+    if (!a.nhwc) {
+      return ReferenceConv2d<T>(g, input.data<T>(), filter.data<T>(), b,
+                                output.data<T>());
+    }
+    // The reference works in NCHW: through NCHW copies.
+    std::vector<T> x(input.numel());
+    std::vector<T> y(output.numel());
+    SwapLastAxes(input.data<T>(), g.batch, g.height * g.width, g.channels,
+                 x.data());
+    SF_RETURN_IF_ERROR(
+        ReferenceConv2d<T>(g, x.data(), filter.data<T>(), b, y.data()));
+    SwapLastAxes(y.data(), g.batch, g.filters, g.OutPlane(), output.data<T>());
+    return absl::OkStatus();
   }
 }
 
 // Bias@GRAD: the sum of Output@GRAD over samples and positions, per output
 // channel, accumulated in double.
 template <typename T>
-void BiasGrad(const Tensor& d_output, Tensor& d_bias) {
+void BiasGrad(const Tensor& d_output, bool nhwc, Tensor& d_bias) {
+  if (nhwc) {
+    const int64_t channels = d_output.dim(3);
+    const int64_t rows = d_output.numel() / std::max<int64_t>(channels, 1);
+    std::vector<double> sums(channels, 0.0);
+    const T* dy = d_output.data<T>();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t m = 0; m < channels; ++m) sums[m] += dy[r * channels + m];
+    }
+    for (int64_t m = 0; m < channels; ++m) {
+      d_bias.data<T>()[m] = static_cast<T>(sums[m]);
+    }
+    return;
+  }
   const int64_t batch = d_output.dim(0);
   const int64_t channels = d_output.dim(1);
   const int64_t plane = d_output.dim(2) * d_output.dim(3);
@@ -615,8 +691,9 @@ absl::Status Conv2dGradKernel(KernelContext& context) {
   Tensor* d_filter = context.HasOutput("Filter@GRAD")
                          ? context.Output("Filter@GRAD")
                          : nullptr;
+  const Conv2dAttrs a = AttrsOf(context.attrs());
   if (context.HasOutput("Bias@GRAD")) {
-    BiasGrad<T>(d_output, *context.Output("Bias@GRAD"));
+    BiasGrad<T>(d_output, a.nhwc, *context.Output("Bias@GRAD"));
   }
   if (d_input == nullptr && d_filter == nullptr) return absl::OkStatus();
   if (input.numel() == 0 || filter.numel() == 0 || d_output.numel() == 0) {
@@ -626,27 +703,49 @@ absl::Status Conv2dGradKernel(KernelContext& context) {
     if (d_filter != nullptr) Zero<T>(*d_filter);
     return absl::OkStatus();
   }
-  const Conv2dAttrs a = AttrsOf(context.attrs());
   if constexpr (std::is_same_v<T, float>) {
     return RunOneDnn("conv2d_grad", [&] {
       return RunConv2dGrad(a, input, filter, d_output, d_input, d_filter);
     });
   } else {
-    return ReferenceConv2dGrad<T>(
-        GeometryOf(a, input.dims(), filter.dims(), d_output.dims()),
-        input.data<T>(), filter.data<T>(), d_output.data<T>(),
-        d_input == nullptr ? nullptr : d_input->data<T>(),
-        d_filter == nullptr ? nullptr : d_filter->data<T>());
+    const ConvGeometry g =
+        GeometryOf(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
+                   NchwOf(d_output.dims(), a.nhwc));
+    T* dw = d_filter == nullptr ? nullptr : d_filter->data<T>();
+    if (!a.nhwc) {
+      return ReferenceConv2dGrad<T>(
+          g, input.data<T>(), filter.data<T>(), d_output.data<T>(),
+          d_input == nullptr ? nullptr : d_input->data<T>(), dw);
+    }
+    // The reference works in NCHW: through NCHW copies.
+    const int64_t plane = g.height * g.width;
+    std::vector<T> x(input.numel());
+    std::vector<T> dy(d_output.numel());
+    std::vector<T> dx(d_input == nullptr ? 0 : d_input->numel());
+    SwapLastAxes(input.data<T>(), g.batch, plane, g.channels, x.data());
+    SwapLastAxes(d_output.data<T>(), g.batch, g.OutPlane(), g.filters,
+                 dy.data());
+    SF_RETURN_IF_ERROR(
+        ReferenceConv2dGrad<T>(g, x.data(), filter.data<T>(), dy.data(),
+                               d_input == nullptr ? nullptr : dx.data(), dw));
+    if (d_input != nullptr) {
+      SwapLastAxes(dx.data(), g.batch, g.channels, plane, d_input->data<T>());
+    }
+    return absl::OkStatus();
   }
 }
 
 }  // namespace
 
+// data_format "NHWC" takes Input [N, H, W, C] and writes Output [N, H_out,
+// W_out, M]; Filter [M, C / groups, kH, kW] and Bias [M] are the same in
+// both formats.
 SF_REGISTER_OP(conv2d)
     .Input("Input")
     .Input("Filter")
     .Input("Bias", /*optional=*/true)
     .Output("Output")
+    .Layout(LayoutRole::kPrefersChannelsLast)
     .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
           PositivePair())
     .Attr("paddings", AttrType::kInts, AttrValue(std::vector<int32_t>{0, 0}),
@@ -654,6 +753,8 @@ SF_REGISTER_OP(conv2d)
     .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
+          OneOf({"NCHW", "NHWC"}))
     .Infer(InferConv2d)
     .Grad(GradSpec("conv2d_grad")
               .ReadInput("Input")
@@ -682,6 +783,8 @@ SF_REGISTER_OP(conv2d_grad)
     .Attr("dilations", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
+          OneOf({"NCHW", "NHWC"}))
     .Infer(InferConv2dGrad)
     .Kernel(DeviceType::kCPU, kFloat32, &Conv2dGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Conv2dGradKernel<double>);

@@ -24,13 +24,15 @@ using ::testing::HasSubstr;
 
 struct ConvCase {
   std::string name;
-  Dims input;   // [N, C, H, W]
+  Dims input;   // [N, C, H, W], or [N, H, W, C] with data_format "NHWC"
   Dims filter;  // [M, C / groups, kH, kW]
   std::vector<int32_t> strides = {1, 1};
   std::vector<int32_t> paddings = {0, 0};
   std::vector<int32_t> dilations = {1, 1};
   int groups = 1;
   bool bias = false;
+  // Empty: the attribute is left out (NCHW).
+  std::string data_format = "";
 };
 
 void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
@@ -45,7 +47,11 @@ std::string Attrs(const ConvCase& c) {
   return absl::StrCat(IntsAttr("strides", c.strides), " ",
                       IntsAttr("paddings", c.paddings), " ",
                       IntsAttr("dilations", c.dilations),
-                      " attrs { name: \"groups\" i: ", c.groups, " }");
+                      " attrs { name: \"groups\" i: ", c.groups, " }",
+                      c.data_format.empty()
+                          ? ""
+                          : absl::StrCat(" attrs { name: \"data_format\" s: \"",
+                                         c.data_format, "\" }"));
 }
 
 std::string ConvOp(const ConvCase& c) {
@@ -141,6 +147,36 @@ std::vector<ConvCase> Cases() {
   };
 }
 
+// `c` with its Input channels last.
+ConvCase Nhwc(ConvCase c) {
+  c.name += "Nhwc";
+  c.input = {c.input[0], c.input[2], c.input[3], c.input[1]};
+  c.data_format = "NHWC";
+  return c;
+}
+
+std::vector<ConvCase> NhwcCases() {
+  std::vector<ConvCase> cases;
+  for (const ConvCase& c : Cases()) cases.push_back(Nhwc(c));
+  return cases;
+}
+
+// `t` [N, C, H, W] as [N, H, W, C].
+template <typename T>
+Tensor ToNhwc(const Tensor& t) {
+  const int64_t n = t.dim(0), c = t.dim(1), plane = t.dim(2) * t.dim(3);
+  std::vector<T> values(t.numel());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < plane; ++p) {
+        values[(i * plane + p) * c + ch] =
+            t.data<T>()[(i * c + ch) * plane + p];
+      }
+    }
+  }
+  return MakeTensor<T>({t.dim(0), t.dim(2), t.dim(3), t.dim(1)}, values);
+}
+
 class Conv2dGradTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(Conv2dGradTest, Float64MatchesCentralDifferences) {
@@ -211,6 +247,80 @@ INSTANTIATE_TEST_SUITE_P(Cases, Conv2dGradTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return info.param.name;
                          });
+
+// The same checks with data_format "NHWC": the numeric check covers the
+// float64 reference through its transposes and Bias@GRAD over channels
+// last; oneDNN's NHWC gradients are then checked against that reference.
+INSTANTIATE_TEST_SUITE_P(NhwcCases, Conv2dGradTest,
+                         ::testing::ValuesIn(NhwcCases()),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
+
+// NHWC gradients are the NCHW ones with Input@GRAD transposed, and the same
+// Filter@GRAD and Bias@GRAD, in both dtypes; on shapes large enough for
+// oneDNN's channels-last kernels.
+template <typename T>
+void ExpectNhwcGradsMatchNchw(const ConvCase& c, double tolerance) {
+  auto y = RunOp(ConvOp(c), ForwardFeeds<T>(c, 41), {"y"});
+  ASSERT_TRUE(y.ok()) << y.status();
+  std::vector<Feed> nchw = ForwardFeeds<T>(c, 41);
+  nchw.push_back({"dy", Random<T>((*y)[0].dims(), 42)});
+  std::vector<Feed> nhwc;
+  for (const Feed& feed : nchw) {
+    const bool data = feed.name == "x" || feed.name == "dy";
+    nhwc.push_back({feed.name, data ? ToNhwc<T>(feed.tensor) : feed.tensor});
+  }
+  const std::vector<std::string> fetches = {"dx", "dw", "db"};
+  const std::vector<std::string> outputs = {"Input", "Filter", "Bias"};
+  auto want = RunOp(ConvGradOp(c, outputs), nchw, fetches);
+  auto got = RunOp(ConvGradOp(Nhwc(c), outputs), nhwc, fetches);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  const std::vector<Tensor> expected = {ToNhwc<T>((*want)[0]), (*want)[1],
+                                        (*want)[2]};
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    SCOPED_TRACE(fetches[k]);
+    ASSERT_EQ((*got)[k].dims(), expected[k].dims());
+    for (int64_t j = 0; j < expected[k].numel(); ++j) {
+      ASSERT_NEAR((*got)[k].data<T>()[j], expected[k].data<T>()[j], tolerance)
+          << "element " << j;
+    }
+  }
+}
+
+TEST(Conv2dGradNhwcTest, MatchesNchwTransposed) {
+  const ConvCase cases[] = {
+      {"Blocked",
+       {2, 16, 9, 11},
+       {32, 8, 3, 3},
+       {2, 1},
+       {1, 2},
+       {1, 2},
+       2,
+       true},
+      {"Wide", {2, 32, 8, 8}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},
+      {"Depthwise",
+       {1, 16, 7, 7},
+       {16, 1, 3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       16,
+       true},
+  };
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    {
+      SCOPED_TRACE("float32");
+      ExpectNhwcGradsMatchNchw<float>(c, 1e-3);
+    }
+    {
+      SCOPED_TRACE("float64");
+      ExpectNhwcGradsMatchNchw<double>(c, 1e-10);
+    }
+  }
+}
 
 // Larger shapes than the numeric checks afford, where oneDNN picks blocked
 // layouts and reorders around its primitives.
@@ -317,6 +427,28 @@ TEST(Conv2dGradErrorTest, OutputGradShapeNamesVariable) {
               HasSubstr("op 0 (conv2d_grad): input \"Output@GRAD\" (variable "
                         "\"dy\") is float32 [1, 2, 4, 4]: expected float32 "
                         "[1, 2, 3, 3], as the forward op's output \"Output\""));
+}
+
+TEST(Conv2dGradErrorTest, NhwcOutputGradInNchwNamesExpectedShape) {
+  const ConvCase c = Nhwc(Cases()[1]);  // [1, 5, 5, 2] -> [1, 3, 3, 2]
+  std::vector<Feed> feeds = ForwardFeeds<float>(c, 1);
+  feeds.push_back({"dy", MakeTensor<float>({1, 2, 3, 3}, {})});
+  absl::Status status = PrepareOp(ConvGradOp(c, {"Input"}), feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d_grad): input \"Output@GRAD\" (variable "
+                        "\"dy\") is float32 [1, 2, 3, 3]: expected float32 "
+                        "[1, 3, 3, 2], as the forward op's output \"Output\""));
+}
+
+TEST(Conv2dGradErrorTest, InvalidDataFormat) {
+  ConvCase c = Cases()[1];
+  c.data_format = "nhwc";
+  std::vector<Feed> feeds = ForwardFeeds<float>(c, 1);
+  feeds.push_back({"dy", MakeTensor<float>({1, 2, 3, 3}, {})});
+  absl::Status status = PrepareOp(ConvGradOp(c, {"Input"}), feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d_grad): attribute \"data_format\" must "
+                        "be one of NCHW, NHWC, got \"nhwc\""));
 }
 
 TEST(Conv2dGradErrorTest, BiasGradNeedsBias) {

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <string>
 #include <thread>
@@ -27,7 +28,11 @@ struct ConvConfig {
   std::vector<int32_t> dilations = {1, 1};
   int groups = 1;
   bool bias = false;
+  // Empty: the attribute is left out (NCHW).
+  std::string data_format = "";
 };
+
+void PrintTo(const ConvConfig& c, std::ostream* os) { *os << c.name; }
 
 std::vector<float> RandomValues(int64_t n, uint32_t seed) {
   std::mt19937 engine(seed);
@@ -51,8 +56,29 @@ std::string ConvOp(const ConvConfig& c) {
       "outputs { slot: \"Output\" vars: \"y\" } ",
       IntsAttr("strides", c.strides), IntsAttr("paddings", c.paddings),
       IntsAttr("dilations", c.dilations),
-      "attrs { name: \"groups\" i: ", c.groups, " }");
+      "attrs { name: \"groups\" i: ", c.groups, " }",
+      c.data_format.empty()
+          ? ""
+          : absl::StrCat(" attrs { name: \"data_format\" s: \"", c.data_format,
+                         "\" }"));
 }
+
+// [N, C, H, W] to [N, H, W, C].
+template <typename T>
+std::vector<T> ToNhwc(const std::vector<T>& nchw, const Dims& dims) {
+  const int64_t n = dims[0], c = dims[1], plane = dims[2] * dims[3];
+  std::vector<T> nhwc(nchw.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < plane; ++p) {
+        nhwc[(i * plane + p) * c + ch] = nchw[(i * c + ch) * plane + p];
+      }
+    }
+  }
+  return nhwc;
+}
+
+Dims NhwcDims(const Dims& nchw) { return {nchw[0], nchw[2], nchw[3], nchw[1]}; }
 
 // Plain nested loops: the definition of the convolution, in double.
 std::vector<float> ReferenceConv(const ConvConfig& c,
@@ -120,6 +146,56 @@ TEST_P(Conv2dReferenceTest, MatchesNestedLoops) {
   const std::vector<float> got = Values<float>((*out)[0]);
   for (size_t i = 0; i < expected.size(); ++i) {
     ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
+  }
+}
+
+// data_format "NHWC" on the transposed input gives the nested loops'
+// result transposed, in float32 (oneDNN) and float64 (the reference).
+TEST_P(Conv2dReferenceTest, NhwcMatchesNestedLoopsTransposed) {
+  ConvConfig c = GetParam();
+  const std::vector<float> x = RandomValues(NumElements(c.input), 21);
+  const std::vector<float> w = RandomValues(NumElements(c.filter), 22);
+  const std::vector<float> b = RandomValues(c.filter[0], 23);
+  Dims nchw_out;
+  const std::vector<float> expected =
+      ToNhwc(ReferenceConv(c, x, w, b, nchw_out), nchw_out);
+  c.data_format = "NHWC";
+  const std::vector<float> x_nhwc = ToNhwc(x, c.input);
+  {
+    SCOPED_TRACE("float32");
+    std::vector<Feed> feeds = {
+        {"x", MakeTensor<float>(NhwcDims(c.input), x_nhwc)},
+        {"w", MakeTensor<float>(c.filter, w)}};
+    if (c.bias) feeds.push_back({"b", MakeTensor<float>({c.filter[0]}, b)});
+    auto out = RunOp(ConvOp(c), feeds, {"y"});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].dims(), NhwcDims(nchw_out));
+    const std::vector<float> got = Values<float>((*out)[0]);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
+    }
+  }
+  {
+    SCOPED_TRACE("float64");
+    std::vector<Feed> feeds = {
+        {"x",
+         MakeTensor<double>(NhwcDims(c.input),
+                            std::vector<double>(x_nhwc.begin(), x_nhwc.end()))},
+        {"w", MakeTensor<double>(c.filter,
+                                 std::vector<double>(w.begin(), w.end()))}};
+    if (c.bias) {
+      feeds.push_back(
+          {"b", MakeTensor<double>({c.filter[0]},
+                                   std::vector<double>(b.begin(), b.end()))});
+    }
+    auto out = RunOp(ConvOp(c), feeds, {"y"});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].dims(), NhwcDims(nchw_out));
+    const std::vector<double> got = Values<double>((*out)[0]);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      // The nested loops round their double sums to float.
+      ASSERT_NEAR(got[i], expected[i], 1e-5) << "at " << i;
+    }
   }
 }
 
@@ -391,6 +467,98 @@ TEST(Conv2dTest, WindowsOfOnlyPaddingGiveTheBias) {
       ElementsAre(0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -3, -3, -3, -3, -3, -3));
 }
 
+TEST(Conv2dNhwcTest, HandComputed) {
+  // Two channels at each of two positions, [1, 10] and [2, 20]; the
+  // filters pick channel 0, channel 1, and their sum plus the bias 100.
+  for (const bool f64 : {false, true}) {
+    SCOPED_TRACE(f64 ? "float64" : "float32");
+    const std::vector<double> x = {1, 10, 2, 20};
+    const std::vector<double> w = {1, 0, 0, 1, 1, 1};
+    const std::vector<double> b = {0, 0, 100};
+    auto out = RunOp(
+        R"pb(type: "conv2d"
+             inputs { slot: "Input" vars: "x" }
+             inputs { slot: "Filter" vars: "w" }
+             inputs { slot: "Bias" vars: "b" }
+             outputs { slot: "Output" vars: "y" }
+             attrs { name: "data_format" s: "NHWC" })pb",
+        {{"x", f64 ? MakeTensor<double>({1, 1, 2, 2}, x)
+                   : MakeTensor<float>({1, 1, 2, 2}, {1, 10, 2, 20})},
+         {"w", f64 ? MakeTensor<double>({3, 2, 1, 1}, w)
+                   : MakeTensor<float>({3, 2, 1, 1}, {1, 0, 0, 1, 1, 1})},
+         {"b", f64 ? MakeTensor<double>({3}, b)
+                   : MakeTensor<float>({3}, {0, 0, 100})}},
+        {"y"});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 1, 2, 3));
+    if (f64) {
+      EXPECT_THAT(Values<double>((*out)[0]),
+                  ElementsAre(1, 10, 111, 2, 20, 122));
+    } else {
+      EXPECT_THAT(Values<float>((*out)[0]),
+                  ElementsAre(1, 10, 111, 2, 20, 122));
+    }
+  }
+}
+
+TEST(Conv2dNhwcTest, WindowsOfOnlyPaddingGiveTheBiasPerChannel) {
+  // As WindowsOfOnlyPaddingGiveTheBias, channels last: the bias alternates.
+  auto out = RunOp(R"pb(type: "conv2d"
+                        inputs { slot: "Input" vars: "x" }
+                        inputs { slot: "Filter" vars: "w" }
+                        inputs { slot: "Bias" vars: "b" }
+                        outputs { slot: "Output" vars: "y" }
+                        attrs {
+                          name: "paddings"
+                          ints { values: [ 1, 1 ] }
+                        }
+                        attrs { name: "data_format" s: "NHWC" })pb",
+                   {{"x", MakeTensor<float>({1, 0, 1, 2}, {})},
+                    {"w", MakeTensor<float>({2, 2, 1, 1}, {1, 1, 1, 1})},
+                    {"b", MakeTensor<float>({2}, {0.5, -3})}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2, 3, 2));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0.5, -3, 0.5, -3, 0.5, -3,
+                                                    0.5, -3, 0.5, -3, 0.5, -3));
+}
+
+// The kernel keeps its oneDNN set-up per shape: one convolution in both
+// formats, in turn on one thread, must each get a set-up of its own.
+TEST(Conv2dNhwcTest, FormatsOfOneShapeAlternate) {
+  ConvConfig c{"alternate", {2, 16, 7, 9}, {16, 16, 3, 3},
+               {1, 1},      {1, 1},        {1, 1},
+               1,           true};
+  const std::vector<float> x = RandomValues(NumElements(c.input), 31);
+  const std::vector<float> w = RandomValues(NumElements(c.filter), 32);
+  const std::vector<float> b = RandomValues(c.filter[0], 33);
+  Dims out_dims;
+  const std::vector<float> nchw = ReferenceConv(c, x, w, b, out_dims);
+  const std::vector<float> nhwc = ToNhwc(nchw, out_dims);
+  ConvConfig c_nhwc = c;
+  c_nhwc.data_format = "NHWC";
+  for (int round = 0; round < 2; ++round) {
+    for (const bool channels_last : {false, true}) {
+      SCOPED_TRACE(channels_last ? "NHWC" : "NCHW");
+      auto out = RunOp(
+          ConvOp(channels_last ? c_nhwc : c),
+          {{"x", channels_last
+                     ? MakeTensor<float>(NhwcDims(c.input), ToNhwc(x, c.input))
+                     : MakeTensor<float>(c.input, x)},
+           {"w", MakeTensor<float>(c.filter, w)},
+           {"b", MakeTensor<float>({c.filter[0]}, b)}},
+          {"y"});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const std::vector<float>& expected = channels_last ? nhwc : nchw;
+      const std::vector<float> got = Values<float>((*out)[0]);
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < expected.size(); ++i) {
+        ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
+      }
+    }
+  }
+}
+
 constexpr char kConvOp[] = R"pb(type: "conv2d"
                                 inputs { slot: "Input" vars: "x" }
                                 inputs { slot: "Filter" vars: "w" }
@@ -542,6 +710,61 @@ TEST(Conv2dErrorTest, RankDtypeAndAttributes) {
   EXPECT_THAT(paddings.message(),
               HasSubstr("op 0 (conv2d): attribute \"paddings\" must be "
                         "non-negative, got [1, -1]"));
+}
+
+TEST(Conv2dNhwcTest, InfersOutputInNhwc) {
+  const std::string op =
+      absl::StrCat(kConvOp,
+                   " attrs { name: \"paddings\" ints { values: [1, 0] } }"
+                   " attrs { name: \"strides\" ints { values: [1, 2] } }"
+                   " attrs { name: \"data_format\" s: \"NHWC\" }");
+  // [2, 7, 9, 4] (NHWC): height 7 + 2 - 2 = 7, width (9 - 3) / 2 + 1 = 4.
+  auto y = InferAtPrepare(
+      op, {{"x", kFloat32, {2, 7, 9, 4}}, {"w", kFloat32, {6, 4, 3, 3}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(2, 7, 4, 6));
+  y = InferAtPrepare(
+      op, {{"x", kFloat32, {-1, 7, -1, 4}}, {"w", kFloat32, {6, 4, 3, 3}}},
+      "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, 7, -1, 6));
+  y = InferAtPrepare(
+      op, {{"x", kFloat32, {-1, -1, -1, 4}}, {"w", kFloat32, {-1, 4, 3, 3}}},
+      "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1));
+  // Too small along the width, the axis 2 of NHWC.
+  y = InferAtPrepare(
+      op, {{"x", kFloat32, {1, 5, 2, 4}}, {"w", kFloat32, {6, 4, 3, 3}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              AllOf(HasSubstr("op 0 (conv2d): input \"Input\" (variable "
+                              "\"x\") has shape [1, 5, 2, 4] (data_format "
+                              "\"NHWC\"): too small"),
+                    HasSubstr("got [5, 0]")));
+}
+
+TEST(Conv2dErrorTest, NhwcChannelMismatch) {
+  // Read as NCHW, [1, 2, 6, 3] has the filter's 2 channels; as NHWC, 3.
+  absl::Status status = PrepareOp(
+      absl::StrCat(kConvOp, " attrs { name: \"data_format\" s: \"NHWC\" }"),
+      {{"x", MakeTensor<float>({1, 2, 6, 3}, {})},
+       {"w", MakeTensor<float>({4, 2, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("op 0 (conv2d): input \"Input\" (variable "
+                              "\"x\") has shape [1, 2, 6, 3] (data_format "
+                              "\"NHWC\") but \"Filter\" (variable \"w\") "
+                              "has shape [4, 2, 3, 3]"),
+                    HasSubstr("channels / groups = 3 / 1 = 3")));
+}
+
+TEST(Conv2dErrorTest, InvalidDataFormat) {
+  absl::Status status = PrepareOp(
+      absl::StrCat(kConvOp, " attrs { name: \"data_format\" s: \"NCWH\" }"),
+      {{"x", MakeTensor<float>({1, 2, 5, 5}, {})},
+       {"w", MakeTensor<float>({4, 2, 3, 3}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (conv2d): attribute \"data_format\" must be "
+                        "one of NCHW, NHWC, got \"NCWH\""));
 }
 
 // Sizes beyond int64 are errors naming the inputs and attributes: the

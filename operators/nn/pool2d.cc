@@ -6,11 +6,14 @@
 // maximum (max) or spread over the cells its average counted (avg).
 //
 // One kernel serves the three: pooling over fewer than three spatial axes
-// runs as 3-D pooling whose leading axes have size 1.
+// runs as 3-D pooling whose leading axes have size 1. pool2d and
+// pool2d_grad also take [N, H, W, C] tensors (data_format "NHWC"), pooled
+// with the channels innermost.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,13 +26,16 @@
 namespace scopeflow {
 namespace {
 
+using pool::Layout;
 using pool::Taps;
 
 // Checks X and the attributes of the pool op over `kRank` spatial axes and
 // sets Out and, if bound, Indices.
 template <int kRank>
 absl::Status InferPool(InferContext& context) {
-  SF_ASSIGN_OR_RETURN(const VarInfo out, pool::InferOut(context, kRank));
+  const Layout layout = pool::LayoutOf(context.attrs());
+  SF_ASSIGN_OR_RETURN(const VarInfo out,
+                      pool::InferOut(context, kRank, layout));
   context.SetOutput("Out", out);
   if (context.HasOutput("Indices")) {
     const std::string& type = context.attrs().Get<std::string>("pooling_type");
@@ -37,6 +43,12 @@ absl::Status InferPool(InferContext& context) {
              "output \"Indices\" (variable \"%s\") holds the positions of the "
              "maxima: expected pooling_type \"max\", got \"%s\"",
              context.OutputName("Indices"), type);
+    // Its offsets count over [N, C, spatial...].
+    SF_CHECK(layout == Layout::kChannelsFirst,
+             "output \"Indices\" (variable \"%s\") holds offsets into NCHW "
+             "tensors: expected data_format \"NCHW\", got \"%s\"",
+             context.OutputName("Indices"),
+             context.attrs().Get<std::string>("data_format"));
     context.SetOutput("Indices", 0, kInt64, out.dims);
   }
   return absl::OkStatus();
@@ -44,16 +56,21 @@ absl::Status InferPool(InferContext& context) {
 
 template <int kRank>
 absl::Status InferPoolGrad(InferContext& context) {
-  SF_ASSIGN_OR_RETURN(const VarInfo out, pool::InferOut(context, kRank));
+  SF_ASSIGN_OR_RETURN(
+      const VarInfo out,
+      pool::InferOut(context, kRank, pool::LayoutOf(context.attrs())));
   SF_RETURN_IF_ERROR(nn::CheckGradInput(context, "Out@GRAD", out, "Out"));
   return GradsLikeInputs({"X"})(context);
 }
 
 // A pool op's windows seen in 3-D, axes [depth, height, width]: pooling
 // over fewer spatial axes gets leading axes of size 1 with one-cell
-// windows. Per axis, the taps of each output index.
+// windows. Per axis, the taps of each output index. Channels first, a
+// plane is one sample's channel (a cell one value); channels last, it is
+// one sample (a cell `channels` contiguous values).
 struct Geometry {
-  int64_t planes = 0;  // N * C
+  int64_t planes = 0;    // N * C, or N with the channels last
+  int64_t channels = 1;  // C with the channels last, else 1
   std::array<int64_t, 3> in = {1, 1, 1};
   std::array<int64_t, 3> out = {1, 1, 1};
   std::array<int64_t, 3> step = {1, 1, 1};
@@ -66,17 +83,20 @@ struct Geometry {
 Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
                     absl::Span<const int64_t> out) {
   const int rank = static_cast<int>(x.size()) - 2;
-  const pool::Window w = pool::WindowOf(attrs, x.subspan(2));
+  const bool channels_last = pool::LayoutOf(attrs) == Layout::kChannelsLast;
+  const int first_spatial = channels_last ? 1 : 2;
+  const pool::Window w = pool::WindowOf(attrs, x.subspan(first_spatial, rank));
   Geometry g;
-  g.planes = x[0] * x[1];
+  g.planes = channels_last ? x[0] : x[0] * x[1];
+  g.channels = channels_last ? x[rank + 1] : 1;
   for (int axis = 0; axis < 3; ++axis) {
     const int a = axis - (3 - rank);  // The op's spatial axis, if any.
     if (a < 0) {
       g.taps[axis] = {Taps{0, 1, 1}};
       continue;
     }
-    g.in[axis] = x[2 + a];
-    g.out[axis] = out[2 + a];
+    g.in[axis] = x[first_spatial + a];
+    g.out[axis] = out[first_spatial + a];
     g.step[axis] = w.dilations[a];
     for (int64_t o = 0; o < g.out[axis]; ++o) {
       g.taps[axis].push_back(pool::TapsOf(w, a, g.in[axis], o));
@@ -116,15 +136,34 @@ void ForEachWindow(const Geometry& g, Fn window) {
 }
 
 // The cell (offset in the plane) whose value max pooling keeps: the first
-// maximum, or the last NaN. Inference leaves no window without cells.
+// maximum, or the last NaN. Cell c's value is in[c * stride] (a channel's
+// with the channels last). Inference leaves no window without cells.
 template <typename T>
 int64_t MaxCell(const T* in, const Geometry& g,
-                const std::array<const Taps*, 3>& t) {
+                const std::array<const Taps*, 3>& t, int64_t stride = 1) {
   int64_t best = -1;
   ForEachCell(g, t, [&](int64_t cell) {
-    if (best < 0 || in[cell] > in[best] || std::isnan(in[cell])) best = cell;
+    const T v = in[cell * stride];
+    if (best < 0 || v > in[best * stride] || std::isnan(v)) best = cell;
   });
   return best;
+}
+
+// MaxCell's value, where its position is not needed. MaxCell's branches
+// mispredict on unordered data; this loop's compare and select compile
+// without branches (x86's max instruction). It drops NaNs, so a window
+// holding one takes MaxCell's way. -inf changes no maximum.
+template <typename T>
+T MaxValue(const T* in, const Geometry& g,
+           const std::array<const Taps*, 3>& t) {
+  T best = -std::numeric_limits<T>::infinity();
+  bool nan = false;
+  ForEachCell(g, t, [&](int64_t cell) {
+    const T v = in[cell];
+    best = v > best ? v : best;
+    nan |= v != v;
+  });
+  return nan ? in[MaxCell(in, g, t)] : best;
 }
 
 // What average pooling divides a window's sum by: its input cells
@@ -143,6 +182,54 @@ int64_t ColumnMajor(const Geometry& g, int64_t cell) {
   return d + g.in[0] * (h + g.in[1] * w);
 }
 
+// Combines one further tap's `n` channels into a window's outputs `dst`:
+// plain loops over contiguous channels, so that they vectorise. The select
+// keeps MaxCell's rule that a NaN wins (v != v: v is NaN).
+template <typename T>
+void MaxInto(const T* __restrict src, T* __restrict dst, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) {
+    const T v = src[c];
+    const T b = dst[c];
+    dst[c] = v > b || v != v ? v : b;
+  }
+}
+
+template <typename T>
+void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) dst[c] += src[c];
+}
+
+// Pooling with the channels last: each window's C outputs start as its
+// first cell's C values and take in each further cell's. Average pooling
+// sums in the order the channels-first path does, so both agree exactly.
+template <typename T>
+void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
+                      const T* x, T* out) {
+  const int64_t channels = g.channels;
+  for (int64_t plane = 0; plane < g.planes; ++plane) {
+    const T* in = x + plane * g.in_size() * channels;
+    T* o = out + plane * g.out_size() * channels;
+    ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+      T* dst = o + w * channels;
+      bool first = true;
+      ForEachCell(g, t, [&](int64_t cell) {
+        const T* src = in + cell * channels;
+        if (first) {
+          std::copy(src, src + channels, dst);
+          first = false;
+        } else if (is_max) {
+          MaxInto(src, dst, channels);
+        } else {
+          AddInto(src, dst, channels);
+        }
+      });
+      if (is_max) return;
+      const T count = static_cast<T>(AverageCount(t, exclusive));
+      for (int64_t c = 0; c < channels; ++c) dst[c] /= count;
+    });
+  }
+}
+
 template <typename T>
 absl::Status PoolKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
@@ -150,6 +237,10 @@ absl::Status PoolKernel(KernelContext& context) {
   const Geometry g = GeometryOf(context.attrs(), x.dims(), out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
+  if (pool::LayoutOf(context.attrs()) == Layout::kChannelsLast) {
+    PoolChannelsLast(g, is_max, exclusive, x.data<T>(), out.data<T>());
+    return absl::OkStatus();
+  }
   int64_t* indices = context.HasOutput("Indices")
                          ? context.Output("Indices")->data<int64_t>()
                          : nullptr;
@@ -161,6 +252,10 @@ absl::Status PoolKernel(KernelContext& context) {
     int64_t* index =
         indices == nullptr ? nullptr : indices + plane * g.out_size();
     ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+      if (is_max && index == nullptr) {
+        o[w] = MaxValue(in, g, t);
+        return;
+      }
       if (is_max) {
         const int64_t best = MaxCell(in, g, t);
         o[w] = in[best];
@@ -192,17 +287,28 @@ absl::Status PoolGradKernel(KernelContext& context) {
   const Geometry g = GeometryOf(context.attrs(), x.dims(), d_out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
+  // Channels last, a cell holds `channels` values: per channel, the same
+  // as channels first.
+  const int64_t channels = g.channels;
+  std::vector<T> shares(channels);
   for (int64_t plane = 0; plane < g.planes; ++plane) {
-    const T* in = x.data<T>() + plane * g.in_size();
-    const T* grad = d_out.data<T>() + plane * g.out_size();
-    T* dx = d_x.data<T>() + plane * g.in_size();
+    const T* in = x.data<T>() + plane * g.in_size() * channels;
+    const T* grad = d_out.data<T>() + plane * g.out_size() * channels;
+    T* dx = d_x.data<T>() + plane * g.in_size() * channels;
     ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+      const T* grad_w = grad + w * channels;
       if (is_max) {
-        dx[MaxCell(in, g, t)] += grad[w];
+        for (int64_t c = 0; c < channels; ++c) {
+          dx[MaxCell(in + c, g, t, channels) * channels + c] += grad_w[c];
+        }
         return;
       }
-      const T share = grad[w] / static_cast<T>(AverageCount(t, exclusive));
-      ForEachCell(g, t, [&](int64_t cell) { dx[cell] += share; });
+      const T count = static_cast<T>(AverageCount(t, exclusive));
+      for (int64_t c = 0; c < channels; ++c) shares[c] = grad_w[c] / count;
+      ForEachCell(g, t, [&](int64_t cell) {
+        T* d = dx + cell * channels;
+        for (int64_t c = 0; c < channels; ++c) d[c] += shares[c];
+      });
     });
   }
   return absl::OkStatus();
@@ -219,6 +325,9 @@ absl::Status PoolGradKernel(KernelContext& context) {
 // past the padding never count). "Indices" (max only, int64) holds each
 // maximum's offset in X, counted over N and C too, with the spatial axes
 // row-major or, with storage_order "column_major", the first fastest.
+// pool2d and pool2d_grad take "data_format": "NCHW" ([N, C, H, W] in and
+// out) or "NHWC" ([N, H, W, C] in and out, the other attributes alike;
+// Indices then is not available).
 SF_REGISTER_OP(pool1d)
     .Input("X")
     .Output("Out")
@@ -249,6 +358,7 @@ SF_REGISTER_OP(pool2d)
     .Input("X")
     .Output("Out")
     .Output("Indices", /*optional=*/true)
+    .Layout(LayoutRole::kDataFormat)
     .Attr("pooling_type", AttrType::kString, OneOf({"max", "avg"}))
     .Attr("ksize", AttrType::kInts, pool::PositivePerAxis(2))
     .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
@@ -263,6 +373,8 @@ SF_REGISTER_OP(pool2d)
     .Attr("storage_order", AttrType::kString,
           AttrValue(std::string("row_major")),
           OneOf({"row_major", "column_major"}))
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
+          OneOf({"NCHW", "NHWC"}))
     .Infer(InferPool<2>)
     .Grad(GradSpec("pool2d_grad")
               .ReadInput("X")
@@ -339,6 +451,8 @@ SF_REGISTER_OP(pool2d_grad)
     .Attr("storage_order", AttrType::kString,
           AttrValue(std::string("row_major")),
           OneOf({"row_major", "column_major"}))
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
+          OneOf({"NCHW", "NHWC"}))
     .Infer(InferPoolGrad<2>)
     .Kernel(DeviceType::kCPU, kFloat32, &PoolGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &PoolGradKernel<double>);

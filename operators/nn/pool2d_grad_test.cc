@@ -1,7 +1,10 @@
 // pool2d's gradient: numeric checks for max, average (exclusive and not)
-// and global pooling with padding, hand-computed values, and errors.
+// and global pooling with padding, in NCHW and NHWC, hand-computed values,
+// and errors.
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -18,6 +21,7 @@ namespace scopeflow {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::FloatEq;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
@@ -184,6 +188,172 @@ TEST(Pool2dGradErrorTest, OutGradShapeNamesVariable) {
   EXPECT_THAT(dtype.message(),
               HasSubstr("input \"Out@GRAD\" (variable \"dy\") is float64 "
                         "[1, 1, 1, 1]: expected float32"));
+}
+
+constexpr char kNhwc[] = "attrs { name: \"data_format\" s: \"NHWC\" } ";
+
+// The 4-D `x` of `dims` with its axes permuted: axis i of the result is
+// axis perm[i] of x.
+Dims PermuteDims(const Dims& dims, const std::array<int, 4>& perm) {
+  Dims out(4);
+  for (int i = 0; i < 4; ++i) out[i] = dims[perm[i]];
+  return out;
+}
+
+template <typename T>
+Tensor Permute(const Tensor& x, const std::array<int, 4>& perm) {
+  const Dims& in = x.dims();
+  const std::array<int64_t, 4> strides = {in[1] * in[2] * in[3], in[2] * in[3],
+                                          in[3], 1};
+  const Dims out = PermuteDims(in, perm);
+  std::vector<T> values;
+  const T* data = x.data<T>();
+  for (int64_t a = 0; a < out[0]; ++a) {
+    for (int64_t b = 0; b < out[1]; ++b) {
+      for (int64_t c = 0; c < out[2]; ++c) {
+        for (int64_t d = 0; d < out[3]; ++d) {
+          values.push_back(data[a * strides[perm[0]] + b * strides[perm[1]] +
+                                c * strides[perm[2]] + d * strides[perm[3]]]);
+        }
+      }
+    }
+  }
+  return MakeTensor<T>(out, values);
+}
+
+constexpr std::array<int, 4> kToNhwc = {0, 2, 3, 1};
+
+// NCHW shapes, pooled as NHWC.
+std::vector<PoolCase> NhwcCases() {
+  return {
+      {"max overlapping padded",
+       Type("max") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1}),
+       {1, 3, 4, 5}},
+      {"max four-sided padding strides ceil_mode",
+       Type("max") + Ints("ksize", {3, 2}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 0, 0, 1}) +
+           "attrs { name: \"ceil_mode\" b: true }",
+       {2, 2, 6, 5}},
+      {"max dilated",
+       Type("max") + Ints("ksize", {2, 2}) + Ints("dilations", {2, 1}) +
+           Ints("paddings", {1, 0}),
+       {1, 5, 5, 4}},
+      {"avg exclusive padded",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}),
+       {2, 3, 5, 5}},
+      {"avg inclusive ceil_mode",
+       Type("avg") + Ints("ksize", {2, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {0, 1}) +
+           "attrs { name: \"exclusive\" b: false } "
+           "attrs { name: \"ceil_mode\" b: true }",
+       {1, 4, 5, 6}},
+      {"avg inclusive dilated",
+       Type("avg") + Ints("ksize", {2, 2}) + Ints("dilations", {2, 2}) +
+           Ints("paddings", {1, 1}) + "attrs { name: \"exclusive\" b: false }",
+       {1, 3, 5, 5}},
+      {"global max",
+       Type("max") + Ints("ksize", {1, 1}) +
+           "attrs { name: \"global_pooling\" b: true }",
+       {2, 3, 3, 4}},
+      {"global avg",
+       Type("avg") + Ints("ksize", {1, 1}) +
+           "attrs { name: \"global_pooling\" b: true }",
+       {2, 3, 3, 4}},
+  };
+}
+
+TEST(Pool2dGradNhwcTest, MatchesCentralDifferences) {
+  uint32_t seed = 50;
+  for (const PoolCase& c : NhwcCases()) {
+    SCOPED_TRACE(c.name);
+    absl::Status status =
+        CheckGradient(Pool(c.attrs + kNhwc),
+                      {{"x", Distinct(PermuteDims(c.x, kToNhwc), ++seed)}});
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
+// The gradient ops' results themselves: NHWC's is NCHW's transposed (each
+// cell takes the same shares, added in the same order).
+TEST(Pool2dGradNhwcTest, MatchesTransposedNchw) {
+  uint32_t seed = 80;
+  for (const PoolCase& c : NhwcCases()) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = Distinct(c.x, ++seed);
+    auto y = RunOp(Pool(c.attrs), {{"x", x}}, {"y"});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Tensor dy = Distinct((*y)[0].dims(), ++seed);
+    auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
+    ASSERT_TRUE(nchw.ok()) << nchw.status();
+    auto nhwc = RunOp(PoolGrad(c.attrs + kNhwc),
+                      {{"x", Permute<double>(x, kToNhwc)},
+                       {"dy", Permute<double>(dy, kToNhwc)}},
+                      {"dx"});
+    ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+    const Tensor expected = Permute<double>((*nchw)[0], kToNhwc);
+    EXPECT_THAT((*nhwc)[0].dims(), ElementsAreArray(expected.dims()));
+    EXPECT_THAT(Values<double>((*nhwc)[0]),
+                ElementsAreArray(Values<double>(expected)));
+  }
+}
+
+TEST(Pool2dGradNhwcTest, MaxGoesToFirstMaximumOrLastNaNPerChannel) {
+  // [1, 1, 3, 2] NHWC, windows of two cells along the width. Channel 0
+  // holds 5, 5, 1: window 0 ties, its first cell takes the gradient.
+  // Channel 1 holds NaN, 2, NaN: each window's NaN takes it.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = MakeTensor<float>({1, 1, 3, 2}, {5, nan, 5, 2, 1, nan});
+  // [1, 1, 2, 2]: (window, channel).
+  const Tensor dy = MakeTensor<float>({1, 1, 2, 2}, {1, 10, 100, 1000});
+  auto out = RunOp(PoolGrad(Type("max") + Ints("ksize", {1, 2}) + kNhwc),
+                   {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 10, 100, 0, 0, 1000));
+}
+
+TEST(Pool2dGradNhwcTest, AverageSpreadsPerChannel) {
+  // [1, 2, 2, 2] NHWC, 3x3 windows padded by 1 with stride 2: one window
+  // over all four cells, dividing by 4 (exclusive) or 9.
+  const Tensor x = MakeTensor<float>({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor dy = MakeTensor<float>({1, 1, 1, 2}, {8, 36});
+  const std::string attrs = Type("avg") + Ints("ksize", {3, 3}) +
+                            Ints("paddings", {1, 1}) + Ints("strides", {2, 2}) +
+                            kNhwc;
+  auto exclusive = RunOp(PoolGrad(attrs), {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(exclusive.ok()) << exclusive.status();
+  EXPECT_THAT(Values<float>((*exclusive)[0]),
+              ElementsAre(2, 9, 2, 9, 2, 9, 2, 9));
+  auto inclusive =
+      RunOp(PoolGrad(attrs + "attrs { name: \"exclusive\" b: false }"),
+            {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(inclusive.ok()) << inclusive.status();
+  EXPECT_THAT(Values<float>((*inclusive)[0]),
+              Pointwise(FloatEq(), std::vector<float>{8.f / 9, 4, 8.f / 9, 4,
+                                                      8.f / 9, 4, 8.f / 9, 4}));
+}
+
+TEST(Pool2dGradNhwcErrorTest, OutGradShapeIsNhwc) {
+  absl::Status status =
+      PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) +
+                         Ints("strides", {2, 2}) + kNhwc),
+                {{"x", MakeTensor<float>({1, 4, 4, 3}, {})},
+                 {"dy", MakeTensor<float>({1, 3, 2, 2}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"Out@GRAD\" (variable "
+                        "\"dy\") is float32 [1, 3, 2, 2]: expected float32 "
+                        "[1, 2, 2, 3], as the forward op's output \"Out\""));
+}
+
+TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeNchwOrNhwc) {
+  absl::Status status =
+      PrepareOp(PoolGrad(Type("avg") + Ints("ksize", {2, 2}) +
+                         "attrs { name: \"data_format\" s: \"nhwc\" } "),
+                {{"x", MakeTensor<float>({1, 2, 2, 1}, {})},
+                 {"dy", MakeTensor<float>({1, 1, 1, 1}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): attribute \"data_format\" must "
+                        "be one of NCHW, NHWC, got \"nhwc\""));
 }
 
 }  // namespace

@@ -1,7 +1,13 @@
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -11,8 +17,10 @@ namespace {
 
 using ::testing::DoubleEq;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::FloatEq;
 using ::testing::HasSubstr;
+using ::testing::NanSensitiveFloatEq;
 using ::testing::Pointwise;
 
 // A pool2d op reading "x" and writing "y", with `attrs` in text format.
@@ -225,6 +233,25 @@ TEST(Pool2dTest, CeilModeDropsWindowsInTrailingPadding) {
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 3, 7, 9));
 }
 
+TEST(Pool2dTest, MaxNaNWinsAndMinusInfinityStays) {
+  // Windows of two cells along the width: a NaN first or last wins; -inf
+  // alone stays -inf.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto out = RunOp(
+      PoolOp(R"pb(attrs { name: "pooling_type" s: "max" }
+                  attrs {
+                    name: "ksize"
+                    ints { values: [ 1, 2 ] }
+                  })pb"),
+      {{"x", MakeTensor<float>({1, 1, 2, 3}, {nan, 2, 5, -inf, -inf, nan})}},
+      {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(
+      Values<float>((*out)[0]),
+      Pointwise(NanSensitiveFloatEq(), std::vector<float>{nan, 5, -inf, nan}));
+}
+
 TEST(Pool2dTest, Float64AndBatches) {
   std::vector<double> values(2 * 3 * 2 * 2);
   for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5 * i;
@@ -412,6 +439,263 @@ TEST(Pool2dTest, WindowsOverHugeInputs) {
                      {{"x", kFloat32, {1, 1, 9223372036854775807, 1}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(1, 1, 9223372036854775806, 1));
+}
+
+// Channels last (data_format "NHWC"): the same pooling as channels first,
+// checked against the NCHW op run on the transposed input.
+
+std::string Ints(const std::string& name, const std::vector<int32_t>& values) {
+  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
+                      absl::StrJoin(values, ", "), "] } } ");
+}
+
+std::string Type(const std::string& type) {
+  return absl::StrCat("attrs { name: \"pooling_type\" s: \"", type, "\" } ");
+}
+
+constexpr char kNhwc[] = "attrs { name: \"data_format\" s: \"NHWC\" } ";
+constexpr char kNotExclusive[] = "attrs { name: \"exclusive\" b: false } ";
+constexpr char kCeil[] = "attrs { name: \"ceil_mode\" b: true } ";
+constexpr char kGlobal[] = "attrs { name: \"global_pooling\" b: true } ";
+
+// The 4-D `x` with its axes permuted: axis i of the result is axis
+// perm[i] of x.
+template <typename T>
+Tensor Permute(const Tensor& x, const std::array<int, 4>& perm) {
+  const Dims& in = x.dims();
+  const std::array<int64_t, 4> strides = {in[1] * in[2] * in[3], in[2] * in[3],
+                                          in[3], 1};
+  Dims out(4);
+  for (int i = 0; i < 4; ++i) out[i] = in[perm[i]];
+  std::vector<T> values;
+  const T* data = x.data<T>();
+  for (int64_t a = 0; a < out[0]; ++a) {
+    for (int64_t b = 0; b < out[1]; ++b) {
+      for (int64_t c = 0; c < out[2]; ++c) {
+        for (int64_t d = 0; d < out[3]; ++d) {
+          values.push_back(data[a * strides[perm[0]] + b * strides[perm[1]] +
+                                c * strides[perm[2]] + d * strides[perm[3]]]);
+        }
+      }
+    }
+  }
+  return MakeTensor<T>(out, values);
+}
+
+template <typename T>
+Tensor ToNhwc(const Tensor& nchw) {
+  return Permute<T>(nchw, {0, 2, 3, 1});
+}
+
+template <typename T>
+Tensor RandomTensor(const Dims& dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-5, 5);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<T> values(n);
+  for (T& v : values) v = static_cast<T>(dist(rng));
+  return MakeTensor<T>(dims, values);
+}
+
+TEST(Pool2dNhwcTest, PermuteMovesChannelsLast) {
+  // [1, 2, 1, 3]: channel 0 holds 0, 1, 2, channel 1 holds 3, 4, 5.
+  const Tensor nhwc = ToNhwc<float>(MakeTensor<float>({1, 2, 1, 3}, Iota(6)));
+  EXPECT_THAT(nhwc.dims(), ElementsAre(1, 1, 3, 2));
+  EXPECT_THAT(Values<float>(nhwc), ElementsAre(0, 3, 1, 4, 2, 5));
+}
+
+struct LayoutCase {
+  std::string name;
+  std::string attrs;
+  Dims nchw;  // X's shape in NCHW
+};
+
+// Channel counts above and below the vector widths, with remainders, so
+// that vectorised channel loops run their main part and their tail.
+std::vector<LayoutCase> LayoutCases() {
+  return {
+      {"max 3x3 stride 2 padded",
+       Type("max") + Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}),
+       {2, 5, 7, 6}},
+      {"max four-sided padding strides ceil_mode",
+       Type("max") + Ints("ksize", {3, 2}) + Ints("strides", {2, 3}) +
+           Ints("paddings", {1, 0, 0, 1}) + kCeil,
+       {1, 17, 8, 7}},
+      {"max dilated padded",
+       Type("max") + Ints("ksize", {2, 3}) + Ints("dilations", {2, 1}) +
+           Ints("paddings", {1, 1}),
+       {2, 9, 7, 7}},
+      {"max one channel", Type("max") + Ints("ksize", {2, 2}), {3, 1, 5, 4}},
+      {"avg exclusive padded",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1}),
+       {2, 6, 5, 6}},
+      {"avg not exclusive padded",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1}) +
+           kNotExclusive,
+       {2, 6, 5, 6}},
+      {"avg exclusive four-sided padding ceil_mode",
+       Type("avg") + Ints("ksize", {3, 2}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {0, 1, 1, 0}) + kCeil,
+       {1, 17, 6, 7}},
+      {"avg not exclusive strides ceil_mode",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}) + kNotExclusive + kCeil,
+       {1, 17, 6, 7}},
+      {"avg not exclusive dilated",
+       Type("avg") + Ints("ksize", {2, 2}) + Ints("dilations", {2, 2}) +
+           Ints("paddings", {1, 1}) + kNotExclusive,
+       {2, 3, 6, 5}},
+      {"global max",
+       Type("max") + Ints("ksize", {1, 1}) + kGlobal,
+       {2, 11, 4, 5}},
+      {"global avg",
+       Type("avg") + Ints("ksize", {1, 1}) + kGlobal,
+       {2, 11, 4, 5}},
+  };
+}
+
+// Both layouts sum each window in the same order, so even the averages
+// agree exactly.
+template <typename T>
+void ExpectNhwcMatchesNchw(const LayoutCase& c, uint32_t seed) {
+  const Tensor x = RandomTensor<T>(c.nchw, seed);
+  auto nchw = RunOp(PoolOp(c.attrs), {{"x", x}}, {"y"});
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  auto nhwc = RunOp(PoolOp(c.attrs + kNhwc), {{"x", ToNhwc<T>(x)}}, {"y"});
+  ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+  const Tensor expected = ToNhwc<T>((*nchw)[0]);
+  EXPECT_EQ((*nhwc)[0].dtype(), DataTypeOf<T>());
+  EXPECT_THAT((*nhwc)[0].dims(), ElementsAreArray(expected.dims()));
+  EXPECT_THAT(Values<T>((*nhwc)[0]), ElementsAreArray(Values<T>(expected)));
+}
+
+TEST(Pool2dNhwcTest, MatchesTransposedNchwFloat32) {
+  uint32_t seed = 1;
+  for (const LayoutCase& c : LayoutCases()) {
+    SCOPED_TRACE(c.name);
+    ExpectNhwcMatchesNchw<float>(c, ++seed);
+  }
+}
+
+TEST(Pool2dNhwcTest, MatchesTransposedNchwFloat64) {
+  uint32_t seed = 100;
+  for (const LayoutCase& c : LayoutCases()) {
+    SCOPED_TRACE(c.name);
+    ExpectNhwcMatchesNchw<double>(c, ++seed);
+  }
+}
+
+TEST(Pool2dNhwcTest, HandValues) {
+  // [1, 2, 2, 2] NHWC: channel 0 holds 1, 2, 3, 4, channel 1 holds -1, -2,
+  // -3, -4 (row-major over H and W).
+  const Tensor x =
+      MakeTensor<float>({1, 2, 2, 2}, {1, -1, 2, -2, 3, -3, 4, -4});
+  auto max = RunOp(PoolOp(Type("max") + Ints("ksize", {1, 2}) + kNhwc),
+                   {{"x", x}}, {"y"});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 2, 1, 2));
+  EXPECT_THAT(Values<float>((*max)[0]), ElementsAre(2, -1, 4, -3));
+  // Windows over the padding: 3x3 padded by 1 take all four cells,
+  // averaged over 4 (exclusive) or over 9.
+  auto avg = RunOp(
+      PoolOp(Type("avg") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1}) +
+             Ints("strides", {2, 2}) + kNotExclusive + kNhwc),
+      {{"x", x}}, {"y"});
+  ASSERT_TRUE(avg.ok()) << avg.status();
+  EXPECT_THAT((*avg)[0].dims(), ElementsAre(1, 1, 1, 2));
+  EXPECT_THAT(Values<float>((*avg)[0]),
+              Pointwise(FloatEq(), std::vector<float>{10.f / 9, -10.f / 9}));
+}
+
+TEST(Pool2dNhwcTest, MaxNaNWins) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // [1, 2, 3, C] NHWC, 2x2 windows at w = 0 and 1. Per cell (h, w) three
+  // channels: a NaN inside window 0 and at its first cell, one at window
+  // 1's last cell; channel 2 of window 0 has none. Nine channels repeat the
+  // three, so that vectorised channel loops see NaNs too.
+  const std::vector<std::array<float, 3>> cells = {
+      {1, nan, 5}, {nan, 2, -1}, {0, 3, 7},  // h = 0
+      {4, 6, 2},   {3, 1, 0},    {9, -2, nan}};
+  const std::array<float, 6> expected = {nan, nan, 5, nan, 3, nan};
+  constexpr int kChannels = 9;
+  std::vector<float> values;
+  for (const auto& cell : cells) {
+    for (int c = 0; c < kChannels; ++c) values.push_back(cell[c % 3]);
+  }
+  auto out =
+      RunOp(PoolOp(Type("max") + Ints("ksize", {2, 2}) + kNhwc),
+            {{"x", MakeTensor<float>({1, 2, 3, kChannels}, values)}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 1, 2, kChannels));
+  std::vector<float> want;
+  for (int w = 0; w < 2; ++w) {
+    for (int c = 0; c < kChannels; ++c) want.push_back(expected[w * 3 + c % 3]);
+  }
+  EXPECT_THAT(Values<float>((*out)[0]), Pointwise(NanSensitiveFloatEq(), want));
+}
+
+TEST(Pool2dNhwcTest, InfersShapes) {
+  const std::string max2x2 = PoolOp(Type("max") + Ints("ksize", {2, 2}) +
+                                    Ints("strides", {2, 2}) + kNhwc);
+  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {2, 8, 6, 3}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(2, 4, 3, 3));
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {-1, 8, -1, 3}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, 4, -1, 3));
+  y = InferAtPrepare(max2x2, {{"x", kFloat64, {1, 4, 4, 0}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->dtype, kFloat64);
+  EXPECT_THAT(y->dims, ElementsAre(1, 2, 2, 0));
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1));
+  const std::string global =
+      PoolOp(Type("avg") + Ints("ksize", {2, 2}) + kGlobal + kNhwc);
+  y = InferAtPrepare(global, {{"x", kFloat32, {5, 7, 9, 3}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(5, 1, 1, 3));
+  y = InferAtPrepare(global, {{"x", kFloat32, {}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, 1, 1, -1));
+  // Height and width are axes 1 and 2: a height of 1 is too small, a
+  // channel count of 1 is not.
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 1, 5, 3}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 1, 5, 3]: too small for \"ksize\" = [2, "
+                        "2] with paddings [0, 0, 0, 0] and strides [2, 2]; "
+                        "expected a positive output height and width, got "
+                        "[0, 2]"));
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 4, 0, 3}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 4, 0, 3]: expected a positive height and "
+                        "width"));
+}
+
+TEST(Pool2dNhwcErrorTest, IndicesNeedNchw) {
+  absl::Status status = PrepareOp(
+      "type: \"pool2d\" inputs { slot: \"X\" vars: \"x\" } outputs { slot: "
+      "\"Out\" vars: \"y\" } outputs { slot: \"Indices\" vars: \"i\" } " +
+          Type("max") + Ints("ksize", {2, 2}) + kNhwc,
+      {{"x", MakeTensor<float>({1, 2, 2, 3}, Iota(12))}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d): output \"Indices\" (variable \"i\") "
+                        "holds offsets into NCHW tensors: expected "
+                        "data_format \"NCHW\", got \"NHWC\""));
+}
+
+TEST(Pool2dNhwcErrorTest, DataFormatMustBeNchwOrNhwc) {
+  absl::Status status =
+      PrepareOp(PoolOp(Type("max") + Ints("ksize", {2, 2}) +
+                       "attrs { name: \"data_format\" s: \"NCWH\" } "),
+                {{"x", OneToNine()}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d): attribute \"data_format\" must be "
+                        "one of NCHW, NHWC, got \"NCWH\""));
 }
 
 }  // namespace

@@ -89,6 +89,13 @@ Dims DimsOf(const std::vector<int32_t>& values) {
 
 }  // namespace
 
+Layout LayoutOf(const Attributes& attrs) {
+  return attrs.Has("data_format") &&
+                 attrs.Get<std::string>("data_format") == "NHWC"
+             ? Layout::kChannelsLast
+             : Layout::kChannelsFirst;
+}
+
 AttrCheckFn PositivePerAxis(int rank) {
   return [rank](const AttrValue& value) -> absl::Status {
     const auto& values = std::get<std::vector<int32_t>>(value);
@@ -142,22 +149,31 @@ Window WindowOf(const Attributes& attrs, absl::Span<const int64_t> spatial) {
   return w;
 }
 
-absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank) {
+absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,
+                                 Layout layout) {
   SF_RETURN_IF_ERROR(CheckRank(context, "X", rank + 2, rank + 2));
   const VarInfo& info = context.Input("X");
   const Dims x = info.has_dims ? info.dims : Dims(rank + 2, -1);
   const std::string& name = context.InputName("X");
-  const absl::Span<const int64_t> spatial = absl::MakeConstSpan(x).subspan(2);
+  const bool channels_last = layout == Layout::kChannelsLast;
+  const absl::Span<const int64_t> spatial =
+      absl::MakeConstSpan(x).subspan(channels_last ? 1 : 2, rank);
   for (int64_t size : spatial) {
     SF_CHECK(size != 0,
              "input \"X\" (variable \"%s\") has shape %s: expected a "
              "positive %s",
              name, DimsToString(x), AxesInWords(rank));
   }
-  Dims out = {x[0], x[1]};
-  if (context.attrs().Get<bool>("global_pooling")) {
-    out.resize(rank + 2, 1);
+  // X's shape with `out_spatial` in place of its spatial dims.
+  const auto out_info = [&](const Dims& out_spatial) {
+    Dims out = {x[0]};
+    if (!channels_last) out.push_back(x[1]);
+    out.insert(out.end(), out_spatial.begin(), out_spatial.end());
+    if (channels_last) out.push_back(x[rank + 1]);
     return VarInfo{info.dtype, std::move(out), /*has_dims=*/true};
+  };
+  if (context.attrs().Get<bool>("global_pooling")) {
+    return out_info(Dims(rank, 1));
   }
   const Window w = WindowOf(context.attrs(), spatial);
   Dims extents;
@@ -176,6 +192,7 @@ absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank) {
                                         DimsToString(extents))
                       : "");
   const std::vector<const char*> axis_names = AxisNames(rank);
+  Dims out_spatial;
   for (int a = 0; a < rank; ++a) {
     const absl::StatusOr<int64_t> size =
         WindowOutputSize(spatial[a], extents[a], w.pad_before[a],
@@ -185,10 +202,8 @@ absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank) {
              "%s, %s",
              name, DimsToString(x), WindowWithCommas(w), axis_names[a],
              size.status().message());
-    out.push_back(*size);
+    out_spatial.push_back(*size);
   }
-  const absl::Span<const int64_t> out_spatial =
-      absl::MakeConstSpan(out).subspan(2);
   SF_CHECK(
       std::find(out_spatial.begin(), out_spatial.end(), 0) == out_spatial.end(),
       "input \"X\" (variable \"%s\") has shape %s: too small for %s; "
@@ -209,7 +224,7 @@ absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank) {
                name, DimsToString(x), WindowWithCommas(w), o, axis_names[a]);
     }
   }
-  return VarInfo{info.dtype, std::move(out), /*has_dims=*/true};
+  return out_info(out_spatial);
 }
 
 Taps TapsOf(const Window& w, int axis, int64_t input, int64_t o) {

@@ -1,7 +1,8 @@
 // Geometry of the pooling windows of pool1d, pool2d and pool3d, which pool
-// over the 1, 2 or 3 spatial axes of [N, C, spatial...] tensors: the checks
-// of their per-axis attributes, the window the attributes describe, the
-// output's shape and which input cells each window takes.
+// over the 1, 2 or 3 spatial axes of [N, C, spatial...] tensors (pool2d
+// also of [N, H, W, C] ones): the checks of their per-axis attributes, the
+// window the attributes describe, the output's shape and which input cells
+// each window takes.
 #ifndef SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
 #define SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
 
@@ -16,6 +17,15 @@
 
 namespace scopeflow {
 namespace pool {
+
+// Where the channels of a pool op's tensors lie: right after N
+// ([N, C, spatial...]), or last ([N, spatial..., C], pool2d's
+// data_format "NHWC").
+enum class Layout { kChannelsFirst, kChannelsLast };
+
+// The layout a pool op's attributes ask for: channels last where it has a
+// "data_format" of "NHWC" (pool1d and pool3d have none).
+Layout LayoutOf(const Attributes& attrs);
 
 // Attribute checks for pooling over `rank` spatial axes: exactly `rank`
 // positive values (ksize, strides, dilations), and `rank` non-negative
@@ -44,10 +54,12 @@ Window WindowOf(const Attributes& attrs, absl::Span<const int64_t> spatial);
 
 // Checks input "X" of a pool op over `rank` spatial axes (or of its
 // gradient op) against the attributes and returns what the op writes to
-// "Out": [N, C] and the number of windows along each spatial axis.
+// "Out": X's shape with the number of windows along each spatial axis in
+// place of the spatial dims, N and C kept where `layout` puts them.
 // Paddings must be smaller than the windows' extents, and every window
 // must take at least one input cell (which dilation could prevent).
-absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank);
+absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,
+                                 Layout layout = Layout::kChannelsFirst);
 
 // The input cells a window takes along one axis: `count` cells from
 // `first` on, `step` (the dilation) apart; and `padded`, the number of its

@@ -28,8 +28,9 @@ Tensor Filled(Dims dims, float value) {
 // Runs `net` with the parameters given, as the timed loop.
 void RunNet(benchmark::State& state, const NetDef& net,
             const std::vector<std::pair<std::string, Tensor>>& parameters,
-            const std::vector<Feed>& feeds, const std::string& fetch) {
-  Executor executor;
+            const std::vector<Feed>& feeds, const std::string& fetch,
+            ExecutorOptions options = {}) {
+  Executor executor(options);
   absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
   if (!prepared.ok()) {
     state.SkipWithError(std::string(prepared.status().message()).c_str());
@@ -102,8 +103,12 @@ BENCHMARK(BM_Mlp)->Arg(1)->Arg(64)->UseRealTime()->Unit(
 
 // CNN: 3x64x64 input; conv 3->32, 32->32, max pool 2x2, conv 32->64,
 // 64->64 (3x3, pad 1, relu after each), global average pool, fc 64->10.
+// Arguments: the batch, and whether the executor runs the convolutions
+// channels-last (1, the default) or as the net is written, NCHW (0).
 void BM_Cnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
+  ExecutorOptions options;
+  options.channels_last = state.range(1) != 0;
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
   std::vector<std::pair<std::string, Tensor>> parameters;
@@ -143,12 +148,15 @@ void BM_Cnn(benchmark::State& state) {
   parameters.push_back({"fc.b", Filled({10}, 0.0f)});
   text.Op("fc", {{"X", "gap"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
   RunNet(state, text.Build(), parameters,
-         {{"x", Filled({batch, 3, 64, 64}, 0.5f)}}, "logits");
+         {{"x", Filled({batch, 3, 64, 64}, 0.5f)}}, "logits", options);
   state.counters["GFLOP/s"] = benchmark::Counter(
       flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_Cnn)->Arg(1)->Arg(16)->UseRealTime()->Unit(
-    benchmark::kMillisecond);
+BENCHMARK(BM_Cnn)
+    ->ArgNames({"batch", "channels_last"})
+    ->ArgsProduct({{1, 16}, {1, 0}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // One 1024x1024x1024 product straight through oneDNN: the machine's limit.
 void BM_Sgemm1024(benchmark::State& state) {

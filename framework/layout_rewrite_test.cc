@@ -1,0 +1,227 @@
+#include "framework/layout_rewrite.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/op_spec.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+
+// Stand-ins with the layout roles of conv2d, pool2d, relu and an op that
+// only knows NCHW; the rewrite reads nothing else of their specs.
+SF_REGISTER_OP(lr_conv)
+    .Input("Input")
+    .Input("Filter")
+    .Output("Output")
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")))
+    .Layout(LayoutRole::kPrefersChannelsLast);
+SF_REGISTER_OP(lr_pool)
+    .Input("X")
+    .Output("Out")
+    .Output("Indices", /*optional=*/true)
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")))
+    .Layout(LayoutRole::kDataFormat);
+SF_REGISTER_OP(lr_act)
+    .Input("X")
+    .Input("Extra", /*optional=*/true)
+    .Output("Out")
+    .Layout(LayoutRole::kElementwise);
+SF_REGISTER_OP(lr_fixed).Input("X").Output("Out");
+
+BlockDef ParseBlock(const std::string& text) {
+  BlockDef block;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &block))
+      << text;
+  return block;
+}
+
+std::string Conv(const std::string& in, const std::string& out,
+                 const std::string& format = "") {
+  return "ops { type: 'lr_conv' inputs { slot: 'Input' vars: '" + in +
+         "' } inputs { slot: 'Filter' vars: 'w' } outputs { slot: 'Output' "
+         "vars: '" +
+         out + "' } " +
+         (format.empty()
+              ? ""
+              : "attrs { name: 'data_format' s: '" + format + "' }") +
+         "}\n";
+}
+
+std::string Unary(const std::string& type, const std::string& in,
+                  const std::string& out) {
+  return "ops { type: '" + type + "' inputs { slot: 'X' vars: '" + in +
+         "' } outputs { slot: 'Out' vars: '" + out + "' } }\n";
+}
+
+// "type(inputs -> outputs)[NHWC]" per op, to compare blocks at a glance.
+std::vector<std::string> Summary(const BlockDef& block) {
+  std::vector<std::string> ops;
+  for (const OpDef& op : block.ops()) {
+    std::string line = op.type() + "(";
+    for (const OpSlot& slot : op.inputs()) {
+      if (slot.slot() == "Filter") continue;
+      for (const std::string& var : slot.vars()) line += var + " ";
+    }
+    line += "->";
+    for (const OpSlot& slot : op.outputs()) {
+      for (const std::string& var : slot.vars()) line += " " + var;
+    }
+    line += ")";
+    for (const AttrDef& attr : op.attrs()) {
+      if (attr.name() == "data_format") line += "[" + attr.s() + "]";
+      if (attr.name() == "perm") {
+        line += "[";
+        for (int axis : attr.ints().values()) line += std::to_string(axis);
+        line += "]";
+      }
+    }
+    ops.push_back(line);
+  }
+  return ops;
+}
+
+TEST(LayoutRewriteTest, KeepsAChainChannelsLastBetweenTwoTransposes) {
+  const BlockDef block = ParseBlock(
+      "vars { name: 'w' persistable: true }\n"
+      "vars { name: 'c1' shape: [-1, 8, 4, 4] }\n" +
+      Conv("x", "c1") + Unary("lr_act", "c1", "r1") + Conv("r1", "c2") +
+      Unary("lr_act", "c2", "r2") + Unary("lr_pool", "r2", "p") +
+      Unary("lr_fixed", "p", "y"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(
+      Summary(rewrite->block),
+      ElementsAre(
+          "transpose(x -> x@NHWC)[0231]", "lr_conv(x@NHWC -> c1@NHWC)[NHWC]",
+          "lr_act(c1@NHWC -> r1@NHWC)", "lr_conv(r1@NHWC -> c2@NHWC)[NHWC]",
+          "lr_act(c2@NHWC -> r2@NHWC)", "lr_pool(r2@NHWC -> p@NHWC)[NHWC]",
+          "transpose(p@NHWC -> p)[0312]", "lr_fixed(p -> y)"));
+  EXPECT_THAT(rewrite->source_op, ElementsAre(0, 0, 1, 2, 3, 4, 4, 5));
+  // The NCHW declaration of c1 would not fit its NHWC replacement.
+  ASSERT_EQ(rewrite->block.vars_size(), 1);
+  EXPECT_EQ(rewrite->block.vars(0).name(), "w");
+}
+
+TEST(LayoutRewriteTest, LeavesABlockWithoutConvolutionsAlone) {
+  const BlockDef block =
+      ParseBlock(Unary("lr_fixed", "x", "a") + Unary("lr_act", "a", "b") +
+                 Unary("lr_pool", "b", "c") + Unary("lr_act", "c", "d") +
+                 Unary("lr_pool", "d", "e"));
+  EXPECT_FALSE(RewriteChannelsLast(block).has_value());
+}
+
+TEST(LayoutRewriteTest, LeavesAVariableAnNchwOpAlsoReads) {
+  // r1 feeds lr_fixed too, so it stays NCHW, and so does c1 (lr_act's input
+  // and output share a layout): nothing is left to keep channels-last.
+  const BlockDef block =
+      ParseBlock(Conv("x", "c1") + Unary("lr_act", "c1", "r1") +
+                 Unary("lr_fixed", "r1", "side") + Conv("r1", "c2"));
+  EXPECT_FALSE(RewriteChannelsLast(block).has_value());
+}
+
+TEST(LayoutRewriteTest, LeavesOutputsNoOpReads) {
+  // c2 is what a caller fetches: it keeps its name and layout.
+  const BlockDef block = ParseBlock(Conv("x", "c1") + Conv("c1", "c2"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transpose(x -> x@NHWC)[0231]",
+                          "lr_conv(x@NHWC -> c1@NHWC)[NHWC]",
+                          "lr_conv(c1@NHWC -> c2@NHWC)[NHWC]",
+                          "transpose(c2@NHWC -> c2)[0312]"));
+}
+
+TEST(LayoutRewriteTest, LeavesPersistableAndTwiceWrittenVariables) {
+  const BlockDef persistable =
+      ParseBlock("vars { name: 'c1' persistable: true }\n" + Conv("x", "c1") +
+                 Conv("c1", "c2") + Unary("lr_fixed", "c2", "y"));
+  EXPECT_FALSE(RewriteChannelsLast(persistable).has_value());
+  const BlockDef twice =
+      ParseBlock(Conv("x", "c1") + Unary("lr_fixed", "x", "c1") +
+                 Conv("c1", "c2") + Unary("lr_fixed", "c2", "y"));
+  EXPECT_FALSE(RewriteChannelsLast(twice).has_value());
+}
+
+TEST(LayoutRewriteTest, LeavesAVariableReadBeforeItIsWritten) {
+  const BlockDef block = ParseBlock(Conv("c1", "c2") + Conv("x", "c1") +
+                                    Unary("lr_fixed", "c2", "y"));
+  EXPECT_FALSE(RewriteChannelsLast(block).has_value());
+}
+
+TEST(LayoutRewriteTest, LeavesOpsAlreadyChannelsLastOrWithIndices) {
+  const BlockDef nhwc =
+      ParseBlock(Conv("x", "c1", "NHWC") + Conv("c1", "c2", "NHWC") +
+                 Unary("lr_fixed", "c2", "y"));
+  EXPECT_FALSE(RewriteChannelsLast(nhwc).has_value());
+  // The pool's Indices number NCHW positions: it stays NCHW, and its input
+  // with it.
+  const BlockDef indices = ParseBlock(
+      Conv("x", "c1") +
+      "ops { type: 'lr_pool' inputs { slot: 'X' vars: 'c1' } outputs { "
+      "slot: 'Out' vars: 'p' } outputs { slot: 'Indices' vars: 'i' } }\n" +
+      Unary("lr_fixed", "p", "y"));
+  EXPECT_FALSE(RewriteChannelsLast(indices).has_value());
+}
+
+TEST(LayoutRewriteTest, LeavesElementwiseOpsWithASecondInput) {
+  const BlockDef block = ParseBlock(
+      Conv("x", "c1") +
+      "ops { type: 'lr_act' inputs { slot: 'X' vars: 'c1' } inputs { slot: "
+      "'Extra' vars: 'e' } outputs { slot: 'Out' vars: 'r1' } }\n" +
+      Conv("r1", "c2") + Unary("lr_fixed", "c2", "y"));
+  EXPECT_FALSE(RewriteChannelsLast(block).has_value());
+}
+
+TEST(LayoutRewriteTest, TransposesAnInputOnceForItsReaders) {
+  const BlockDef block = ParseBlock(
+      Conv("x", "a") + Conv("x", "b") + Conv("a", "c") + Conv("b", "d") +
+      Unary("lr_fixed", "c", "y") + Unary("lr_fixed", "d", "z"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(
+      Summary(rewrite->block),
+      ElementsAre(
+          "transpose(x -> x@NHWC)[0231]", "lr_conv(x@NHWC -> a@NHWC)[NHWC]",
+          "lr_conv(x@NHWC -> b@NHWC)[NHWC]", "lr_conv(a@NHWC -> c@NHWC)[NHWC]",
+          "transpose(c@NHWC -> c)[0312]", "lr_conv(b@NHWC -> d@NHWC)[NHWC]",
+          "transpose(d@NHWC -> d)[0312]", "lr_fixed(c -> y)",
+          "lr_fixed(d -> z)"));
+}
+
+TEST(LayoutRewriteTest, TransposesAgainAfterTheInputChanges) {
+  const BlockDef block =
+      ParseBlock("vars { name: 'x' persistable: true }\n" + Conv("x", "a") +
+                 Conv("a", "a2") + Unary("lr_fixed", "a2", "y") +
+                 Unary("lr_fixed", "y", "x") + Conv("x", "b") +
+                 Conv("b", "b2") + Unary("lr_fixed", "b2", "z"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(
+      Summary(rewrite->block),
+      ElementsAre(
+          "transpose(x -> x@NHWC)[0231]", "lr_conv(x@NHWC -> a@NHWC)[NHWC]",
+          "lr_conv(a@NHWC -> a2@NHWC)[NHWC]", "transpose(a2@NHWC -> a2)[0312]",
+          "lr_fixed(a2 -> y)", "lr_fixed(y -> x)",
+          "transpose(x -> x@NHWC2)[0231]", "lr_conv(x@NHWC2 -> b@NHWC)[NHWC]",
+          "lr_conv(b@NHWC -> b2@NHWC)[NHWC]", "transpose(b2@NHWC -> b2)[0312]",
+          "lr_fixed(b2 -> z)"));
+}
+
+TEST(LayoutRewriteTest, PicksNamesTheBlockDoesNotUse) {
+  const BlockDef block = ParseBlock(Conv("x", "c1") + Conv("c1", "c2") +
+                                    Unary("lr_fixed", "c2", "y") +
+                                    Unary("lr_fixed", "y", "c1@NHWC"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_EQ(Summary(rewrite->block)[1], "lr_conv(x@NHWC -> c1@NHWC2)[NHWC]");
+}
+
+}  // namespace
+}  // namespace scopeflow

@@ -1,0 +1,212 @@
+// The executor's channels-last rewrite on real ops: a CNN gives the same
+// results rewritten as written, fetches of renamed variables still work,
+// and errors name the ops of the net as written.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "framework/executor.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/benchmarks/net_text.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(engine);
+  return values;
+}
+
+// conv 3->8 (pad 1), relu, conv 8->8 (2 groups, pad 1), relu, max pool
+// 2x2, conv 8->16 (no padding), sigmoid, conv 16->16 (dilation 2, pad 2,
+// stride 2), global average pool, flatten, fc 16->5. Its parameters are
+// set in `scope`.
+NetDef Cnn(Scope& scope) {
+  NetText text;
+  text.Var("x", {-1, 3, -1, -1});
+  struct Layer {
+    int64_t in, out, groups;
+    std::string attrs, activation;
+  };
+  const std::vector<Layer> layers = {
+      {3, 8, 1, "attrs { name: 'paddings' ints { values: [1, 1] } }", "relu"},
+      {8, 8, 2,
+       "attrs { name: 'paddings' ints { values: [1, 1] } } attrs { name: "
+       "'groups' i: 2 }",
+       "relu"},
+      {8, 16, 1, "", "sigmoid"},
+      {16, 16, 1,
+       "attrs { name: 'paddings' ints { values: [2, 2] } } attrs { name: "
+       "'dilations' ints { values: [2, 2] } } attrs { name: 'strides' ints { "
+       "values: [2, 2] } }",
+       ""}};
+  std::string in = "x";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    const std::string w = absl::StrCat("conv", i, ".w");
+    const std::string b = absl::StrCat("conv", i, ".b");
+    const Dims filter = {l.out, l.in / l.groups, 3, 3};
+    text.Var(w, {filter.begin(), filter.end()}, true);
+    text.Var(b, {l.out}, true);
+    **scope.Var(w)->GetMutable<Tensor>() =
+        MakeTensor<float>(filter, Random(NumElements(filter), 10 + i));
+    **scope.Var(b)->GetMutable<Tensor>() =
+        MakeTensor<float>({l.out}, Random(l.out, 20 + i));
+    const std::string out = absl::StrCat("conv", i);
+    text.Op("conv2d", {{"Input", in}, {"Filter", w}, {"Bias", b}}, out, l.attrs,
+            "Output");
+    in = out;
+    if (!l.activation.empty()) {
+      text.Op(l.activation, {{"X", out}}, out + ".act");
+      in = out + ".act";
+    }
+    if (i == 1) {
+      text.Op("pool2d", {{"X", in}}, "pooled",
+              "attrs { name: 'pooling_type' s: 'max' } attrs { name: 'ksize' "
+              "ints { values: [2, 2] } } attrs { name: 'strides' ints { "
+              "values: [2, 2] } }");
+      in = "pooled";
+    }
+  }
+  text.Op("pool2d", {{"X", in}}, "gap",
+          "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
+          "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
+  text.Op("flatten", {{"X", "gap"}}, "features");
+  text.Var("fc.w", {16, 5}, true);
+  text.Var("fc.b", {5}, true);
+  **scope.Var("fc.w")->GetMutable<Tensor>() =
+      MakeTensor<float>({16, 5}, Random(80, 30));
+  **scope.Var("fc.b")->GetMutable<Tensor>() =
+      MakeTensor<float>({5}, Random(5, 31));
+  text.Op("fc", {{"X", "features"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
+  return text.Build();
+}
+
+ExecutorOptions AsWritten() {
+  ExecutorOptions options;
+  options.channels_last = false;
+  return options;
+}
+
+void ExpectNear(const Tensor& actual, const Tensor& expected) {
+  ASSERT_EQ(actual.dims(), expected.dims());
+  const std::vector<float> a = Values<float>(actual);
+  const std::vector<float> e = Values<float>(expected);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], e[i], 1e-4 * (1 + std::abs(e[i]))) << "element " << i;
+  }
+}
+
+class ChannelsLastTest : public ::testing::Test {
+ protected:
+  ChannelsLastTest() : net_(Cnn(scope_)) {}
+
+  // Runs the CNN on a random [batch, 3, size, size] input, fetching
+  // `fetches`, rewritten (`channels_last`) or as written.
+  std::vector<Tensor> Run(bool channels_last, int64_t batch, int64_t size,
+                          const std::vector<std::string>& fetches) {
+    ExecutorOptions options;
+    options.channels_last = channels_last;
+    Executor executor(options);
+    absl::StatusOr<PreparedNet> prepared =
+        executor.Prepare(net_, 0, CPUPlace());
+    EXPECT_TRUE(prepared.ok()) << prepared.status();
+    EXPECT_EQ(prepared->rewritten(), channels_last);
+    const Dims dims = {batch, 3, size, size};
+    absl::StatusOr<std::vector<Tensor>> out = executor.Run(
+        *prepared, scope_,
+        {{"x", MakeTensor<float>(dims, Random(NumElements(dims), 7))}},
+        fetches);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : std::vector<Tensor>();
+  }
+
+  Scope scope_;
+  NetDef net_;
+};
+
+TEST_F(ChannelsLastTest, RewritesTheConvolutionsToNhwc) {
+  absl::StatusOr<PreparedNet> prepared =
+      Executor().Prepare(net_, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_TRUE(prepared->rewritten());
+  int nhwc_convs = 0;
+  int transposes = 0;
+  for (const PreparedOp& op : prepared->ops()) {
+    if (op.spec->type() == "transpose") ++transposes;
+    if (op.spec->type() == "conv2d" &&
+        op.attrs.Get<std::string>("data_format") == "NHWC") {
+      ++nhwc_convs;
+    }
+  }
+  EXPECT_EQ(nhwc_convs, 4);
+  // Into the region before the first conv, out of it after the global pool.
+  EXPECT_EQ(transposes, 2);
+  EXPECT_EQ(prepared->VarIndex("conv1.act"), -1);
+  EXPECT_GE(prepared->VarIndex("logits"), 0);
+}
+
+TEST_F(ChannelsLastTest, GivesTheResultsOfTheNetAsWritten) {
+  for (int64_t batch : {1, 3}) {
+    for (int64_t size : {9, 16}) {
+      SCOPED_TRACE(absl::StrCat("batch ", batch, ", size ", size));
+      const std::vector<Tensor> rewritten = Run(true, batch, size, {"logits"});
+      const std::vector<Tensor> written = Run(false, batch, size, {"logits"});
+      ASSERT_EQ(rewritten.size(), 1u);
+      ASSERT_EQ(written.size(), 1u);
+      ExpectNear(rewritten[0], written[0]);
+    }
+  }
+}
+
+TEST_F(ChannelsLastTest, FetchesARenamedVariableInNchw) {
+  const std::vector<std::string> fetches = {"logits", "conv1.act", "pooled"};
+  const std::vector<Tensor> rewritten = Run(true, 2, 8, fetches);
+  const std::vector<Tensor> written = Run(false, 2, 8, fetches);
+  ASSERT_EQ(rewritten.size(), 3u);
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_EQ(rewritten[1].dims(), (Dims{2, 8, 8, 8}));
+  EXPECT_EQ(rewritten[2].dims(), (Dims{2, 8, 4, 4}));
+  for (int i = 0; i < 3; ++i) ExpectNear(rewritten[i], written[i]);
+}
+
+TEST_F(ChannelsLastTest, ErrorsNameTheOpOfTheNetAsWritten) {
+  // After the pool, a 1x1 image is too small for conv2 (3x3, no padding):
+  // op 5 of the net as written, whichever plan runs.
+  for (bool channels_last : {true, false}) {
+    SCOPED_TRACE(channels_last ? "rewritten" : "as written");
+    ExecutorOptions options;
+    options.channels_last = channels_last;
+    Executor executor(options);
+    absl::StatusOr<PreparedNet> prepared =
+        executor.Prepare(net_, 0, CPUPlace());
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    absl::StatusOr<std::vector<Tensor>> out = executor.Run(
+        *prepared, scope_,
+        {{"x", MakeTensor<float>({1, 3, 2, 2}, Random(12, 1))}}, {"logits"});
+    ASSERT_FALSE(out.ok());
+    EXPECT_THAT(out.status().message(), HasSubstr("op 5 (conv2d)"));
+    EXPECT_THAT(out.status().message(), HasSubstr("\"pooled"));
+  }
+}
+
+TEST_F(ChannelsLastTest, LeavesTheNetAloneOffTheOption) {
+  absl::StatusOr<PreparedNet> prepared =
+      Executor(AsWritten()).Prepare(net_, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_FALSE(prepared->rewritten());
+  EXPECT_EQ(prepared->ops().size(),
+            static_cast<size_t>(net_.blocks(0).ops_size()));
+}
+
+}  // namespace
+}  // namespace scopeflow
