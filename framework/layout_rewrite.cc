@@ -219,6 +219,47 @@ class FreshNames {
   absl::flat_hash_set<std::string> used_;
 };
 
+// Per op index, for each op that prefers channels-last and has a fuse_relu
+// attribute (conv2d) whose NHWC output only a relu reads: that relu's index.
+// The op then writes the relu's output itself, in one pass.
+absl::flat_hash_map<int, int> ReluFusions(
+    const BlockDef& block, const std::vector<DataOp>& data_ops,
+    const absl::flat_hash_map<std::string, Uses>& uses,
+    const absl::flat_hash_set<std::string>& nhwc) {
+  absl::flat_hash_map<int, int> fusions;
+  for (int i = 0; i < block.ops_size(); ++i) {
+    const DataOp& op = data_ops[i];
+    if (op.role != LayoutRole::kPrefersChannelsLast ||
+        !nhwc.contains(*op.out)) {
+      continue;
+    }
+    const OpSpec* spec = OpRegistry::Global().Find(block.ops(i).type());
+    const AttrDef* fused = FindAttr(block.ops(i), "fuse_relu");
+    if (spec->FindAttr("fuse_relu") == nullptr ||
+        (fused != nullptr && fused->b())) {
+      continue;
+    }
+    const std::vector<int>& readers = uses.at(*op.out).data_readers;
+    if (readers.size() == 1 && block.ops(readers[0]).type() == "relu" &&
+        nhwc.contains(*data_ops[readers[0]].out)) {
+      fusions[i] = readers[0];
+    }
+  }
+  return fusions;
+}
+
+void SetFuseRelu(OpDef& op) {
+  for (AttrDef& attr : *op.mutable_attrs()) {
+    if (attr.name() == "fuse_relu") {
+      attr.set_b(true);
+      return;
+    }
+  }
+  AttrDef* attr = op.add_attrs();
+  attr->set_name("fuse_relu");
+  attr->set_b(true);
+}
+
 }  // namespace
 
 std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
@@ -250,6 +291,10 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
       ChannelsLastVars(block, data_ops, uses);
   if (nhwc.empty()) return std::nullopt;
 
+  const absl::flat_hash_map<int, int> fusions =
+      ReluFusions(block, data_ops, uses, nhwc);
+  absl::flat_hash_set<int> fused_relus;
+  for (const auto& [conv, relu] : fusions) fused_relus.insert(relu);
   FreshNames fresh(block);
   absl::flat_hash_map<std::string, std::string> renamed;
   for (const std::string& name : nhwc) renamed[name] = fresh.For(name);
@@ -274,6 +319,7 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
       append(op, i);
       continue;
     }
+    if (fused_relus.contains(i)) continue;
     OpDef changed = op;
     std::string in;
     if (nhwc.contains(*data.in)) {
@@ -291,8 +337,11 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
     }
     SetDataInput(changed, *data.in_slot, in);
     const bool out_nhwc = nhwc.contains(*data.out);
-    const std::string out =
-        out_nhwc ? renamed[*data.out] : fresh.For(*data.out);
+    std::string out = out_nhwc ? renamed[*data.out] : fresh.For(*data.out);
+    if (auto fusion = fusions.find(i); fusion != fusions.end()) {
+      out = renamed[*data_ops[fusion->second].out];
+      SetFuseRelu(changed);
+    }
     for (OpSlot& slot : *changed.mutable_outputs()) {
       if (slot.vars_size() == 1 && slot.vars(0) == *data.out) {
         slot.set_vars(0, out);

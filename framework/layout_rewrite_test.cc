@@ -21,7 +21,10 @@ SF_REGISTER_OP(lr_conv)
     .Input("Filter")
     .Output("Output")
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")))
+    .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
     .Layout(LayoutRole::kPrefersChannelsLast);
+// The one op the rewrite knows by name: a conv with fuse_relu absorbs it.
+SF_REGISTER_OP(relu).Input("X").Output("Out").Layout(LayoutRole::kElementwise);
 SF_REGISTER_OP(lr_pool)
     .Input("X")
     .Output("Out")
@@ -76,6 +79,7 @@ std::vector<std::string> Summary(const BlockDef& block) {
     line += ")";
     for (const AttrDef& attr : op.attrs()) {
       if (attr.name() == "data_format") line += "[" + attr.s() + "]";
+      if (attr.name() == "fuse_relu" && attr.b()) line += "[relu]";
       if (attr.name() == "perm") {
         line += "[";
         for (int axis : attr.ints().values()) line += std::to_string(axis);
@@ -221,6 +225,34 @@ TEST(LayoutRewriteTest, PicksNamesTheBlockDoesNotUse) {
   const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_EQ(Summary(rewrite->block)[1], "lr_conv(x@NHWC -> c1@NHWC2)[NHWC]");
+}
+
+TEST(LayoutRewriteTest, FusesAReluIntoTheConvolutionItReads) {
+  // relu(c1) is fused; relu(c2) leaves the region (r2 feeds an NCHW op),
+  // so c2 does too and its relu stays a relu.
+  const BlockDef block = ParseBlock(
+      Conv("x", "c1") + Unary("relu", "c1", "r1") + Conv("r1", "c2") +
+      Unary("relu", "c2", "r2") + Unary("lr_fixed", "r2", "y"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transpose(x -> x@NHWC)[0231]",
+                          "lr_conv(x@NHWC -> r1@NHWC)[relu][NHWC]",
+                          "lr_conv(r1@NHWC -> c2@NHWC)[NHWC]",
+                          "transpose(c2@NHWC -> c2)[0312]", "relu(c2 -> r2)",
+                          "lr_fixed(r2 -> y)"));
+  EXPECT_THAT(rewrite->source_op, ElementsAre(0, 0, 2, 2, 3, 4));
+}
+
+TEST(LayoutRewriteTest, FusesNoReluWhereAnotherOpReadsTheConvolution) {
+  const BlockDef block =
+      ParseBlock(Conv("x", "c1") + Unary("relu", "c1", "r1") +
+                 Conv("c1", "c2") + Conv("r1", "c3") +
+                 Unary("lr_fixed", "c2", "y") + Unary("lr_fixed", "c3", "z"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_EQ(Summary(rewrite->block)[1], "lr_conv(x@NHWC -> c1@NHWC)[NHWC]");
+  EXPECT_EQ(Summary(rewrite->block)[2], "relu(c1@NHWC -> r1@NHWC)");
 }
 
 }  // namespace

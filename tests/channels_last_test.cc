@@ -140,15 +140,22 @@ TEST_F(ChannelsLastTest, RewritesTheConvolutionsToNhwc) {
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   ASSERT_TRUE(prepared->rewritten());
   int nhwc_convs = 0;
+  int fused_relus = 0;
   int transposes = 0;
+  int relus = 0;
   for (const PreparedOp& op : prepared->ops()) {
     if (op.spec->type() == "transpose") ++transposes;
+    if (op.spec->type() == "relu") ++relus;
     if (op.spec->type() == "conv2d" &&
         op.attrs.Get<std::string>("data_format") == "NHWC") {
       ++nhwc_convs;
+      fused_relus += op.attrs.Get<bool>("fuse_relu");
     }
   }
   EXPECT_EQ(nhwc_convs, 4);
+  // Both relus run inside their convolutions; the sigmoid stays an op.
+  EXPECT_EQ(fused_relus, 2);
+  EXPECT_EQ(relus, 0);
   // Into the region before the first conv, out of it after the global pool.
   EXPECT_EQ(transposes, 2);
   EXPECT_EQ(prepared->VarIndex("conv1.act"), -1);
@@ -169,14 +176,17 @@ TEST_F(ChannelsLastTest, GivesTheResultsOfTheNetAsWritten) {
 }
 
 TEST_F(ChannelsLastTest, FetchesARenamedVariableInNchw) {
-  const std::vector<std::string> fetches = {"logits", "conv1.act", "pooled"};
+  // conv0 is not even computed apart from its relu in the rewritten block.
+  const std::vector<std::string> fetches = {"logits", "conv1.act", "pooled",
+                                            "conv0"};
   const std::vector<Tensor> rewritten = Run(true, 2, 8, fetches);
   const std::vector<Tensor> written = Run(false, 2, 8, fetches);
-  ASSERT_EQ(rewritten.size(), 3u);
-  ASSERT_EQ(written.size(), 3u);
+  ASSERT_EQ(rewritten.size(), 4u);
+  ASSERT_EQ(written.size(), 4u);
   EXPECT_EQ(rewritten[1].dims(), (Dims{2, 8, 8, 8}));
   EXPECT_EQ(rewritten[2].dims(), (Dims{2, 8, 4, 4}));
-  for (int i = 0; i < 3; ++i) ExpectNear(rewritten[i], written[i]);
+  EXPECT_EQ(rewritten[3].dims(), (Dims{2, 8, 8, 8}));
+  for (int i = 0; i < 4; ++i) ExpectNear(rewritten[i], written[i]);
 }
 
 TEST_F(ChannelsLastTest, ErrorsNameTheOpOfTheNetAsWritten) {

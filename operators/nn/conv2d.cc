@@ -37,6 +37,8 @@ struct Conv2dAttrs {
   // data_format "NHWC": Input and Output hold their channels last. Filter
   // (OIHW) and Bias are the same in both formats.
   bool nhwc;
+  // The forward op's fuse_relu: Output = relu(convolution).
+  bool fuse_relu = false;
 };
 
 Conv2dAttrs AttrsOf(const Attributes& attrs) {
@@ -180,6 +182,15 @@ absl::Status InferConv2dGrad(InferContext& context) {
         context, "Bias", "output \"Bias@GRAD\" takes the shape of \"Bias\""));
   }
   return GradsLikeInputs({"Input", "Filter", "Bias"})(context);
+}
+
+// Output = max(Output, 0), as fuse_relu asks.
+template <typename T>
+void Relu(Tensor& tensor) {
+  T* data = tensor.data<T>();
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    data[i] = data[i] > T{0} ? data[i] : T{0};
+  }
 }
 
 template <typename T>
@@ -467,6 +478,14 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
   const auto algo = dnnl::algorithm::convolution_direct;
   const memory::desc bias_md({filter[0]}, memory::data_type::f32,
                              memory::format_tag::x);
+  // relu as a post-op: applied to each output block while it is still in
+  // cache, instead of in a second pass over the whole output.
+  dnnl::primitive_attr attr;
+  if (a.fuse_relu) {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(relu);
+  }
   const dnnl::convolution_forward::primitive_desc pd(
       has_bias ? dnnl::convolution_forward::desc(
                      prop, algo, c.src_want, AnyLayout(c.weights), bias_md,
@@ -474,7 +493,7 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
                : dnnl::convolution_forward::desc(
                      prop, algo, c.src_want, AnyLayout(c.weights), c.dst_want,
                      c.strides, c.dilates, c.pad_l, c.pad_r),
-      engine);
+      attr, engine);
   ConvForward f;
   f.conv = dnnl::convolution_forward(pd);
   // Null handles: each run sets them to its tensors.
@@ -515,7 +534,7 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
       absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
       absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
       a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
-      a.groups, ";", a.nhwc ? "NHWC" : "NCHW", ";", has_bias);
+      a.groups, ";", a.nhwc ? "NHWC" : "NCHW", ";", has_bias, ";", a.fuse_relu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   // Made before the eviction so that a throwing oneDNN leaves the cache as
@@ -613,6 +632,30 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   return absl::OkStatus();
 }
 
+// The float64 convolution in either format.
+template <typename T>
+absl::Status ReferenceConv2dInFormat(const Conv2dAttrs& a, const Tensor& input,
+                                     const Tensor& filter, const Tensor* bias,
+                                     Tensor& output) {
+  const ConvGeometry g =
+      GeometryOf(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
+                 NchwOf(output.dims(), a.nhwc));
+  const T* b = bias == nullptr ? nullptr : bias->data<T>();
+  if (!a.nhwc) {
+    return ReferenceConv2d<T>(g, input.data<T>(), filter.data<T>(), b,
+                              output.data<T>());
+  }
+  // The reference works in NCHW: through NCHW copies.
+  std::vector<T> x(input.numel());
+  std::vector<T> y(output.numel());
+  SwapLastAxes(input.data<T>(), g.batch, g.height * g.width, g.channels,
+               x.data());
+  SF_RETURN_IF_ERROR(
+      ReferenceConv2d<T>(g, x.data(), filter.data<T>(), b, y.data()));
+  SwapLastAxes(y.data(), g.batch, g.filters, g.OutPlane(), output.data<T>());
+  return absl::OkStatus();
+}
+
 template <typename T>
 absl::Status Conv2dKernel(KernelContext& context) {
   const Tensor& input = context.Input("Input");
@@ -621,31 +664,20 @@ absl::Status Conv2dKernel(KernelContext& context) {
       context.HasInput("Bias") ? &context.Input("Bias") : nullptr;
   Tensor& output = *context.Output("Output");
   if (output.numel() == 0) return absl::OkStatus();
-  const Conv2dAttrs a = AttrsOf(context.attrs());
+  Conv2dAttrs a = AttrsOf(context.attrs());
+  a.fuse_relu = context.attrs().Get<bool>("fuse_relu");
   if (input.numel() == 0) {
     FillWithBias<T>(bias, a.nhwc, output);
+    if (a.fuse_relu) Relu<T>(output);
     return absl::OkStatus();
   }
   if constexpr (std::is_same_v<T, float>) {
     return RunOneDnn("conv2d",
                      [&] { return RunConv2d(a, input, filter, bias, output); });
   } else {
-    const ConvGeometry g =
-        GeometryOf(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
-                   NchwOf(output.dims(), a.nhwc));
-    const T* b = bias == nullptr ? nullptr : bias->data<T>();
-    if (!a.nhwc) {
-      return ReferenceConv2d<T>(g, input.data<T>(), filter.data<T>(), b,
-                                output.data<T>());
-    }
-    // The reference works in NCHW: through NCHW copies.
-    std::vector<T> x(input.numel());
-    std::vector<T> y(output.numel());
-    SwapLastAxes(input.data<T>(), g.batch, g.height * g.width, g.channels,
-                 x.data());
     SF_RETURN_IF_ERROR(
-        ReferenceConv2d<T>(g, x.data(), filter.data<T>(), b, y.data()));
-    SwapLastAxes(y.data(), g.batch, g.filters, g.OutPlane(), output.data<T>());
+        ReferenceConv2dInFormat<T>(a, input, filter, bias, output));
+    if (a.fuse_relu) Relu<T>(output);
     return absl::OkStatus();
   }
 }
@@ -735,8 +767,40 @@ absl::Status Conv2dGradKernel(KernelContext& context) {
   }
 }
 
+// conv2d_grad, preceded for fuse_relu by relu_grad (through Output, the
+// relu's result), whose gradient of the convolution it then reads.
+absl::Status MakeConv2dGrad(GradOpContext& grad) {
+  std::vector<std::string> d_output = grad.OutputGrad("Output");
+  bool fuse_relu = false;
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() == "fuse_relu") fuse_relu = attr.b();
+  }
+  if (fuse_relu) {
+    const std::vector<std::string> output = grad.Output("Output");
+    const std::vector<std::string> d_convolution = {
+        GradName(output[0] + "@CONV")};
+    OpDef& relu = grad.AddOp("relu_grad");
+    GradOpContext::SetInput(relu, "Out", output);
+    GradOpContext::SetInput(relu, "Out@GRAD", d_output);
+    GradOpContext::SetOutput(relu, "X@GRAD", d_convolution);
+    d_output = d_convolution;
+  }
+  OpDef& conv = grad.AddOp("conv2d_grad");
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() != "fuse_relu") *conv.add_attrs() = attr;
+  }
+  for (const char* slot : {"Input", "Filter", "Bias"}) {
+    GradOpContext::SetInput(conv, slot, grad.Input(slot));
+    GradOpContext::SetOutput(conv, GradName(slot), grad.InputGrad(slot));
+  }
+  GradOpContext::SetInput(conv, "Output@GRAD", d_output);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+// fuse_relu: Output = relu(convolution), in one pass (the executor's
+// channels-last rewrite fuses a conv2d and the relu reading it so).
 // data_format "NHWC" takes Input [N, H, W, C] and writes Output [N, H_out,
 // W_out, M]; Filter [M, C / groups, kH, kW] and Bias [M] are the same in
 // both formats.
@@ -755,15 +819,17 @@ SF_REGISTER_OP(conv2d)
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
           OneOf({"NCHW", "NHWC"}))
+    .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
     .Infer(InferConv2d)
-    .Grad(GradSpec("conv2d_grad")
+    .Grad(GradSpec()
               .ReadInput("Input")
               .ReadInput("Filter")
               .ReadInput("Bias")
               .ReadOutputGrad("Output")
               .WriteInputGrad("Input")
               .WriteInputGrad("Filter")
-              .WriteInputGrad("Bias"))
+              .WriteInputGrad("Bias")
+              .Maker(MakeConv2dGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &Conv2dKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Conv2dKernel<double>);
 

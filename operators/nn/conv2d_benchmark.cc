@@ -23,37 +23,28 @@ Tensor RandomTensor(Dims dims, uint32_t seed) {
 }
 
 // Input [N, C, H, W] (args 0-3) convolved with [M, C, 3, 3] (arg 4),
-// padding 1, stride 1.
+// padding 1, stride 1; data_format NCHW (arg 5 = 0) or NHWC (1), the input
+// then being [N, H, W, C].
 void BM_Conv2d3x3(benchmark::State& state) {
-  const Dims input = {state.range(0), state.range(1), state.range(2),
-                      state.range(3)};
+  const bool nhwc = state.range(5) != 0;
+  const Dims input = nhwc ? Dims{state.range(0), state.range(2), state.range(3),
+                                 state.range(1)}
+                          : Dims{state.range(0), state.range(1), state.range(2),
+                                 state.range(3)};
   const Dims filter = {state.range(4), state.range(1), 3, 3};
   NetDef net;
   const bool parsed = google::protobuf::TextFormat::ParseFromString(
-      absl::StrCat("format_version: ", kNetFormatVersion, R"pb(
-        name: "conv"
-        blocks {
-          vars {
-            name: "x"
-            dtype: DATA_TYPE_FLOAT32
-            shape: [ -1, -1, -1, -1 ]
-          }
-          vars {
-            name: "w"
-            dtype: DATA_TYPE_FLOAT32
-            shape: [ -1, -1, 3, 3 ]
-          }
-          ops {
-            type: "conv2d"
-            inputs { slot: "Input" vars: "x" }
-            inputs { slot: "Filter" vars: "w" }
-            outputs { slot: "Output" vars: "y" }
-            attrs {
-              name: "paddings"
-              ints { values: [ 1, 1 ] }
-            }
-          }
-        })pb"),
+      absl::StrCat(
+          "format_version: ", kNetFormatVersion,
+          " name: 'conv' blocks {"
+          " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] }"
+          " vars { name: 'w' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, 3, 3] }"
+          " ops { type: 'conv2d' inputs { slot: 'Input' vars: 'x' }"
+          " inputs { slot: 'Filter' vars: 'w' }"
+          " outputs { slot: 'Output' vars: 'y' }"
+          " attrs { name: 'paddings' ints { values: [1, 1] } }"
+          " attrs { name: 'data_format' s: '",
+          nhwc ? "NHWC" : "NCHW", "' } } }"),
       &net);
   Executor executor;
   auto prepared = executor.Prepare(net, 0, CPUPlace());
@@ -72,16 +63,20 @@ void BM_Conv2d3x3(benchmark::State& state) {
     }
     benchmark::DoNotOptimize((*out)[0].raw_data());
   }
-  const double flops = 2.0 * NumElements(input) / input[1] * filter[0] *
+  const double flops = 2.0 * NumElements(input) / filter[1] * filter[0] *
                        filter[1] * 9;  // output cells x MACs each, x2
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
                          benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Conv2d3x3)
-    ->Args({16, 32, 64, 64, 32})
-    ->Args({1, 32, 64, 64, 32})
-    ->Args({1, 64, 56, 56, 64})
+    ->ArgNames({"n", "c", "h", "w", "m", "nhwc"})
+    ->Args({16, 32, 64, 64, 32, 0})
+    ->Args({16, 32, 64, 64, 32, 1})
+    ->Args({1, 32, 64, 64, 32, 0})
+    ->Args({1, 32, 64, 64, 32, 1})
+    ->Args({1, 64, 56, 56, 64, 0})
+    ->Args({1, 64, 56, 56, 64, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -418,6 +418,46 @@ TEST(Conv2dGradValueTest, EmptyBatchGivesZeroFilterAndBiasGradients) {
   }
 }
 
+// fuse_relu writes relu(convolution): the unfused result with its negative
+// values at 0, in both formats and dtypes (oneDNN's post-op for float32).
+template <typename T>
+void ExpectFusedIsReluOfUnfused(const ConvCase& c) {
+  const std::vector<Feed> feeds = ForwardFeeds<T>(c, 11);
+  absl::StatusOr<std::vector<Tensor>> plain = RunOp(ConvOp(c), feeds, {"y"});
+  absl::StatusOr<std::vector<Tensor>> fused =
+      RunOp(ConvOp(c) + " attrs { name: \"fuse_relu\" b: true }", feeds, {"y"});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  const std::vector<T> expected = Values<T>((*plain)[0]);
+  const std::vector<T> actual = Values<T>((*fused)[0]);
+  ASSERT_EQ(actual.size(), expected.size());
+  int negatives = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    negatives += expected[i] < 0;
+    EXPECT_NEAR(actual[i], std::max<T>(expected[i], 0), 1e-5) << i;
+  }
+  EXPECT_GT(negatives, 0) << "the case tests nothing of the relu";
+}
+
+TEST(Conv2dFuseReluTest, IsReluOfTheConvolution) {
+  for (const ConvCase& c : {Cases()[0], Cases()[3], Nhwc(Cases()[1])}) {
+    SCOPED_TRACE(c.name);
+    ExpectFusedIsReluOfUnfused<float>(c);
+    ExpectFusedIsReluOfUnfused<double>(c);
+  }
+}
+
+// The gradient runs relu_grad on Output, then conv2d_grad.
+TEST(Conv2dFuseReluTest, GradientMatchesCentralDifferences) {
+  for (const ConvCase& c : {Cases()[0], Nhwc(Cases()[3])}) {
+    SCOPED_TRACE(c.name);
+    absl::Status status =
+        CheckGradient(ConvOp(c) + " attrs { name: \"fuse_relu\" b: true }",
+                      ForwardFeeds<double>(c, 7));
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
 TEST(Conv2dGradErrorTest, OutputGradShapeNamesVariable) {
   const ConvCase c = Cases()[1];  // [1, 2, 5, 5] -> [1, 2, 3, 3]
   std::vector<Feed> feeds = ForwardFeeds<float>(c, 1);
