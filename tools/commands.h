@@ -24,6 +24,8 @@ struct RunCommandOptions {
   bool profile = false;
   std::string place = "cpu";
   std::string output_dir;
+  // ExecutorOptions::channels_last: off runs the net exactly as written.
+  bool channels_last = true;
 };
 
 // Runs the startup net (if any) once in a root scope, then the net `repeat`

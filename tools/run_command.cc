@@ -101,7 +101,9 @@ absl::Status RunCommand(const RunCommandOptions& options) {
   SF_CHECK(options.repeat >= 1, "--repeat must be at least 1, got %d",
            options.repeat);
   SF_ASSIGN_OR_RETURN(Place place, ParsePlace(options.place));
-  const Executor executor;
+  ExecutorOptions executor_options;
+  executor_options.channels_last = options.channels_last;
+  const Executor executor(executor_options);
   Scope root;
   if (!options.startup.empty()) {
     SF_ASSIGN_OR_RETURN(NetDef startup, LoadNet(options.startup));

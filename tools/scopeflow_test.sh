@@ -73,6 +73,19 @@ cnn=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pb
   --feed="image=$mlp/digit.npy")
 grep -q 'probabilities: float32 \[1, 10\] .*mean 0.1$' <<<"$cnn" || fail "cnn run: $cnn"
 
+# By default its convolutions run channels-last with their relus fused
+# (transposes lead in and out of the NHWC region); --nochannels_last runs
+# the net as written. Both give the same probabilities.
+fast=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
+  --feed="image=$mlp/digit.npy" --profile)
+grep -q '^  transpose ' <<<"$fast" || fail "channels-last: no transpose: $fast"
+grep -q '^  relu ' <<<"$fast" && fail "channels-last: relu not fused: $fast"
+plain=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
+  --feed="image=$mlp/digit.npy" --profile --nochannels_last)
+grep -q '^  relu ' <<<"$plain" || fail "as written: no relu: $plain"
+grep -q '^  transpose ' <<<"$plain" && fail "as written: transposed: $plain"
+grep -q 'probabilities: .*mean 0.1$' <<<"$plain" || fail "as written: $plain"
+
 # import-onnx: a hand-written ONNX model, encoded here, converts and runs;
 # y = softmax(relu(x W1 + b1) W2 + b2) for x = [1, 2, 3, 4] is
 # softmax([1.85, 4.65]) = [0.0573242, 0.942676] by hand.
