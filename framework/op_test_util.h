@@ -3,6 +3,7 @@
 #ifndef SCOPEFLOW_FRAMEWORK_OP_TEST_UTIL_H_
 #define SCOPEFLOW_FRAMEWORK_OP_TEST_UTIL_H_
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,39 @@ template <typename T>
 std::vector<T> Values(const Tensor& tensor) {
   const T* data = tensor.data<T>();
   return std::vector<T>(data, data + tensor.numel());
+}
+
+// Axis orders for Permute4d: NCHW to NHWC and back.
+constexpr std::array<int, 4> kNchwToNhwc = {0, 2, 3, 1};
+constexpr std::array<int, 4> kNhwcToNchw = {0, 3, 1, 2};
+
+// The dims of a rank-4 tensor with its axes permuted: axis i of the result
+// is axis perm[i] of `dims`.
+inline Dims Permute4dDims(const Dims& dims, const std::array<int, 4>& perm) {
+  return {dims[perm[0]], dims[perm[1]], dims[perm[2]], dims[perm[3]]};
+}
+
+// The rank-4 `x` with its axes permuted as Permute4dDims says, copied.
+template <typename T>
+Tensor Permute4d(const Tensor& x, const std::array<int, 4>& perm) {
+  const Dims& in = x.dims();
+  const std::array<int64_t, 4> strides = {in[1] * in[2] * in[3], in[2] * in[3],
+                                          in[3], 1};
+  const Dims out = Permute4dDims(in, perm);
+  std::vector<T> values;
+  values.reserve(x.numel());
+  const T* data = x.data<T>();
+  for (int64_t a = 0; a < out[0]; ++a) {
+    for (int64_t b = 0; b < out[1]; ++b) {
+      for (int64_t c = 0; c < out[2]; ++c) {
+        for (int64_t d = 0; d < out[3]; ++d) {
+          values.push_back(data[a * strides[perm[0]] + b * strides[perm[1]] +
+                                c * strides[perm[2]] + d * strides[perm[3]]]);
+        }
+      }
+    }
+  }
+  return MakeTensor<T>(out, values);
 }
 
 // Runs the op written in protobuf text format (an OpDef, e.g.

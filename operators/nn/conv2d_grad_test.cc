@@ -161,22 +161,6 @@ std::vector<ConvCase> NhwcCases() {
   return cases;
 }
 
-// `t` [N, C, H, W] as [N, H, W, C].
-template <typename T>
-Tensor ToNhwc(const Tensor& t) {
-  const int64_t n = t.dim(0), c = t.dim(1), plane = t.dim(2) * t.dim(3);
-  std::vector<T> values(t.numel());
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      for (int64_t p = 0; p < plane; ++p) {
-        values[(i * plane + p) * c + ch] =
-            t.data<T>()[(i * c + ch) * plane + p];
-      }
-    }
-  }
-  return MakeTensor<T>({t.dim(0), t.dim(2), t.dim(3), t.dim(1)}, values);
-}
-
 class Conv2dGradTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(Conv2dGradTest, Float64MatchesCentralDifferences) {
@@ -269,7 +253,8 @@ void ExpectNhwcGradsMatchNchw(const ConvCase& c, double tolerance) {
   std::vector<Feed> nhwc;
   for (const Feed& feed : nchw) {
     const bool data = feed.name == "x" || feed.name == "dy";
-    nhwc.push_back({feed.name, data ? ToNhwc<T>(feed.tensor) : feed.tensor});
+    nhwc.push_back({feed.name, data ? Permute4d<T>(feed.tensor, kNchwToNhwc)
+                                    : feed.tensor});
   }
   const std::vector<std::string> fetches = {"dx", "dw", "db"};
   const std::vector<std::string> outputs = {"Input", "Filter", "Bias"};
@@ -277,8 +262,8 @@ void ExpectNhwcGradsMatchNchw(const ConvCase& c, double tolerance) {
   auto got = RunOp(ConvGradOp(Nhwc(c), outputs), nhwc, fetches);
   ASSERT_TRUE(want.ok()) << want.status();
   ASSERT_TRUE(got.ok()) << got.status();
-  const std::vector<Tensor> expected = {ToNhwc<T>((*want)[0]), (*want)[1],
-                                        (*want)[2]};
+  const std::vector<Tensor> expected = {Permute4d<T>((*want)[0], kNchwToNhwc),
+                                        (*want)[1], (*want)[2]};
   for (size_t k = 0; k < fetches.size(); ++k) {
     SCOPED_TRACE(fetches[k]);
     ASSERT_EQ((*got)[k].dims(), expected[k].dims());

@@ -66,16 +66,7 @@ std::string ConvOp(const ConvConfig& c) {
 // [N, C, H, W] to [N, H, W, C].
 template <typename T>
 std::vector<T> ToNhwc(const std::vector<T>& nchw, const Dims& dims) {
-  const int64_t n = dims[0], c = dims[1], plane = dims[2] * dims[3];
-  std::vector<T> nhwc(nchw.size());
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      for (int64_t p = 0; p < plane; ++p) {
-        nhwc[(i * plane + p) * c + ch] = nchw[(i * c + ch) * plane + p];
-      }
-    }
-  }
-  return nhwc;
+  return Values<T>(Permute4d<T>(MakeTensor<T>(dims, nchw), kNchwToNhwc));
 }
 
 Dims NhwcDims(const Dims& nchw) { return {nchw[0], nchw[2], nchw[3], nchw[1]}; }

@@ -192,37 +192,6 @@ TEST(Pool2dGradErrorTest, OutGradShapeNamesVariable) {
 
 constexpr char kNhwc[] = "attrs { name: \"data_format\" s: \"NHWC\" } ";
 
-// The 4-D `x` of `dims` with its axes permuted: axis i of the result is
-// axis perm[i] of x.
-Dims PermuteDims(const Dims& dims, const std::array<int, 4>& perm) {
-  Dims out(4);
-  for (int i = 0; i < 4; ++i) out[i] = dims[perm[i]];
-  return out;
-}
-
-template <typename T>
-Tensor Permute(const Tensor& x, const std::array<int, 4>& perm) {
-  const Dims& in = x.dims();
-  const std::array<int64_t, 4> strides = {in[1] * in[2] * in[3], in[2] * in[3],
-                                          in[3], 1};
-  const Dims out = PermuteDims(in, perm);
-  std::vector<T> values;
-  const T* data = x.data<T>();
-  for (int64_t a = 0; a < out[0]; ++a) {
-    for (int64_t b = 0; b < out[1]; ++b) {
-      for (int64_t c = 0; c < out[2]; ++c) {
-        for (int64_t d = 0; d < out[3]; ++d) {
-          values.push_back(data[a * strides[perm[0]] + b * strides[perm[1]] +
-                                c * strides[perm[2]] + d * strides[perm[3]]]);
-        }
-      }
-    }
-  }
-  return MakeTensor<T>(out, values);
-}
-
-constexpr std::array<int, 4> kToNhwc = {0, 2, 3, 1};
-
 // NCHW shapes, pooled as NHWC.
 std::vector<PoolCase> NhwcCases() {
   return {
@@ -267,9 +236,9 @@ TEST(Pool2dGradNhwcTest, MatchesCentralDifferences) {
   uint32_t seed = 50;
   for (const PoolCase& c : NhwcCases()) {
     SCOPED_TRACE(c.name);
-    absl::Status status =
-        CheckGradient(Pool(c.attrs + kNhwc),
-                      {{"x", Distinct(PermuteDims(c.x, kToNhwc), ++seed)}});
+    absl::Status status = CheckGradient(
+        Pool(c.attrs + kNhwc),
+        {{"x", Distinct(Permute4dDims(c.x, kNchwToNhwc), ++seed)}});
     EXPECT_TRUE(status.ok()) << status;
   }
 }
@@ -287,11 +256,11 @@ TEST(Pool2dGradNhwcTest, MatchesTransposedNchw) {
     auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
     ASSERT_TRUE(nchw.ok()) << nchw.status();
     auto nhwc = RunOp(PoolGrad(c.attrs + kNhwc),
-                      {{"x", Permute<double>(x, kToNhwc)},
-                       {"dy", Permute<double>(dy, kToNhwc)}},
+                      {{"x", Permute4d<double>(x, kNchwToNhwc)},
+                       {"dy", Permute4d<double>(dy, kNchwToNhwc)}},
                       {"dx"});
     ASSERT_TRUE(nhwc.ok()) << nhwc.status();
-    const Tensor expected = Permute<double>((*nchw)[0], kToNhwc);
+    const Tensor expected = Permute4d<double>((*nchw)[0], kNchwToNhwc);
     EXPECT_THAT((*nhwc)[0].dims(), ElementsAreArray(expected.dims()));
     EXPECT_THAT(Values<double>((*nhwc)[0]),
                 ElementsAreArray(Values<double>(expected)));

@@ -458,33 +458,9 @@ constexpr char kNotExclusive[] = "attrs { name: \"exclusive\" b: false } ";
 constexpr char kCeil[] = "attrs { name: \"ceil_mode\" b: true } ";
 constexpr char kGlobal[] = "attrs { name: \"global_pooling\" b: true } ";
 
-// The 4-D `x` with its axes permuted: axis i of the result is axis
-// perm[i] of x.
-template <typename T>
-Tensor Permute(const Tensor& x, const std::array<int, 4>& perm) {
-  const Dims& in = x.dims();
-  const std::array<int64_t, 4> strides = {in[1] * in[2] * in[3], in[2] * in[3],
-                                          in[3], 1};
-  Dims out(4);
-  for (int i = 0; i < 4; ++i) out[i] = in[perm[i]];
-  std::vector<T> values;
-  const T* data = x.data<T>();
-  for (int64_t a = 0; a < out[0]; ++a) {
-    for (int64_t b = 0; b < out[1]; ++b) {
-      for (int64_t c = 0; c < out[2]; ++c) {
-        for (int64_t d = 0; d < out[3]; ++d) {
-          values.push_back(data[a * strides[perm[0]] + b * strides[perm[1]] +
-                                c * strides[perm[2]] + d * strides[perm[3]]]);
-        }
-      }
-    }
-  }
-  return MakeTensor<T>(out, values);
-}
-
 template <typename T>
 Tensor ToNhwc(const Tensor& nchw) {
-  return Permute<T>(nchw, {0, 2, 3, 1});
+  return Permute4d<T>(nchw, kNchwToNhwc);
 }
 
 template <typename T>
