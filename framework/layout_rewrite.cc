@@ -1,5 +1,6 @@
 #include "framework/layout_rewrite.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -296,8 +297,11 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
   absl::flat_hash_set<int> fused_relus;
   for (const auto& [conv, relu] : fusions) fused_relus.insert(relu);
   FreshNames fresh(block);
+  // In name order, so that the same net always gets the same names.
+  std::vector<std::string> names(nhwc.begin(), nhwc.end());
+  std::sort(names.begin(), names.end());
   absl::flat_hash_map<std::string, std::string> renamed;
-  for (const std::string& name : nhwc) renamed[name] = fresh.For(name);
+  for (const std::string& name : names) renamed[name] = fresh.For(name);
 
   LayoutRewrite rewrite;
   if (block.has_parent_idx()) rewrite.block.set_parent_idx(block.parent_idx());
