@@ -92,7 +92,7 @@ class PreparedNet {
   // Shared by copies of this PreparedNet; thread-safe.
   std::shared_ptr<RunScopeCache> run_scopes_;
   // For a block the channels-last rewrite changed: the block as written,
-  // which runs fetching a renamed variable use.
+  // for runs that fetch a variable the rewrite renamed.
   std::shared_ptr<const PreparedNet> as_written_;
 };
 
