@@ -182,16 +182,14 @@ void SetDataInput(OpDef& op, const std::string& slot, const std::string& var) {
   }
 }
 
-void SetDataFormatNhwc(OpDef& op) {
+// `op`'s attribute `name`, added (with no value yet) if it has none.
+AttrDef& MutableAttr(OpDef& op, absl::string_view name) {
   for (AttrDef& attr : *op.mutable_attrs()) {
-    if (attr.name() == kDataFormatAttr) {
-      attr.set_s("NHWC");
-      return;
-    }
+    if (attr.name() == name) return attr;
   }
   AttrDef* attr = op.add_attrs();
-  attr->set_name(std::string(kDataFormatAttr));
-  attr->set_s("NHWC");
+  attr->set_name(std::string(name));
+  return *attr;
 }
 
 // Names for the new variables, unused in the block.
@@ -247,18 +245,6 @@ absl::flat_hash_map<int, int> ReluFusions(
     }
   }
   return fusions;
-}
-
-void SetFuseRelu(OpDef& op) {
-  for (AttrDef& attr : *op.mutable_attrs()) {
-    if (attr.name() == "fuse_relu") {
-      attr.set_b(true);
-      return;
-    }
-  }
-  AttrDef* attr = op.add_attrs();
-  attr->set_name("fuse_relu");
-  attr->set_b(true);
 }
 
 }  // namespace
@@ -344,14 +330,16 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
     std::string out = out_nhwc ? renamed[*data.out] : fresh.For(*data.out);
     if (auto fusion = fusions.find(i); fusion != fusions.end()) {
       out = renamed[*data_ops[fusion->second].out];
-      SetFuseRelu(changed);
+      MutableAttr(changed, "fuse_relu").set_b(true);
     }
     for (OpSlot& slot : *changed.mutable_outputs()) {
       if (slot.vars_size() == 1 && slot.vars(0) == *data.out) {
         slot.set_vars(0, out);
       }
     }
-    if (data.role != LayoutRole::kElementwise) SetDataFormatNhwc(changed);
+    if (data.role != LayoutRole::kElementwise) {
+      MutableAttr(changed, kDataFormatAttr).set_s("NHWC");
+    }
     append(std::move(changed), i);
     if (!out_nhwc) append(Transpose(out, *data.out, {0, 3, 1, 2}), i);
   }
