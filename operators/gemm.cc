@@ -3,10 +3,71 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "platform/parallel.h"
 
 namespace scopeflow {
+namespace {
+
+// oneDNN 2.6's sgemm multiplies products with few rows or columns (the
+// batches of inference) without packing B first: its kernels read B's rows
+// where they are. When those rows lie a multiple of 4 KiB apart (1024
+// floats: any layer 1024 or 2048 wide), the rows read together fall into
+// the same cache sets and evict each other, and on AVX2 machines the
+// product runs at half speed (docs/PERFORMANCE.md, "Matrix products with
+// 4 KiB rows"). Its AVX-512 path checks for such strides itself and packs
+// B instead; its AVX2 path does not, so there Gemm copies B to rows one
+// cache line further apart first, which costs one pass over B.
+constexpr int64_t kCacheAliasingStride = 1024;  // floats: 4 KiB
+constexpr int64_t kPaddedStrideExtra = 16;      // floats: one cache line
+// Below this many rows of C the copy costs about what it saves.
+constexpr int64_t kFewestRowsToPad = 8;
+// B's largest copy: the thread keeps its buffer for the next product.
+constexpr int64_t kMostFloatsToPad = int64_t{16} << 20;  // 64 MiB
+
+bool PacksBadStridesItself() {
+  static const bool avx512 =
+      (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
+      dnnl_cpu_isa_avx512_core;
+  return avx512;
+}
+
+// oneDNN 2.6 takes the path that reads B in place where 1/m + 1/n reaches
+// this (its gemm driver's own threshold for AVX2): larger products pack B.
+bool ReadsBInPlace(int64_t m, int64_t n) {
+  return 1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) >= 0.0038;
+}
+
+bool ShouldPadB(bool transpose_b, int64_t m, int64_t n, int64_t k,
+                int64_t ldb) {
+  return !transpose_b && ldb % kCacheAliasingStride == 0 &&
+         m >= kFewestRowsToPad && k * ldb <= kMostFloatsToPad &&
+         ReadsBInPlace(m, n) && !PacksBadStridesItself();
+}
+
+// B (k rows of n floats, rows ldb apart) copied to rows ldb +
+// kPaddedStrideExtra apart, in a buffer the calling thread reuses.
+const float* PaddedCopy(const float* b, int64_t k, int64_t n, int64_t ldb,
+                        int64_t* padded_ldb) {
+  thread_local std::vector<float> buffer;
+  *padded_ldb = ldb + kPaddedStrideExtra;
+  const size_t size = static_cast<size_t>(k * *padded_ldb);
+  if (buffer.size() < size) buffer.resize(size);
+  float* const padded = buffer.data();
+  const int64_t stride = *padded_ldb;
+  // Rows of 4 KiB or more: a few hundred are worth a thread.
+  ParallelFor(k, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      std::memcpy(padded + row * stride, b + row * ldb, n * sizeof(float));
+    }
+  });
+  return padded;
+}
+
+}  // namespace
 
 absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                   int64_t k, float alpha, const float* a, int64_t lda,
@@ -22,6 +83,9 @@ absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
       }
     }
     return absl::OkStatus();
+  }
+  if (ShouldPadB(transpose_b, m, n, k, ldb)) {
+    b = PaddedCopy(b, k, n, ldb, &ldb);
   }
   const dnnl_status_t status =
       dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k,

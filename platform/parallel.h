@@ -1,0 +1,29 @@
+// Data-parallel loops for scopeflow's own CPU kernels.
+#ifndef SCOPEFLOW_PLATFORM_PARALLEL_H_
+#define SCOPEFLOW_PLATFORM_PARALLEL_H_
+
+#include <cstdint>
+
+#include "absl/functional/function_ref.h"
+
+namespace scopeflow {
+
+// The threads ParallelFor may use: OpenMP's (OMP_NUM_THREADS), the same
+// runtime and threads as oneDNN's kernels, so that a net's pooling and
+// copies use the threads its convolutions and products keep waiting
+// rather than a second pool competing with them. 1 where the build has no
+// OpenMP or inside a ParallelFor body.
+int MaxParallelThreads();
+
+// Calls body(begin, end) on contiguous, disjoint ranges that together
+// cover [0, n), each on its own thread, and returns when all are done.
+// `grain` is the fewest items worth a thread of their own: the ranges
+// number at most n / grain (at least one), so small loops run as a single
+// call on the calling thread. Ranges may run in any order; the body must
+// not depend on it. A ParallelFor inside a body runs on the calling thread.
+void ParallelFor(int64_t n, int64_t grain,
+                 absl::FunctionRef<void(int64_t begin, int64_t end)> body);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_PLATFORM_PARALLEL_H_
