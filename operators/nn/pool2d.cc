@@ -21,6 +21,7 @@
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/pool_window.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -135,6 +136,33 @@ void ForEachWindow(const Geometry& g, Fn window) {
   }
 }
 
+// Calls window(plane, out_offset, taps) for every window of every plane,
+// spread over threads by rows (the windows of a plane that share their
+// depth and height taps): windows write disjoint outputs, so rows run in
+// any order. A thread takes at least about kCellsWorthAThread input cells.
+template <typename Fn>
+void ForEachWindowInParallel(const Geometry& g, Fn window) {
+  constexpr int64_t kCellsWorthAThread = int64_t{1} << 15;
+  const int64_t rows_per_plane = g.out[0] * g.out[1];
+  const int64_t cells_per_row =
+      std::max<int64_t>(1, g.in_size() * g.channels / rows_per_plane);
+  const int64_t grain =
+      (kCellsWorthAThread + cells_per_row - 1) / cells_per_row;
+  ParallelFor(
+      g.planes * rows_per_plane, grain, [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          const int64_t plane = row / rows_per_plane;
+          const int64_t in_plane = row % rows_per_plane;
+          const Taps& d = g.taps[0][in_plane / g.out[1]];
+          const Taps& h = g.taps[1][in_plane % g.out[1]];
+          int64_t offset = in_plane * g.out[2];
+          for (const Taps& w : g.taps[2]) {
+            window(plane, offset++, std::array<const Taps*, 3>{&d, &h, &w});
+          }
+        }
+      });
+}
+
 // The cell (offset in the plane) whose value max pooling keeps: the first
 // maximum, or the last NaN. Cell c's value is in[c * stride] (a channel's
 // with the channels last). Inference leaves no window without cells.
@@ -206,28 +234,26 @@ template <typename T>
 void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
                       const T* x, T* out) {
   const int64_t channels = g.channels;
-  for (int64_t plane = 0; plane < g.planes; ++plane) {
-    const T* in = x + plane * g.in_size() * channels;
-    T* o = out + plane * g.out_size() * channels;
-    ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
-      T* dst = o + w * channels;
-      bool first = true;
-      ForEachCell(g, t, [&](int64_t cell) {
-        const T* src = in + cell * channels;
-        if (first) {
-          std::copy(src, src + channels, dst);
-          first = false;
-        } else if (is_max) {
-          MaxInto(src, dst, channels);
-        } else {
-          AddInto(src, dst, channels);
-        }
+  ForEachWindowInParallel(
+      g, [&](int64_t plane, int64_t w, const std::array<const Taps*, 3>& t) {
+        const T* in = x + plane * g.in_size() * channels;
+        T* dst = out + (plane * g.out_size() + w) * channels;
+        bool first = true;
+        ForEachCell(g, t, [&](int64_t cell) {
+          const T* src = in + cell * channels;
+          if (first) {
+            std::copy(src, src + channels, dst);
+            first = false;
+          } else if (is_max) {
+            MaxInto(src, dst, channels);
+          } else {
+            AddInto(src, dst, channels);
+          }
+        });
+        if (is_max) return;
+        const T count = static_cast<T>(AverageCount(t, exclusive));
+        for (int64_t c = 0; c < channels; ++c) dst[c] /= count;
       });
-      if (is_max) return;
-      const T count = static_cast<T>(AverageCount(t, exclusive));
-      for (int64_t c = 0; c < channels; ++c) dst[c] /= count;
-    });
-  }
 }
 
 template <typename T>
@@ -246,30 +272,25 @@ absl::Status PoolKernel(KernelContext& context) {
                          : nullptr;
   const bool column_major =
       context.attrs().Get<std::string>("storage_order") == "column_major";
-  for (int64_t plane = 0; plane < g.planes; ++plane) {
+  ForEachWindowInParallel(g, [&](int64_t plane, int64_t w,
+                                 const std::array<const Taps*, 3>& t) {
     const T* in = x.data<T>() + plane * g.in_size();
-    T* o = out.data<T>() + plane * g.out_size();
-    int64_t* index =
-        indices == nullptr ? nullptr : indices + plane * g.out_size();
-    ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
-      if (is_max && index == nullptr) {
-        o[w] = MaxValue(in, g, t);
-        return;
-      }
-      if (is_max) {
-        const int64_t best = MaxCell(in, g, t);
-        o[w] = in[best];
-        if (index != nullptr) {
-          index[w] = plane * g.in_size() +
-                     (column_major ? ColumnMajor(g, best) : best);
-        }
-        return;
-      }
-      T sum = 0;
-      ForEachCell(g, t, [&](int64_t cell) { sum += in[cell]; });
-      o[w] = sum / static_cast<T>(AverageCount(t, exclusive));
-    });
-  }
+    T& o = out.data<T>()[plane * g.out_size() + w];
+    if (is_max && indices == nullptr) {
+      o = MaxValue(in, g, t);
+      return;
+    }
+    if (is_max) {
+      const int64_t best = MaxCell(in, g, t);
+      o = in[best];
+      indices[plane * g.out_size() + w] =
+          plane * g.in_size() + (column_major ? ColumnMajor(g, best) : best);
+      return;
+    }
+    T sum = 0;
+    ForEachCell(g, t, [&](int64_t cell) { sum += in[cell]; });
+    o = sum / static_cast<T>(AverageCount(t, exclusive));
+  });
   return absl::OkStatus();
 }
 

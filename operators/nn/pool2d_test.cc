@@ -563,6 +563,69 @@ TEST(Pool2dNhwcTest, MatchesTransposedNchwFloat64) {
   }
 }
 
+// Inputs large enough that pooling spreads its rows of windows over
+// threads (where more than one is available), against a plain loop: 3x3
+// windows, stride 2, padding 1, max with its indices and exclusive average,
+// in both layouts.
+TEST(Pool2dNhwcTest, LargeInputsMatchAPlainLoop) {
+  constexpr int64_t kN = 3, kC = 16, kH = 41, kW = 40, kOh = 21, kOw = 20;
+  const Tensor x = RandomTensor<float>({kN, kC, kH, kW}, 5);
+  const float* in = x.data<float>();
+  std::vector<float> max(kN * kC * kOh * kOw), avg(max.size());
+  std::vector<int64_t> argmax(max.size());
+  for (int64_t p = 0; p < kN * kC; ++p) {
+    for (int64_t oh = 0; oh < kOh; ++oh) {
+      for (int64_t ow = 0; ow < kOw; ++ow) {
+        float best = -std::numeric_limits<float>::infinity(), sum = 0;
+        int64_t best_at = -1, count = 0;
+        for (int64_t h = 2 * oh - 1; h <= 2 * oh + 1; ++h) {
+          for (int64_t w = 2 * ow - 1; w <= 2 * ow + 1; ++w) {
+            if (h < 0 || h >= kH || w < 0 || w >= kW) continue;
+            const int64_t at = (p * kH + h) * kW + w;
+            if (in[at] > best) {
+              best = in[at];
+              best_at = at;
+            }
+            sum += in[at];
+            ++count;
+          }
+        }
+        const int64_t o = (p * kOh + oh) * kOw + ow;
+        max[o] = best;
+        argmax[o] = best_at;
+        avg[o] = sum / static_cast<float>(count);
+      }
+    }
+  }
+  const std::string window = Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+                             Ints("paddings", {1, 1});
+  auto max_nchw = RunOp(R"pb(type: "pool2d"
+                             inputs { slot: "X" vars: "x" }
+                             outputs { slot: "Out" vars: "y" }
+                             outputs { slot: "Indices" vars: "i" })pb" +
+                            Type("max") + window,
+                        {{"x", x}}, {"y", "i"});
+  ASSERT_TRUE(max_nchw.ok()) << max_nchw.status();
+  EXPECT_THAT(Values<float>((*max_nchw)[0]), ElementsAreArray(max));
+  EXPECT_THAT(Values<int64_t>((*max_nchw)[1]), ElementsAreArray(argmax));
+  auto avg_nchw = RunOp(PoolOp(Type("avg") + window), {{"x", x}}, {"y"});
+  ASSERT_TRUE(avg_nchw.ok()) << avg_nchw.status();
+  EXPECT_THAT(Values<float>((*avg_nchw)[0]), Pointwise(FloatEq(), avg));
+  const Dims out_dims = {kN, kC, kOh, kOw};
+  for (const auto& [type, expected] :
+       {std::pair<std::string, const std::vector<float>*>{"max", &max},
+        {"avg", &avg}}) {
+    SCOPED_TRACE(type);
+    auto nhwc = RunOp(PoolOp(Type(type) + window + kNhwc),
+                      {{"x", ToNhwc<float>(x)}}, {"y"});
+    ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+    EXPECT_THAT(
+        Values<float>((*nhwc)[0]),
+        Pointwise(FloatEq(), Values<float>(ToNhwc<float>(
+                                 MakeTensor<float>(out_dims, *expected)))));
+  }
+}
+
 TEST(Pool2dNhwcTest, HandValues) {
   // [1, 2, 2, 2] NHWC: channel 0 holds 1, 2, 3, 4, channel 1 holds -1, -2,
   // -3, -4 (row-major over H and W).

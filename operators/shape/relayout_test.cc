@@ -92,6 +92,58 @@ TEST(TransposeTest, FourDimsMatchIndexArithmetic) {
   }
 }
 
+// Copies large enough to be spread over threads (where more than one is
+// available): NCHW to NHWC, and a 2-D transpose whose innermost dimension
+// merges into one run, each element checked by index arithmetic.
+TEST(TransposeTest, LargeCopiesMatchIndexArithmetic) {
+  constexpr int kN = 5, kC = 48, kH = 33, kW = 31;
+  std::vector<int32_t> values(kN * kC * kH * kW);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<int32_t>(i);
+  auto out =
+      RunOp(R"pb(type: "transpose"
+                 inputs { slot: "X" vars: "x" }
+                 outputs { slot: "Out" vars: "y" }
+                 attrs {
+                   name: "perm"
+                   ints { values: [ 0, 2, 3, 1 ] }
+                 })pb",
+            {{"x", MakeTensor<int32_t>({kN, kC, kH, kW}, values)}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT((*out)[0].dims(), ElementsAre(kN, kH, kW, kC));
+  const std::vector<int32_t> nhwc = Values<int32_t>((*out)[0]);
+  int64_t mismatches = 0, n = 0;
+  for (int a = 0; a < kN; ++a) {
+    for (int h = 0; h < kH; ++h) {
+      for (int w = 0; w < kW; ++w) {
+        for (int c = 0; c < kC; ++c) {
+          mismatches += nhwc[n++] != ((a * kC + c) * kH + h) * kW + w;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  // [kN * kC, kH * kW] transposed: rows of the output gather a column.
+  auto matrix =
+      RunOp(R"pb(type: "transpose"
+                 inputs { slot: "X" vars: "x" }
+                 outputs { slot: "Out" vars: "y" }
+                 attrs {
+                   name: "perm"
+                   ints { values: [ 1, 0 ] }
+                 })pb",
+            {{"x", MakeTensor<int32_t>({kN * kC, kH * kW}, values)}}, {"y"});
+  ASSERT_TRUE(matrix.ok()) << matrix.status();
+  const std::vector<int32_t> t = Values<int32_t>((*matrix)[0]);
+  mismatches = 0;
+  for (int j = 0; j < kH * kW; ++j) {
+    for (int i = 0; i < kN * kC; ++i) {
+      mismatches += t[j * kN * kC + i] != i * kH * kW + j;
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST(TransposeTest, UnknownDimsAtPrepare) {
   const std::string op = R"pb(type: "transpose"
                               inputs { slot: "X" vars: "x" }

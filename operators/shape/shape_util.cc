@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "operators/common.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -122,25 +123,43 @@ void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
   }
   const int inner = static_cast<int>(d.size()) - 1;
   const int64_t bytes = static_cast<int64_t>(element_size);
-  // An odometer over the outer dimensions, with the element offsets it
-  // points at.
-  absl::InlinedVector<int64_t, 8> index(inner, 0);
-  int64_t dst_offset = 0, src_offset = 0;
-  while (true) {
-    CopyRowAnySize(dst_bytes + dst_offset * bytes, ds[inner],
-                   src_bytes + src_offset * bytes, ss[inner], d[inner],
-                   element_size);
-    int k = inner - 1;
-    for (; k >= 0; --k) {
-      dst_offset += ds[k];
-      src_offset += ss[k];
-      if (++index[k] < d[k]) break;
-      dst_offset -= ds[k] * d[k];
-      src_offset -= ss[k] * d[k];
-      index[k] = 0;
+  // The outermost dimension's indices [begin, end): an odometer over the
+  // outer dimensions, with the element offsets it points at, copying a
+  // row of the innermost one at each step.
+  auto copy_outer = [&](int64_t begin, int64_t end) {
+    if (inner == 0) {
+      CopyRowAnySize(dst_bytes + begin * ds[0] * bytes, ds[0],
+                     src_bytes + begin * ss[0] * bytes, ss[0], end - begin,
+                     element_size);
+      return;
     }
-    if (k < 0) return;
-  }
+    absl::InlinedVector<int64_t, 8> index(inner, 0);
+    index[0] = begin;
+    int64_t dst_offset = begin * ds[0], src_offset = begin * ss[0];
+    while (true) {
+      CopyRowAnySize(dst_bytes + dst_offset * bytes, ds[inner],
+                     src_bytes + src_offset * bytes, ss[inner], d[inner],
+                     element_size);
+      int k = inner - 1;
+      for (; k >= 0; --k) {
+        dst_offset += ds[k];
+        src_offset += ss[k];
+        if (++index[k] < (k == 0 ? end : d[k])) break;
+        if (k == 0) return;
+        dst_offset -= ds[k] * d[k];
+        src_offset -= ss[k] * d[k];
+        index[k] = 0;
+      }
+    }
+  };
+  // Large copies spread their outermost indices over threads: the
+  // destination ranges they write are disjoint.
+  constexpr int64_t kBytesWorthAThread = int64_t{1} << 17;
+  int64_t bytes_per_outer = bytes;
+  for (int k = 1; k <= inner; ++k) bytes_per_outer *= d[k];
+  ParallelFor(d[0],
+              (kBytesWorthAThread + bytes_per_outer - 1) / bytes_per_outer,
+              copy_outer);
 }
 
 VarInfo UnknownRank(DataType dtype) {
