@@ -16,11 +16,12 @@ namespace {
 // batches of inference) without packing B first: its kernels read B's rows
 // where they are. When those rows lie a multiple of 4 KiB apart (1024
 // floats: any layer 1024 or 2048 wide), the rows read together fall into
-// the same cache sets and evict each other, and on AVX2 machines the
-// product runs at half speed (docs/PERFORMANCE.md, "Matrix products with
-// 4 KiB rows"). Its AVX-512 path checks for such strides itself and packs
-// B instead; its AVX2 path does not, so there Gemm copies B to rows one
-// cache line further apart first, which costs one pass over B.
+// the same cache sets and evict each other, and with oneDNN's AVX2 kernels
+// the product runs at half speed (docs/PERFORMANCE.md, "Matrix products
+// with rows 4 KiB apart"). There Gemm first copies B to rows one cache line
+// further apart, which costs one pass over B. Its AVX-512 kernels did not
+// show the slowdown (the MLP of the benchmarks reached 85-96% of the sgemm
+// rate), so they get B as it is.
 constexpr int64_t kCacheAliasingStride = 1024;  // floats: 4 KiB
 constexpr int64_t kPaddedStrideExtra = 16;      // floats: one cache line
 // Below this many rows of C the copy costs about what it saves.
@@ -28,7 +29,7 @@ constexpr int64_t kFewestRowsToPad = 8;
 // B's largest copy: the thread keeps its buffer for the next product.
 constexpr int64_t kMostFloatsToPad = int64_t{16} << 20;  // 64 MiB
 
-bool PacksBadStridesItself() {
+bool HasAvx512Kernels() {
   static const bool avx512 =
       (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
       dnnl_cpu_isa_avx512_core;
@@ -44,8 +45,9 @@ bool ReadsBInPlace(int64_t m, int64_t n) {
 bool ShouldPadB(bool transpose_b, int64_t m, int64_t n, int64_t k,
                 int64_t ldb) {
   return !transpose_b && ldb % kCacheAliasingStride == 0 &&
-         m >= kFewestRowsToPad && k * ldb <= kMostFloatsToPad &&
-         ReadsBInPlace(m, n) && !PacksBadStridesItself();
+         m >= kFewestRowsToPad &&
+         k * (ldb + kPaddedStrideExtra) <= kMostFloatsToPad &&
+         ReadsBInPlace(m, n) && !HasAvx512Kernels();
 }
 
 // B (k rows of n floats, rows ldb apart) copied to rows ldb +
