@@ -136,13 +136,16 @@ void ForEachWindow(const Geometry& g, Fn window) {
   }
 }
 
+// The fewest input cells (values, with the channels last) worth pooling on
+// a thread of their own.
+constexpr int64_t kCellsWorthAThread = int64_t{1} << 15;
+
 // Calls window(plane, out_offset, taps) for every window of every plane,
 // spread over threads by rows (the windows of a plane that share their
 // depth and height taps): windows write disjoint outputs, so rows run in
 // any order. A thread takes at least about kCellsWorthAThread input cells.
 template <typename Fn>
 void ForEachWindowInParallel(const Geometry& g, Fn window) {
-  constexpr int64_t kCellsWorthAThread = int64_t{1} << 15;
   const int64_t rows_per_plane = g.out[0] * g.out[1];
   const int64_t cells_per_row =
       std::max<int64_t>(1, g.in_size() * g.channels / rows_per_plane);
@@ -311,27 +314,33 @@ absl::Status PoolGradKernel(KernelContext& context) {
   // Channels last, a cell holds `channels` values: per channel, the same
   // as channels first.
   const int64_t channels = g.channels;
-  std::vector<T> shares(channels);
-  for (int64_t plane = 0; plane < g.planes; ++plane) {
-    const T* in = x.data<T>() + plane * g.in_size() * channels;
-    const T* grad = d_out.data<T>() + plane * g.out_size() * channels;
-    T* dx = d_x.data<T>() + plane * g.in_size() * channels;
-    ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
-      const T* grad_w = grad + w * channels;
-      if (is_max) {
-        for (int64_t c = 0; c < channels; ++c) {
-          dx[MaxCell(in + c, g, t, channels) * channels + c] += grad_w[c];
+  // Windows of one plane may overlap, so a plane's gradient adds up on one
+  // thread; planes go to threads, kCellsWorthAThread cells or more each.
+  const int64_t plane_cells = std::max<int64_t>(1, g.in_size() * channels);
+  const int64_t grain = (kCellsWorthAThread + plane_cells - 1) / plane_cells;
+  ParallelFor(g.planes, grain, [&](int64_t begin, int64_t end) {
+    std::vector<T> shares(channels);
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const T* in = x.data<T>() + plane * g.in_size() * channels;
+      const T* grad = d_out.data<T>() + plane * g.out_size() * channels;
+      T* dx = d_x.data<T>() + plane * g.in_size() * channels;
+      ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+        const T* grad_w = grad + w * channels;
+        if (is_max) {
+          for (int64_t c = 0; c < channels; ++c) {
+            dx[MaxCell(in + c, g, t, channels) * channels + c] += grad_w[c];
+          }
+          return;
         }
-        return;
-      }
-      const T count = static_cast<T>(AverageCount(t, exclusive));
-      for (int64_t c = 0; c < channels; ++c) shares[c] = grad_w[c] / count;
-      ForEachCell(g, t, [&](int64_t cell) {
-        T* d = dx + cell * channels;
-        for (int64_t c = 0; c < channels; ++c) d[c] += shares[c];
+        const T count = static_cast<T>(AverageCount(t, exclusive));
+        for (int64_t c = 0; c < channels; ++c) shares[c] = grad_w[c] / count;
+        ForEachCell(g, t, [&](int64_t cell) {
+          T* d = dx + cell * channels;
+          for (int64_t c = 0; c < channels; ++c) d[c] += shares[c];
+        });
       });
-    });
-  }
+    }
+  });
   return absl::OkStatus();
 }
 

@@ -3,6 +3,7 @@
 // and errors.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -132,6 +133,55 @@ TEST(Pool2dGradTest, MaxSendsEachWindowsGradientToItsMaximum) {
   ASSERT_TRUE(strided.ok()) << strided.status();
   EXPECT_THAT(Values<float>((*strided)[0]),
               ElementsAre(0, 0, 0, 0, 0, 3, 0, 4));
+}
+
+// Inputs large enough that the gradient's planes go to several threads
+// (where more than one is available), against a plain loop: 3x3 windows,
+// stride 2, padding 1 (neighbouring windows overlap), max and exclusive
+// average, each window's gradient added in window order.
+TEST(Pool2dGradTest, LargeInputsMatchAPlainLoop) {
+  constexpr int64_t kPlanes = 3 * 16, kH = 41, kW = 40, kOh = 21, kOw = 20;
+  const Tensor x = Distinct({3, 16, kH, kW}, 9);
+  const Tensor dy = Distinct({3, 16, kOh, kOw}, 10);
+  const double* in = x.data<double>();
+  const double* grad = dy.data<double>();
+  std::vector<double> max_dx(x.numel(), 0.0), avg_dx(x.numel(), 0.0);
+  for (int64_t p = 0; p < kPlanes; ++p) {
+    for (int64_t oh = 0; oh < kOh; ++oh) {
+      for (int64_t ow = 0; ow < kOw; ++ow) {
+        std::vector<int64_t> cells;
+        for (int64_t h = 2 * oh - 1; h <= 2 * oh + 1; ++h) {
+          for (int64_t w = 2 * ow - 1; w <= 2 * ow + 1; ++w) {
+            if (h >= 0 && h < kH && w >= 0 && w < kW) {
+              cells.push_back((p * kH + h) * kW + w);
+            }
+          }
+        }
+        const double g = grad[(p * kOh + oh) * kOw + ow];
+        int64_t best = cells[0];
+        for (int64_t c : cells) best = in[c] > in[best] ? c : best;
+        max_dx[best] += g;
+        for (int64_t c : cells) avg_dx[c] += g / cells.size();
+      }
+    }
+  }
+  const std::string window = Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+                             Ints("paddings", {1, 1});
+  for (const auto& [type, expected] :
+       {std::pair<std::string, const std::vector<double>*>{"max", &max_dx},
+        {"avg", &avg_dx}}) {
+    SCOPED_TRACE(type);
+    auto out =
+        RunOp(PoolGrad(Type(type) + window), {{"x", x}, {"dy", dy}}, {"dx"});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const std::vector<double> got = Values<double>((*out)[0]);
+    ASSERT_EQ(got.size(), expected->size());
+    int64_t mismatches = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      mismatches += std::abs(got[i] - (*expected)[i]) > 1e-9;
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
 }
 
 TEST(Pool2dGradTest, AverageDividesByTheForwardsCount) {
