@@ -24,6 +24,7 @@
 #include "operators/nn/grad_util.h"
 #include "operators/nn/onednn.h"
 #include "operators/nn/window.h"
+#include "operators/strided_copy.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -216,13 +217,9 @@ void FillWithBias(const Tensor* bias, bool nhwc, Tensor& output) {
 template <typename T>
 void SwapLastAxes(const T* from, int64_t batch, int64_t rows, int64_t cols,
                   T* to) {
-  for (int64_t n = 0; n < batch; ++n) {
-    const T* src = from + n * rows * cols;
-    T* dst = to + n * rows * cols;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
-    }
-  }
+  const int64_t plane = rows * cols;
+  CopyStrided(to, {plane, rows, 1}, from, {plane, 1, cols}, {batch, cols, rows},
+              sizeof(T));
 }
 
 // The sizes the reference convolution works with.

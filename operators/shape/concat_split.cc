@@ -12,13 +12,13 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/shape/shape_util.h"
+#include "operators/strided_copy.h"
 #include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
-using shape_util::CopyStrided;
 using shape_util::DescribeInput;
 using shape_util::NormalizeAxisOf;
 

@@ -12,6 +12,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/shape/shape_util.h"
+#include "operators/strided_copy.h"
 #include "operators/value_input.h"
 #include "platform/status_macros.h"
 
@@ -19,7 +20,6 @@ namespace scopeflow {
 namespace {
 
 using shape_util::AddStrided;
-using shape_util::CopyStrided;
 using shape_util::DescribeInput;
 
 absl::Status InferTranspose(InferContext& context) {

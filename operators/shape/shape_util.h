@@ -1,5 +1,5 @@
 // Helpers shared by the shape operators: error wording, dimension
-// arithmetic with unknown (-1) dimensions, and a dtype-agnostic strided copy.
+// arithmetic with unknown (-1) dimensions.
 #ifndef SCOPEFLOW_OPERATORS_SHAPE_SHAPE_UTIL_H_
 #define SCOPEFLOW_OPERATORS_SHAPE_SHAPE_UTIL_H_
 
@@ -40,16 +40,6 @@ absl::StatusOr<std::vector<int>> NormalizeAxes(const InferContext& context,
 absl::StatusOr<int> NormalizeAxisOf(const InferContext& context,
                                     absl::string_view slot, int64_t axis,
                                     int rank, absl::string_view attr = "axis");
-
-// Copies a box of `dims` elements of `element_size` bytes each: for every
-// index (i_0, ..., i_{n-1}) below `dims`,
-//   dst[sum_k i_k * dst_strides[k]] = src[sum_k i_k * src_strides[k]],
-// offsets in elements. Source strides may be 0 (broadcast) or negative
-// (reversed); destination strides must not make two elements collide.
-// `dst` and `src` must not overlap. A box with a 0 dimension copies nothing.
-void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
-                 const void* src, absl::Span<const int64_t> src_strides,
-                 absl::Span<const int64_t> dims, size_t element_size);
 
 // A variable of `dtype` whose rank inference does not know yet.
 VarInfo UnknownRank(DataType dtype);

@@ -1,0 +1,92 @@
+#include "operators/strided_copy.h"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(CopyStridedTest, TransposesAMatrix) {
+  const std::vector<int32_t> src = {1, 2, 3, 4, 5, 6};  // [2, 3]
+  std::vector<int32_t> dst(6);
+  // dst[j][i] = src[i][j]: the box is dst's [3, 2].
+  CopyStrided(dst.data(), {2, 1}, src.data(), {1, 3}, {3, 2}, sizeof(int32_t));
+  EXPECT_THAT(dst, ElementsAre(1, 4, 2, 5, 3, 6));
+}
+
+TEST(CopyStridedTest, BroadcastsAndReverses) {
+  const std::vector<int16_t> row = {7, 8, 9};
+  std::vector<int16_t> dst(6);
+  // Two copies of the row: source stride 0 along the first axis.
+  CopyStrided(dst.data(), {3, 1}, row.data(), {0, 1}, {2, 3}, sizeof(int16_t));
+  EXPECT_THAT(dst, ElementsAre(7, 8, 9, 7, 8, 9));
+  // Reversed: from the last element, stride -1.
+  std::vector<int16_t> reversed(3);
+  CopyStrided(reversed.data(), {1}, row.data() + 2, {-1}, {3}, sizeof(int16_t));
+  EXPECT_THAT(reversed, ElementsAre(9, 8, 7));
+}
+
+// Element sizes with a fixed-size copy (1, 8) and without one (12).
+TEST(CopyStridedTest, AnyElementSize) {
+  const std::vector<uint8_t> bytes = {1, 2, 3, 4};  // [2, 2]
+  std::vector<uint8_t> bytes_t(4);
+  CopyStrided(bytes_t.data(), {2, 1}, bytes.data(), {1, 2}, {2, 2}, 1);
+  EXPECT_THAT(bytes_t, ElementsAre(1, 3, 2, 4));
+  const std::vector<double> doubles = {0.5, 1.5, 2.5, 3.5};
+  std::vector<double> doubles_t(4);
+  CopyStrided(doubles_t.data(), {2, 1}, doubles.data(), {1, 2}, {2, 2},
+              sizeof(double));
+  EXPECT_THAT(doubles_t, ElementsAre(0.5, 2.5, 1.5, 3.5));
+  using Triple = std::array<int32_t, 3>;
+  const std::vector<Triple> triples = {
+      {1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {4, 4, 4}};
+  std::vector<Triple> triples_t(4);
+  CopyStrided(triples_t.data(), {2, 1}, triples.data(), {1, 2}, {2, 2},
+              sizeof(Triple));
+  EXPECT_EQ(triples_t[1], (Triple{3, 3, 3}));
+  EXPECT_EQ(triples_t[2], (Triple{2, 2, 2}));
+}
+
+TEST(CopyStridedTest, EmptyBoxAndScalar) {
+  const int64_t src = 42;
+  int64_t dst = 0;
+  CopyStrided(&dst, {1, 1}, &src, {1, 1}, {0, 5}, sizeof(int64_t));
+  EXPECT_EQ(dst, 0);
+  CopyStrided(&dst, {}, &src, {}, {}, sizeof(int64_t));
+  EXPECT_EQ(dst, 42);
+}
+
+// A box large enough to be split over threads (where there are several):
+// NCHW to NHWC, every element checked.
+TEST(CopyStridedTest, LargeBoxes) {
+  constexpr int64_t kN = 4, kC = 40, kH = 30, kW = 35;
+  std::vector<int32_t> src(kN * kC * kH * kW);
+  std::iota(src.begin(), src.end(), 0);
+  std::vector<int32_t> dst(src.size(), -1);
+  // The box is dst's [N, H, W, C]; the source strides of those axes.
+  CopyStrided(dst.data(), {kH * kW * kC, kW * kC, kC, 1}, src.data(),
+              {kC * kH * kW, kW, 1, kH * kW}, {kN, kH, kW, kC},
+              sizeof(int32_t));
+  int64_t mismatches = 0, i = 0;
+  for (int64_t n = 0; n < kN; ++n) {
+    for (int64_t h = 0; h < kH; ++h) {
+      for (int64_t w = 0; w < kW; ++w) {
+        for (int64_t c = 0; c < kC; ++c) {
+          mismatches += dst[i++] != ((n * kC + c) * kH + h) * kW + w;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+}  // namespace
+}  // namespace scopeflow
