@@ -26,8 +26,12 @@ constexpr int64_t kCacheAliasingStride = 1024;  // floats: 4 KiB
 constexpr int64_t kPaddedStrideExtra = 16;      // floats: one cache line
 // Below this many rows of C the copy costs about what it saves.
 constexpr int64_t kFewestRowsToPad = 8;
-// B's largest copy: the thread keeps its buffer for the next product.
-constexpr int64_t kMostFloatsToPad = int64_t{16} << 20;  // 64 MiB
+// Copies up to this size stay with the thread for its next product (a
+// serving thread keeps one of at most 16 MiB); larger ones are freed after
+// their product, and beyond the second limit B is used as it is rather
+// than doubled in memory.
+constexpr int64_t kMostFloatsKept = int64_t{4} << 20;    // 16 MiB
+constexpr int64_t kMostFloatsToPad = int64_t{64} << 20;  // 256 MiB
 
 bool HasAvx512Kernels() {
   static const bool avx512 =
@@ -51,13 +55,15 @@ bool ShouldPadB(bool transpose_b, int64_t m, int64_t n, int64_t k,
 }
 
 // B (k rows of n floats, rows ldb apart) copied to rows ldb +
-// kPaddedStrideExtra apart, in a buffer the calling thread reuses.
+// kPaddedStrideExtra apart: into a buffer the calling thread keeps, or,
+// for a copy larger than kMostFloatsKept, into `temporary`.
 const float* PaddedCopy(const float* b, int64_t k, int64_t n, int64_t ldb,
-                        int64_t* padded_ldb) {
-  thread_local std::vector<float> buffer;
+                        int64_t* padded_ldb, std::vector<float>* temporary) {
+  thread_local std::vector<float> kept;
   *padded_ldb = ldb + kPaddedStrideExtra;
-  const size_t size = static_cast<size_t>(k * *padded_ldb);
-  if (buffer.size() < size) buffer.resize(size);
+  const int64_t size = k * *padded_ldb;
+  std::vector<float>& buffer = size <= kMostFloatsKept ? kept : *temporary;
+  if (buffer.size() < static_cast<size_t>(size)) buffer.resize(size);
   float* const padded = buffer.data();
   const int64_t stride = *padded_ldb;
   // Rows of 4 KiB or more: a few hundred are worth a thread.
@@ -86,8 +92,9 @@ absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
     }
     return absl::OkStatus();
   }
+  std::vector<float> temporary;
   if (ShouldPadB(transpose_b, m, n, k, ldb)) {
-    b = PaddedCopy(b, k, n, ldb, &ldb);
+    b = PaddedCopy(b, k, n, ldb, &ldb, &temporary);
   }
   const dnnl_status_t status =
       dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k,

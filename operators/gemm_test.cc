@@ -54,6 +54,8 @@ TEST(GemmTest, RowsFourKibApartGiveTheSameProduct) {
       ExpectMatchesFloat64({transpose_a, false, m, 1000, 40, 2048});
     }
   }
+  // A copy too large for the thread to keep (over 16 MiB).
+  ExpectMatchesFloat64({false, false, 8, 1024, 4200, 1024});
 }
 
 TEST(GemmTest, OtherStridesAndTransposes) {

@@ -74,9 +74,9 @@ TEST(ParallelForTest, NestedLoopRunsOnTheCallingThread) {
   });
   // Every (i, j) once: the sum of 0 .. 799.
   EXPECT_EQ(sum.load(), 799 * 800 / 2);
-  // Inside a parallel body there is one thread, unless the outer loop ran
-  // as one call on the calling thread.
-  if (MaxParallelThreads() > 1) EXPECT_EQ(nested_ranges.load(), 8);
+  // Each inner loop ran as one call: on one thread of the outer loop's
+  // team, or, with one thread, on the calling thread anyway.
+  EXPECT_EQ(nested_ranges.load(), 8);
 }
 
 }  // namespace
