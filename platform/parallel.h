@@ -15,6 +15,11 @@ namespace scopeflow {
 // OpenMP or inside a ParallelFor body.
 int MaxParallelThreads();
 
+// The fewest elements of an elementwise loop (a few arithmetic operations
+// each) worth a thread of their own: below this the cost of waking a
+// thread exceeds what it takes over.
+inline constexpr int64_t kElementsWorthAThread = int64_t{1} << 14;
+
 // Calls body(begin, end) on contiguous, disjoint ranges that together
 // cover [0, n), each on its own thread, and returns when all are done.
 // `grain` is the fewest items worth a thread of their own: the ranges

@@ -17,6 +17,7 @@
 #include "operators/activation/grad_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -28,24 +29,27 @@ absl::Status InferActivation(InferContext& context) {
   return absl::OkStatus();
 }
 
-// Out[i] = f(X[i]). Blocks of kBlock elements are copied to a local array
-// first: the compiler then knows that the stores cannot change the loads,
-// and vectorizes f when it is arithmetic (relu, leaky_relu) without a
-// run-time overlap check of X and Out, under any cost model.
+// Out[i] = f(X[i]), over threads for large X. Within each thread's range,
+// blocks of kBlock elements are copied to a local array first: the compiler
+// then knows that the stores cannot change the loads, and vectorizes f when
+// it is arithmetic (relu, leaky_relu) without a run-time overlap check of X
+// and Out, under any cost model.
 template <typename T, typename F>
 absl::Status Map(KernelContext& context, F f) {
   constexpr int kBlock = softmax_math::kBlock;
   const Tensor& x = context.Input("X");
   const T* in = x.data<T>();
   T* out = context.Output("Out")->data<T>();
-  const int64_t n = x.numel();
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    T block[kBlock];
-    for (int j = 0; j < kBlock; ++j) block[j] = in[i + j];
-    for (int j = 0; j < kBlock; ++j) out[i + j] = f(block[j]);
-  }
-  for (; i < n; ++i) out[i] = f(in[i]);
+  ParallelFor(x.numel(), kElementsWorthAThread,
+              [&](int64_t begin, int64_t end) {
+                int64_t i = begin;
+                for (; i + kBlock <= end; i += kBlock) {
+                  T block[kBlock];
+                  for (int j = 0; j < kBlock; ++j) block[j] = in[i + j];
+                  for (int j = 0; j < kBlock; ++j) out[i + j] = f(block[j]);
+                }
+                for (; i < end; ++i) out[i] = f(in[i]);
+              });
   return absl::OkStatus();
 }
 
@@ -107,8 +111,8 @@ absl::Status Gelu(KernelContext& context) {
 }
 
 // X@GRAD[i] = f(V[i], Out@GRAD[i]) with V the input `reads` ("X" or
-// "Out"); nothing if X@GRAD is not wanted. Blocked as Map is, for the same
-// reason.
+// "Out"); nothing if X@GRAD is not wanted. Over threads and blocked as Map
+// is, for the same reasons.
 template <typename T, typename F>
 absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
@@ -117,16 +121,20 @@ absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
   const T* g = context.Input("Out@GRAD").data<T>();
   Tensor* dx = context.Output("X@GRAD");
   T* out = dx->data<T>();
-  const int64_t n = dx->numel();
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    T v_block[kBlock];
-    T g_block[kBlock];
-    for (int j = 0; j < kBlock; ++j) v_block[j] = v[i + j];
-    for (int j = 0; j < kBlock; ++j) g_block[j] = g[i + j];
-    for (int j = 0; j < kBlock; ++j) out[i + j] = f(v_block[j], g_block[j]);
-  }
-  for (; i < n; ++i) out[i] = f(v[i], g[i]);
+  ParallelFor(dx->numel(), kElementsWorthAThread,
+              [&](int64_t begin, int64_t end) {
+                int64_t i = begin;
+                for (; i + kBlock <= end; i += kBlock) {
+                  T v_block[kBlock];
+                  T g_block[kBlock];
+                  for (int j = 0; j < kBlock; ++j) v_block[j] = v[i + j];
+                  for (int j = 0; j < kBlock; ++j) g_block[j] = g[i + j];
+                  for (int j = 0; j < kBlock; ++j) {
+                    out[i + j] = f(v_block[j], g_block[j]);
+                  }
+                }
+                for (; i < end; ++i) out[i] = f(v[i], g[i]);
+              });
   return absl::OkStatus();
 }
 

@@ -2,6 +2,7 @@
 // axis and code path, hand-computed float32 values of the gradient ops, the
 // float32 blocked loops against a double reference, and what the gradient
 // ops read.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -224,8 +225,11 @@ TEST(ActivationGradTest, Float32SoftmaxGradsAgreeWithADoubleReference) {
   struct ShapeCase {
     int64_t outer, size, inner;
   };
-  for (const ShapeCase& c : {ShapeCase{3, 37, 1}, ShapeCase{2, 5, 19},
-                             ShapeCase{1, 100, 1}, ShapeCase{2, 3, 33}}) {
+  // The last two are large enough to be spread over threads, where more
+  // than one is available.
+  for (const ShapeCase& c :
+       {ShapeCase{3, 37, 1}, ShapeCase{2, 5, 19}, ShapeCase{1, 100, 1},
+        ShapeCase{2, 3, 33}, ShapeCase{1200, 30, 1}, ShapeCase{40, 30, 60}}) {
     SCOPED_TRACE(absl::StrFormat("[%d, %d, %d]", c.outer, c.size, c.inner));
     const int64_t n = c.outer * c.size * c.inner;
     const std::vector<double> x = RandomValues(n, -4, 4, 50);
@@ -366,6 +370,76 @@ TEST(ActivationGradTest, GradientOpInputsMustAgree) {
   ASSERT_FALSE(axis.ok());
   EXPECT_THAT(axis.status().message(),
               HasSubstr("input \"Out\" (variable \"v\", shape [2])"));
+}
+
+// The number of elements where `actual` differs from `expected` by more
+// than `rel_tol` times |expected| (0: not at all). `first` describes the
+// first mismatch.
+int64_t Mismatches(const std::vector<float>& actual,
+                   const std::vector<double>& expected, double rel_tol,
+                   std::string* first) {
+  if (actual.size() != expected.size()) {
+    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
+    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::fabs(actual[i] - expected[i]) > rel_tol * std::fabs(expected[i]) &&
+        mismatches++ == 0) {
+      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, actual[i],
+                               expected[i]);
+    }
+  }
+  return mismatches;
+}
+
+// Inputs of 3 x 40001 elements, several times the 16 Ki elements the
+// kernels give each thread, and odd, so that the ranges split over threads
+// begin and end inside the kernels' 16-element blocks.
+TEST(ActivationGradTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
+  const Dims dims = {3, 40001};
+  const int64_t n = NumElements(dims);
+  const std::vector<double> x64 = RandomValues(n, -6, 6, 60);
+  const std::vector<double> g64 = RandomValues(n, -2, 2, 61);
+  const std::vector<float> x(x64.begin(), x64.end());
+  const std::vector<float> g(g64.begin(), g64.end());
+  // The forward outputs the gradients read, as float32 inputs: relu's
+  // (zero for about half the elements) and sigmoid's.
+  std::vector<float> relu(n);
+  std::vector<float> sigmoid(n);
+  for (int64_t i = 0; i < n; ++i) {
+    relu[i] = std::max(x[i], 0.0f);
+    sigmoid[i] = static_cast<float>(1 / (1 + std::exp(-x64[i])));
+  }
+  struct Case {
+    std::string op;
+    std::string reads;
+    std::string attrs;
+    const std::vector<float>* v;
+    double (*reference)(double v, double g);
+    // 0 where the kernel computes the reference's expression exactly.
+    double rel_tol;
+  };
+  const std::vector<Case> cases = {
+      {"relu_grad", "Out", "", &relu,
+       [](double out, double g) { return out > 0 ? g : 0.0; }, 0},
+      {"leaky_relu_grad", "X", "attrs { name: \"alpha\" f: 0.25 }", &x,
+       [](double x, double g) { return x < 0 ? 0.25 * g : g; }, 0},
+      {"sigmoid_grad", "Out", "", &sigmoid,
+       [](double out, double g) { return g * out * (1 - out); }, 1e-6},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " " + c.attrs);
+    absl::StatusOr<Tensor> dx =
+        RunGrad(c.op, c.reads, MakeTensor<float>(dims, *c.v),
+                MakeTensor<float>(dims, g), c.attrs);
+    ASSERT_TRUE(dx.ok()) << dx.status();
+    std::vector<double> expected(n);
+    for (int64_t i = 0; i < n; ++i) expected[i] = c.reference((*c.v)[i], g[i]);
+    std::string first;
+    EXPECT_EQ(Mismatches(Values<float>(*dx), expected, c.rel_tol, &first), 0)
+        << first;
+  }
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -336,6 +337,46 @@ TEST(LogSoftmaxTest, Values) {
   EXPECT_THAT(*y64, Pointwise(DoubleNear(1e-14), {a, a, b, b}));
 }
 
+// Enough rows (or outer slices) that softmax spreads them over threads,
+// where more than one is available: the last axis of [1500, 40], and the
+// middle axis of [40, 30, 60] (strided slices), against the double
+// reference; log_softmax against the reference's log.
+TEST(SoftmaxTest, LargeInputsMatchReference) {
+  const std::vector<float> rows = Spread(1500 * 40, 20);
+  const std::vector<double> expected = ReferenceSoftmax(rows, 40);
+  auto y = RunUnary<float>("softmax", MakeTensor<float>({1500, 40}, rows));
+  auto log_y =
+      RunUnary<float>("log_softmax", MakeTensor<float>({1500, 40}, rows));
+  ASSERT_TRUE(y.ok() && log_y.ok());
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    mismatches += std::abs((*y)[i] - expected[i]) > 1e-7 + 1e-6 * expected[i];
+    mismatches += std::abs((*log_y)[i] - std::log(expected[i])) > 1e-5;
+  }
+  EXPECT_EQ(mismatches, 0);
+  const int outer = 40, size = 30, inner = 60;
+  const std::vector<float> x = Spread(outer * size * inner, 20);
+  auto z =
+      RunUnary<float>("softmax", MakeTensor<float>({outer, size, inner}, x),
+                      R"pb(attrs { name: "axis" i: 1 })pb");
+  ASSERT_TRUE(z.ok()) << z.status();
+  mismatches = 0;
+  for (int o = 0; o < outer; ++o) {
+    for (int i = 0; i < inner; ++i) {
+      std::vector<float> slice;
+      for (int k = 0; k < size; ++k) {
+        slice.push_back(x[(o * size + k) * inner + i]);
+      }
+      const std::vector<double> want = ReferenceSoftmax(slice, size);
+      for (int k = 0; k < size; ++k) {
+        mismatches +=
+            std::abs((*z)[(o * size + k) * inner + i] - want[k]) > 1e-6;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST(LogSoftmaxTest, MatchesLogOfSoftmax) {
   const int n = 50;
   std::vector<float> x = Spread(2 * 3 * n, 10);
@@ -392,6 +433,93 @@ TEST(SoftmaxTest, UnknownDimensionsAtPrepare) {
   EXPECT_THAT(bad.status().message(),
               HasSubstr("op 0 (softmax): input \"X\" (variable \"x\", shape "
                         "[2, 3]): attribute \"axis\" = 3 is out of range"));
+}
+
+// Inputs of 3 x 40001 elements: several times the 16 Ki elements the
+// kernels give each thread, and odd, so that the ranges split over threads
+// begin and end inside the kernels' 16-element blocks.
+constexpr int64_t kRows = 3;
+constexpr int64_t kCols = 40001;
+
+// The number of elements where `actual` differs from `expected` by more
+// than `rel_tol` times |expected| (0: not at all); NaN matches NaN only.
+// `first` describes the first mismatch.
+int64_t Mismatches(const std::vector<float>& actual,
+                   const std::vector<double>& expected, double rel_tol,
+                   std::string* first) {
+  if (actual.size() != expected.size()) {
+    *first = absl::StrCat("sizes ", actual.size(), " vs ", expected.size());
+    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i];
+    const double e = expected[i];
+    const bool match = std::isnan(e)
+                           ? std::isnan(a)
+                           : std::fabs(a - e) <= rel_tol * std::fabs(e);
+    if (!match && mismatches++ == 0) {
+      *first = absl::StrCat("element ", i, ": ", a, " vs ", e);
+    }
+  }
+  return mismatches;
+}
+
+// kRows x kCols values of both signs over [-scale, scale], with zeros and
+// NaNs scattered among them.
+std::vector<float> LargeInput(float scale) {
+  std::vector<float> x = Spread(kRows * kCols, scale);
+  for (int64_t i : {int64_t{0}, kCols, int64_t{77777}, kRows * kCols - 1}) {
+    x[i] = 0;
+  }
+  for (int64_t i : {int64_t{7}, int64_t{54321}, kRows * kCols - 2}) {
+    x[i] = std::numeric_limits<float>::quiet_NaN();
+  }
+  return x;
+}
+
+TEST(ActivationTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
+  struct Case {
+    std::string op;
+    std::string attrs;
+    double (*reference)(double);
+    // The input's range: gelu's float rounding grows relative to its value
+    // on its negative tail (about 3e-6 at -6), so its inputs stay within
+    // [-2, 2], where it stays below 5e-7.
+    float scale;
+    // 0 where the kernel computes the reference's expression exactly.
+    double rel_tol;
+  };
+  const std::vector<Case> cases = {
+      {"relu", "", [](double v) { return std::max(v, 0.0); }, 6, 0},
+      {"leaky_relu", R"pb(attrs { name: "alpha" f: 0.25 })pb",
+       [](double v) { return v >= 0 ? v : 0.25 * v; }, 6, 0},
+      {"elu", R"pb(attrs { name: "alpha" f: 1.5 })pb",
+       [](double v) { return v > 0 ? v : 1.5 * (std::exp(v) - 1); }, 6, 1e-6},
+      {"sigmoid", "", [](double v) { return 1 / (1 + std::exp(-v)); }, 6, 1e-6},
+      {"tanh", "", [](double v) { return std::tanh(v); }, 6, 1e-6},
+      {"gelu", "",
+       [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, 2,
+       1e-6},
+      {"gelu", R"pb(attrs { name: "approximate" b: true })pb",
+       [](double v) {
+         const double z =
+             std::sqrt(2 / std::acos(-1.0)) * (v + 0.044715 * v * v * v);
+         return 0.5 * v * (1 + std::tanh(z));
+       },
+       2, 1e-6},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " " + c.attrs);
+    const std::vector<float> x = LargeInput(c.scale);
+    auto y =
+        RunUnary<float>(c.op, MakeTensor<float>({kRows, kCols}, x), c.attrs);
+    ASSERT_TRUE(y.ok()) << y.status();
+    std::vector<double> expected(x.size());
+    for (size_t i = 0; i < x.size(); ++i) expected[i] = c.reference(x[i]);
+    std::string first;
+    EXPECT_EQ(Mismatches(*y, expected, c.rel_tol, &first), 0) << first;
+  }
 }
 
 }  // namespace

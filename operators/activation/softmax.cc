@@ -18,6 +18,7 @@
 #include "operators/activation/grad_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -56,6 +57,21 @@ void ExpShiftedEach(const T* x, const T* shift, T* y, T* sum, int64_t n) {
     if constexpr (kStore) y[i] = e;
     sum[i] += e;
   }
+}
+
+// Calls fn(part, offset) for ranges of `split`'s outer index spread over
+// threads: `part` is split with `outer` narrowed to the range, `offset` the
+// range's first element. Each slice of the softmax axis lies within one
+// range, and ranges write disjoint elements.
+template <typename Fn>
+void ForEachOuterRange(const AxisSplit& split, Fn fn) {
+  const int64_t per_outer = split.size * split.inner;
+  ParallelFor(split.outer, (kElementsWorthAThread + per_outer - 1) / per_outer,
+              [&](int64_t begin, int64_t end) {
+                AxisSplit part = split;
+                part.outer = end - begin;
+                fn(part, begin * per_outer);
+              });
 }
 
 // (Log-)softmax along the middle axis of x seen as [outer, size, inner] with
@@ -110,18 +126,21 @@ absl::Status SoftmaxKernel(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(
       const int axis,
       NormalizeAxis(context.attrs().Get<int64_t>("axis"), x.rank()));
-  const AxisSplit split = SplitAtAxis(x.dims(), axis);
   if (x.numel() == 0) return absl::OkStatus();
-  if (split.inner == 1) {
-    // The common case: softmax over the last axis, contiguous rows.
-    if constexpr (kLog) {
-      softmax_math::LogSoftmaxRows(x.data<T>(), out, split.outer, split.size);
+  ForEachOuterRange(SplitAtAxis(x.dims(), axis), [&](const AxisSplit& part,
+                                                     int64_t offset) {
+    const T* in = x.data<T>() + offset;
+    if (part.inner == 1) {
+      // The common case: softmax over the last axis, contiguous rows.
+      if constexpr (kLog) {
+        softmax_math::LogSoftmaxRows(in, out + offset, part.outer, part.size);
+      } else {
+        softmax_math::SoftmaxRows(in, out + offset, part.outer, part.size);
+      }
     } else {
-      softmax_math::SoftmaxRows(x.data<T>(), out, split.outer, split.size);
+      SoftmaxStrided<kLog>(in, out + offset, part);
     }
-  } else {
-    SoftmaxStrided<kLog>(x.data<T>(), out, split);
-  }
+  });
   return absl::OkStatus();
 }
 
@@ -214,19 +233,23 @@ absl::Status SoftmaxGradKernel(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(
       const int axis,
       NormalizeAxis(context.attrs().Get<int64_t>("axis"), out.rank()));
-  const AxisSplit split = SplitAtAxis(out.dims(), axis);
   if (out.numel() == 0) return absl::OkStatus();
-  if (split.inner == 1) {
-    if constexpr (kLog) {
-      softmax_math::LogSoftmaxGradRows(y, g, dx, split.outer, split.size);
+  ForEachOuterRange(SplitAtAxis(out.dims(), axis), [&](const AxisSplit& part,
+                                                       int64_t offset) {
+    if (part.inner == 1) {
+      if constexpr (kLog) {
+        softmax_math::LogSoftmaxGradRows(y + offset, g + offset, dx + offset,
+                                         part.outer, part.size);
+      } else {
+        softmax_math::SoftmaxGradRows(y + offset, g + offset, dx + offset,
+                                      part.outer, part.size);
+      }
+    } else if constexpr (kLog) {
+      LogSoftmaxGradStrided(y + offset, g + offset, dx + offset, part);
     } else {
-      softmax_math::SoftmaxGradRows(y, g, dx, split.outer, split.size);
+      SoftmaxGradStrided(y + offset, g + offset, dx + offset, part);
     }
-  } else if constexpr (kLog) {
-    LogSoftmaxGradStrided(y, g, dx, split);
-  } else {
-    SoftmaxGradStrided(y, g, dx, split);
-  }
+  });
   return absl::OkStatus();
 }
 

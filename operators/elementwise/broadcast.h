@@ -21,6 +21,7 @@
 #include "framework/data_type.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "platform/parallel.h"
 
 namespace scopeflow {
 namespace elementwise {
@@ -52,20 +53,35 @@ BroadcastPlan MakeBroadcastPlan(
     absl::Span<const int64_t> out_dims,
     std::initializer_list<absl::Span<const int64_t>> operands);
 
-// Calls row(out_offset, offsets, n) for each innermost row of `plan`, in
-// row-major order: the row's first output element, each operand's first
-// element and the row length.
+// The number of innermost rows of `plan`.
+inline int64_t RowCount(const BroadcastPlan& plan) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < plan.dims.size(); ++d) rows *= plan.dims[d];
+  return rows;
+}
+
+// Calls row(out_offset, offsets, n) for each innermost row r of `plan` with
+// first_row <= r < end_row, in row-major order: the row's first output
+// element, each operand's first element and the row length.
 template <typename Row>
-void ForEachRow(const BroadcastPlan& plan, int num_operands, Row row) {
+void ForEachRowIn(const BroadcastPlan& plan, int num_operands,
+                  int64_t first_row, int64_t end_row, Row row) {
   const int outer = static_cast<int>(plan.dims.size()) - 1;
   const int64_t n = plan.dims[outer];
-  int64_t rows = 1;
-  for (int d = 0; d < outer; ++d) rows *= plan.dims[d];
+  // The odometer over the outer dimensions, started at first_row.
   Dims index(outer, 0);
   std::array<int64_t, BroadcastPlan::kMaxOperands> offsets{};
-  for (int64_t r = 0, out_offset = 0; r < rows; ++r, out_offset += n) {
+  int64_t rest = first_row;
+  for (int d = outer - 1; d >= 0; --d) {
+    index[d] = rest % plan.dims[d];
+    rest /= plan.dims[d];
+    for (int k = 0; k < num_operands; ++k) {
+      offsets[k] += index[d] * plan.strides[k][d];
+    }
+  }
+  for (int64_t r = first_row, out_offset = first_row * n; r < end_row;
+       ++r, out_offset += n) {
     row(out_offset, offsets, n);
-    // Advances the odometer over the outer dimensions.
     for (int d = outer - 1; d >= 0; --d) {
       for (int k = 0; k < num_operands; ++k) offsets[k] += plan.strides[k][d];
       if (++index[d] < plan.dims[d]) break;
@@ -75,6 +91,24 @@ void ForEachRow(const BroadcastPlan& plan, int num_operands, Row row) {
       index[d] = 0;
     }
   }
+}
+
+// ForEachRowIn over every row, on the calling thread.
+template <typename Row>
+void ForEachRow(const BroadcastPlan& plan, int num_operands, Row row) {
+  ForEachRowIn(plan, num_operands, 0, RowCount(plan), row);
+}
+
+// ForEachRowIn over every row, the rows spread over threads in ranges of
+// at least kElementsWorthAThread elements. Rows write disjoint outputs.
+template <typename Row>
+void ForEachRowInParallel(const BroadcastPlan& plan, int num_operands,
+                          Row row) {
+  const int64_t n = plan.dims.back();
+  ParallelFor(RowCount(plan), (kElementsWorthAThread + n - 1) / n,
+              [&](int64_t begin, int64_t end) {
+                ForEachRowIn(plan, num_operands, begin, end, row);
+              });
 }
 
 // out[j] = op(x[j * x_step], y[j * y_step]) for j < n, steps 0 or 1. Each
@@ -112,17 +146,21 @@ void BroadcastBinary(const Tensor& x, const Tensor& y, Tensor* out,
   const bool x_full = x.numel() == n;
   const bool y_full = y.numel() == n;
   if ((x_full || x.numel() == 1) && (y_full || y.numel() == 1)) {
-    BinaryRow(xs, x_full, ys, y_full, os, n, op);
+    ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+      BinaryRow(xs + (x_full ? begin : 0), x_full, ys + (y_full ? begin : 0),
+                y_full, os + begin, end - begin, op);
+    });
     return;
   }
   const BroadcastPlan plan =
       MakeBroadcastPlan(out->dims(), {x.dims(), y.dims()});
   const bool x_step = plan.strides[0].back() != 0;
   const bool y_step = plan.strides[1].back() != 0;
-  ForEachRow(plan, 2, [&](int64_t o, const auto& offsets, int64_t len) {
-    BinaryRow(xs + offsets[0], x_step, ys + offsets[1], y_step, os + o, len,
-              op);
-  });
+  ForEachRowInParallel(plan, 2,
+                       [&](int64_t o, const auto& offsets, int64_t len) {
+                         BinaryRow(xs + offsets[0], x_step, ys + offsets[1],
+                                   y_step, os + o, len, op);
+                       });
 }
 
 // out[j] = op(a[j * a_step], b[j * b_step], c[j * c_step]) for j < n.
@@ -153,7 +191,10 @@ void BroadcastTernary(const Tensor& a, const Tensor& b, const Tensor& c,
   if ((a.numel() == n || a.numel() == 1) &&
       (b.numel() == n || b.numel() == 1) &&
       (c.numel() == n || c.numel() == 1)) {
-    TernaryRow(as, step(a), bs, step(b), cs, step(c), os, n, op);
+    ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+      TernaryRow(as + step(a) * begin, step(a), bs + step(b) * begin, step(b),
+                 cs + step(c) * begin, step(c), os + begin, end - begin, op);
+    });
     return;
   }
   const BroadcastPlan plan =
@@ -161,10 +202,11 @@ void BroadcastTernary(const Tensor& a, const Tensor& b, const Tensor& c,
   const int64_t a_step = plan.strides[0].back();
   const int64_t b_step = plan.strides[1].back();
   const int64_t c_step = plan.strides[2].back();
-  ForEachRow(plan, 3, [&](int64_t o, const auto& offsets, int64_t len) {
-    TernaryRow(as + offsets[0], a_step, bs + offsets[1], b_step,
-               cs + offsets[2], c_step, os + o, len, op);
-  });
+  ForEachRowInParallel(
+      plan, 3, [&](int64_t o, const auto& offsets, int64_t len) {
+        TernaryRow(as + offsets[0], a_step, bs + offsets[1], b_step,
+                   cs + offsets[2], c_step, os + o, len, op);
+      });
 }
 
 // For gradient ops of broadcast ops: OK if input `grad` (the gradient of
@@ -222,11 +264,17 @@ void ReduceBroadcastGrad(absl::Span<const int64_t> out_dims,
     // A broadcastable operand as large as the output is not broadcast: its
     // elements line up with the output's one to one.
     if (b_n == n) {
-      for (int64_t o = 0; o < n; ++o) grad[o] = term(o, o, o);
+      ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) grad[o] = term(o, o, o);
+      });
       return;
     }
     if (b_n == 1) {
-      for (int64_t o = 0; o < n; ++o) grad[o] = term(o, o, int64_t{0});
+      ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          grad[o] = term(o, o, int64_t{0});
+        }
+      });
       return;
     }
     if (IsTrailingBlock(b_dims, out_dims)) {

@@ -26,6 +26,7 @@
 #include "operators/elementwise/arithmetic.h"
 #include "operators/elementwise/grad_util.h"
 #include "operators/value_input.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -94,9 +95,11 @@ absl::Status UnaryKernel(KernelContext& context) {
   Tensor* out = context.Output("Out");
   const T* in = x.data<T>();
   T* result = out->data<T>();
-  const int64_t n = x.numel();
   const Op op;
-  for (int64_t i = 0; i < n; ++i) result[i] = op(in[i]);
+  ParallelFor(x.numel(), kElementsWorthAThread,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) result[i] = op(in[i]);
+              });
   return absl::OkStatus();
 }
 
@@ -146,9 +149,17 @@ absl::Status ScaleKernel(KernelContext& context) {
   const Add add;
   const Mul mul;
   if (context.attrs().Get<bool>("bias_after_scale")) {
-    for (int64_t i = 0; i < n; ++i) result[i] = add(mul(scale, in[i]), bias);
+    ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        result[i] = add(mul(scale, in[i]), bias);
+      }
+    });
   } else {
-    for (int64_t i = 0; i < n; ++i) result[i] = mul(scale, add(in[i], bias));
+    ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        result[i] = mul(scale, add(in[i], bias));
+      }
+    });
   }
   return absl::OkStatus();
 }
@@ -238,14 +249,19 @@ absl::Status ClipKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
   SF_ASSIGN_OR_RETURN(const auto bounds, KernelClipBounds<T>(context));
-  const auto [lo, hi] = bounds;
+  // Copied and captured by value: read through references, which the
+  // stores might alias, the bounds would keep the loop from vectorizing.
+  const T lo = bounds.first;
+  const T hi = bounds.second;
   const T* in = x.data<T>();
   T* result = out->data<T>();
-  const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    const T v = in[i];
-    result[i] = v < lo ? lo : (hi < v ? hi : v);
-  }
+  ParallelFor(x.numel(), kElementsWorthAThread,
+              [in, result, lo, hi](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  const T v = in[i];
+                  result[i] = v < lo ? lo : (hi < v ? hi : v);
+                }
+              });
   return absl::OkStatus();
 }
 
@@ -322,9 +338,13 @@ absl::Status UnaryGradKernel(KernelContext& context) {
   const T* g = context.Input("Out@GRAD").data<T>();
   Tensor* dx = context.Output("X@GRAD");
   T* result = dx->data<T>();
-  const int64_t n = dx->numel();
   const Grad grad;
-  for (int64_t i = 0; i < n; ++i) result[i] = grad(in[i], g[i]);
+  ParallelFor(dx->numel(), kElementsWorthAThread,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  result[i] = grad(in[i], g[i]);
+                }
+              });
   return absl::OkStatus();
 }
 
@@ -334,16 +354,21 @@ template <typename T>
 absl::Status ClipGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   SF_ASSIGN_OR_RETURN(const auto bounds, KernelClipBounds<T>(context));
-  const auto [lo, hi] = bounds;
+  // Captured by value, as in ClipKernel.
+  const T lo = bounds.first;
+  const T hi = bounds.second;
   const T* x = context.Input("X").data<T>();
   const T* g = context.Input("Out@GRAD").data<T>();
   Tensor* dx = context.Output("X@GRAD");
   T* result = dx->data<T>();
-  const int64_t n = dx->numel();
-  for (int64_t i = 0; i < n; ++i) {
-    // The negated comparisons of ClipKernel, so that NaN passes as there.
-    result[i] = !(x[i] < lo) && !(hi < x[i]) ? g[i] : T{0};
-  }
+  ParallelFor(dx->numel(), kElementsWorthAThread,
+              [x, g, result, lo, hi](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  // The negated comparisons of ClipKernel, so that NaN passes
+                  // as there.
+                  result[i] = !(x[i] < lo) && !(hi < x[i]) ? g[i] : T{0};
+                }
+              });
   return absl::OkStatus();
 }
 

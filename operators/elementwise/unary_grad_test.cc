@@ -1,6 +1,7 @@
 // Gradients of the one-input ops: numeric checks in float64, hand-computed
 // float32 values of the gradient ops, and the ops the scale and neg
 // gradient makers emit.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -313,6 +314,84 @@ TEST(UnaryGradTest, ClipWithBoundInputs) {
   EXPECT_THAT(grads.status().message(),
               HasSubstr("differentiate: no target depends on variable \"lo\" "
                         "(out) through differentiable ops"));
+}
+
+// The number of elements where `actual` differs from `expected` (both in
+// float32, so exactly); NaN matches NaN only. `first` describes the first
+// mismatch.
+int64_t Mismatches(const std::vector<float>& actual,
+                   const std::vector<float>& expected, std::string* first) {
+  if (actual.size() != expected.size()) {
+    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
+    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const bool match = std::isnan(expected[i]) ? std::isnan(actual[i])
+                                               : actual[i] == expected[i];
+    if (!match && mismatches++ == 0) {
+      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, actual[i],
+                               expected[i]);
+    }
+  }
+  return mismatches;
+}
+
+// Inputs of 3 x 40001 elements, several times the 16 Ki elements the
+// kernels give each thread, and odd, so that the ranges split over threads
+// are not all of one length.
+TEST(UnaryGradTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
+  const Dims dims = {3, 40001};
+  const int64_t n = NumElements(dims);
+  std::mt19937 rng(70);
+  std::uniform_real_distribution<float> uniform_x(-4, 4);
+  std::uniform_real_distribution<float> uniform_g(-2, 2);
+  std::vector<float> x(n);
+  std::vector<float> g(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = uniform_x(rng);
+    g[i] = uniform_g(rng);
+  }
+  // Zeros (abs's kink), clip's bounds -1.5 and 2 and NaNs scattered among
+  // them.
+  for (int64_t i : {int64_t{0}, int64_t{77777}, n - 1}) x[i] = 0;
+  for (int64_t i : {int64_t{3}, int64_t{12345}}) x[i] = -1.5f;
+  for (int64_t i : {int64_t{4}, int64_t{98765}}) x[i] = 2;
+  for (int64_t i : {int64_t{5}, int64_t{54321}, n - 2}) x[i] = NAN;
+  std::vector<float> exp_out(n);
+  for (int64_t i = 0; i < n; ++i) exp_out[i] = std::exp(x[i]);
+  struct Case {
+    std::string op;
+    std::string reads;
+    std::string attrs;
+    const std::vector<float>* v;
+    float (*reference)(float v, float g);
+  };
+  const std::vector<Case> cases = {
+      {"exp_grad", "Out", "", &exp_out,
+       [](float out, float g) { return g * out; }},
+      {"abs_grad", "X", "", &x,
+       // sign(x) g: 0 at 0, NaN at NaN.
+       [](float x, float g) {
+         return x == 0 || std::isnan(x) ? x : std::copysign(1.0f, x) * g;
+       }},
+      {"clip_grad", "X",
+       "attrs { name: \"min\" f: -1.5 } attrs { name: \"max\" f: 2 }", &x,
+       [](float x, float g) {
+         return std::isnan(x) || (-1.5f <= x && x <= 2) ? g : 0.0f;
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " " + c.attrs);
+    absl::StatusOr<Tensor> dx =
+        RunGrad(c.op, c.reads, MakeTensor<float>(dims, *c.v),
+                MakeTensor<float>(dims, g), c.attrs);
+    ASSERT_TRUE(dx.ok()) << dx.status();
+    std::vector<float> expected(n);
+    for (int64_t i = 0; i < n; ++i) expected[i] = c.reference((*c.v)[i], g[i]);
+    std::string first;
+    EXPECT_EQ(Mismatches(Values<float>(*dx), expected, &first), 0) << first;
+  }
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -338,6 +339,106 @@ TEST(ClipTest, BoundInputErrorsNameOpAndVariable) {
               HasSubstr("op 0 (clip): the lower bound 3 (input \"Min\" "
                         "(variable \"lo\")) exceeds the upper bound 1 "
                         "(attribute \"max\"): expected min <= max"));
+}
+
+// Inputs of 3 x 40001 elements: several times the 16 Ki elements the
+// kernels give each thread, and odd, so that the ranges split over threads
+// are not all of one length.
+constexpr int64_t kRows = 3;
+constexpr int64_t kCols = 40001;
+
+// kRows x kCols values of both signs over [-scale, scale], not in order,
+// with zeros, NaNs and clip's bounds -1.5 and 2 scattered among them.
+std::vector<float> LargeInput(float scale) {
+  std::vector<float> x(kRows * kCols);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.1f);
+  }
+  for (int64_t i : {int64_t{0}, int64_t{77777}, kRows * kCols - 1}) x[i] = 0;
+  for (int64_t i : {int64_t{7}, int64_t{54321}, kRows * kCols - 2}) {
+    x[i] = std::numeric_limits<float>::quiet_NaN();
+  }
+  x[12345] = -1.5f;
+  x[98765] = 2;
+  return x;
+}
+
+// The number of elements where `actual` differs from `expected` by more
+// than `rel_tol` times |expected| (0: not at all); NaN matches NaN only.
+// `first` describes the first mismatch.
+int64_t Mismatches(const std::vector<float>& actual,
+                   const std::vector<double>& expected, double rel_tol,
+                   std::string* first) {
+  if (actual.size() != expected.size()) {
+    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
+    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i];
+    const double e = expected[i];
+    const bool match = std::isnan(e)
+                           ? std::isnan(a)
+                           : std::fabs(a - e) <= rel_tol * std::fabs(e);
+    if (!match && mismatches++ == 0) {
+      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, a, e);
+    }
+  }
+  return mismatches;
+}
+
+TEST(UnaryTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
+  const std::vector<float> x = LargeInput(6);
+  const Tensor input = MakeTensor<float>({kRows, kCols}, x);
+  struct Case {
+    std::string op;
+    std::string attrs;
+    // In float where the kernel computes the same expression (rel_tol 0),
+    // in double for the transcendental functions.
+    double (*reference)(float);
+    double rel_tol;
+  };
+  const std::vector<Case> cases = {
+      {"exp", "", [](float v) { return std::exp(static_cast<double>(v)); },
+       1e-6},
+      {"abs", "", [](float v) { return std::fabs(static_cast<double>(v)); }, 0},
+      {"neg", "", [](float v) { return -static_cast<double>(v); }, 0},
+      {"scale",
+       R"pb(attrs { name: "scale" f: 2.5 }
+            attrs { name: "bias" f: -1.25 })pb",
+       [](float v) -> double {
+         const float scaled = 2.5f * v;
+         return scaled + -1.25f;
+       },
+       0},
+      {"scale",
+       R"pb(attrs { name: "scale" f: 2.5 }
+            attrs { name: "bias" f: -1.25 }
+            attrs { name: "bias_after_scale" b: false })pb",
+       [](float v) -> double {
+         const float shifted = v + -1.25f;
+         return 2.5f * shifted;
+       },
+       0},
+      {"clip",
+       R"pb(attrs { name: "min" f: -1.5 }
+            attrs { name: "max" f: 2 })pb",
+       [](float v) {
+         return std::min(std::max(static_cast<double>(v), -1.5), 2.0);
+       },
+       0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " " + c.attrs);
+    absl::StatusOr<Tensor> out = RunUnary(c.op, input, c.attrs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT(out->dims(), ElementsAre(kRows, kCols));
+    std::vector<double> expected(x.size());
+    for (size_t i = 0; i < x.size(); ++i) expected[i] = c.reference(x[i]);
+    std::string first;
+    EXPECT_EQ(Mismatches(Values<float>(*out), expected, c.rel_tol, &first), 0)
+        << first;
+  }
 }
 
 }  // namespace
