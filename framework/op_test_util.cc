@@ -1,8 +1,10 @@
 #include "framework/op_test_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "framework/net_io.h"
 #include "google/protobuf/text_format.h"
 #include "platform/status_macros.h"
@@ -135,6 +137,27 @@ absl::StatusOr<std::vector<Tensor>> RunDeclared(
   SF_ASSIGN_OR_RETURN(PreparedNet prepared, PrepareDeclared(op_text, vars));
   Scope scope;
   return Executor().Run(prepared, scope, feeds, fetches);
+}
+
+int64_t CountMismatches(const std::vector<float>& actual,
+                        const std::vector<double>& expected, double rel_tol,
+                        std::string* first) {
+  if (actual.size() != expected.size()) {
+    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
+    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i];
+    const double e = expected[i];
+    const bool match = std::isnan(e)
+                           ? std::isnan(a)
+                           : std::fabs(a - e) <= rel_tol * std::fabs(e);
+    if (!match && mismatches++ == 0) {
+      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, a, e);
+    }
+  }
+  return mismatches;
 }
 
 }  // namespace scopeflow

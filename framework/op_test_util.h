@@ -4,6 +4,7 @@
 #define SCOPEFLOW_FRAMEWORK_OP_TEST_UTIL_H_
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,14 @@
 #include "framework/tensor.h"
 
 namespace scopeflow {
+
+// The number of elements where `actual` differs from `expected` by more
+// than `rel_tol` times |expected| (0: any difference); NaN matches NaN
+// only. `first` describes the first mismatch. For tests on large tensors,
+// where one expectation per element would flood the log.
+int64_t CountMismatches(const std::vector<float>& actual,
+                        const std::vector<double>& expected, double rel_tol,
+                        std::string* first);
 
 // A CPU tensor of `dims` holding `values` (row-major).
 template <typename T>

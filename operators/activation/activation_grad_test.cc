@@ -372,27 +372,6 @@ TEST(ActivationGradTest, GradientOpInputsMustAgree) {
               HasSubstr("input \"Out\" (variable \"v\", shape [2])"));
 }
 
-// The number of elements where `actual` differs from `expected` by more
-// than `rel_tol` times |expected| (0: not at all). `first` describes the
-// first mismatch.
-int64_t Mismatches(const std::vector<float>& actual,
-                   const std::vector<double>& expected, double rel_tol,
-                   std::string* first) {
-  if (actual.size() != expected.size()) {
-    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
-    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
-  }
-  int64_t mismatches = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (std::fabs(actual[i] - expected[i]) > rel_tol * std::fabs(expected[i]) &&
-        mismatches++ == 0) {
-      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, actual[i],
-                               expected[i]);
-    }
-  }
-  return mismatches;
-}
-
 // Inputs of 3 x 40001 elements, several times the 16 Ki elements the
 // kernels give each thread, and odd, so that the ranges split over threads
 // begin and end inside the kernels' 16-element blocks.
@@ -437,7 +416,8 @@ TEST(ActivationGradTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
     std::vector<double> expected(n);
     for (int64_t i = 0; i < n; ++i) expected[i] = c.reference((*c.v)[i], g[i]);
     std::string first;
-    EXPECT_EQ(Mismatches(Values<float>(*dx), expected, c.rel_tol, &first), 0)
+    EXPECT_EQ(CountMismatches(Values<float>(*dx), expected, c.rel_tol, &first),
+              0)
         << first;
   }
 }

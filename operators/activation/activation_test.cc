@@ -441,30 +441,6 @@ TEST(SoftmaxTest, UnknownDimensionsAtPrepare) {
 constexpr int64_t kRows = 3;
 constexpr int64_t kCols = 40001;
 
-// The number of elements where `actual` differs from `expected` by more
-// than `rel_tol` times |expected| (0: not at all); NaN matches NaN only.
-// `first` describes the first mismatch.
-int64_t Mismatches(const std::vector<float>& actual,
-                   const std::vector<double>& expected, double rel_tol,
-                   std::string* first) {
-  if (actual.size() != expected.size()) {
-    *first = absl::StrCat("sizes ", actual.size(), " vs ", expected.size());
-    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
-  }
-  int64_t mismatches = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const double a = actual[i];
-    const double e = expected[i];
-    const bool match = std::isnan(e)
-                           ? std::isnan(a)
-                           : std::fabs(a - e) <= rel_tol * std::fabs(e);
-    if (!match && mismatches++ == 0) {
-      *first = absl::StrCat("element ", i, ": ", a, " vs ", e);
-    }
-  }
-  return mismatches;
-}
-
 // kRows x kCols values of both signs over [-scale, scale], with zeros and
 // NaNs scattered among them.
 std::vector<float> LargeInput(float scale) {
@@ -518,7 +494,7 @@ TEST(ActivationTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
     std::vector<double> expected(x.size());
     for (size_t i = 0; i < x.size(); ++i) expected[i] = c.reference(x[i]);
     std::string first;
-    EXPECT_EQ(Mismatches(*y, expected, c.rel_tol, &first), 0) << first;
+    EXPECT_EQ(CountMismatches(*y, expected, c.rel_tol, &first), 0) << first;
   }
 }
 

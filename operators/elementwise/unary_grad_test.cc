@@ -316,27 +316,6 @@ TEST(UnaryGradTest, ClipWithBoundInputs) {
                         "(out) through differentiable ops"));
 }
 
-// The number of elements where `actual` differs from `expected` (both in
-// float32, so exactly); NaN matches NaN only. `first` describes the first
-// mismatch.
-int64_t Mismatches(const std::vector<float>& actual,
-                   const std::vector<float>& expected, std::string* first) {
-  if (actual.size() != expected.size()) {
-    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
-    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
-  }
-  int64_t mismatches = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const bool match = std::isnan(expected[i]) ? std::isnan(actual[i])
-                                               : actual[i] == expected[i];
-    if (!match && mismatches++ == 0) {
-      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, actual[i],
-                               expected[i]);
-    }
-  }
-  return mismatches;
-}
-
 // Inputs of 3 x 40001 elements, several times the 16 Ki elements the
 // kernels give each thread, and odd, so that the ranges split over threads
 // are not all of one length.
@@ -390,7 +369,12 @@ TEST(UnaryGradTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
     std::vector<float> expected(n);
     for (int64_t i = 0; i < n; ++i) expected[i] = c.reference((*c.v)[i], g[i]);
     std::string first;
-    EXPECT_EQ(Mismatches(Values<float>(*dx), expected, &first), 0) << first;
+    EXPECT_EQ(
+        CountMismatches(Values<float>(*dx),
+                        std::vector<double>(expected.begin(), expected.end()),
+                        0, &first),
+        0)
+        << first;
   }
 }
 

@@ -363,30 +363,6 @@ std::vector<float> LargeInput(float scale) {
   return x;
 }
 
-// The number of elements where `actual` differs from `expected` by more
-// than `rel_tol` times |expected| (0: not at all); NaN matches NaN only.
-// `first` describes the first mismatch.
-int64_t Mismatches(const std::vector<float>& actual,
-                   const std::vector<double>& expected, double rel_tol,
-                   std::string* first) {
-  if (actual.size() != expected.size()) {
-    *first = absl::StrFormat("sizes %d vs %d", actual.size(), expected.size());
-    return static_cast<int64_t>(std::max(actual.size(), expected.size()));
-  }
-  int64_t mismatches = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const double a = actual[i];
-    const double e = expected[i];
-    const bool match = std::isnan(e)
-                           ? std::isnan(a)
-                           : std::fabs(a - e) <= rel_tol * std::fabs(e);
-    if (!match && mismatches++ == 0) {
-      *first = absl::StrFormat("element %d: %.9g vs %.9g", i, a, e);
-    }
-  }
-  return mismatches;
-}
-
 TEST(UnaryTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
   const std::vector<float> x = LargeInput(6);
   const Tensor input = MakeTensor<float>({kRows, kCols}, x);
@@ -436,7 +412,8 @@ TEST(UnaryTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
     std::vector<double> expected(x.size());
     for (size_t i = 0; i < x.size(); ++i) expected[i] = c.reference(x[i]);
     std::string first;
-    EXPECT_EQ(Mismatches(Values<float>(*out), expected, c.rel_tol, &first), 0)
+    EXPECT_EQ(CountMismatches(Values<float>(*out), expected, c.rel_tol, &first),
+              0)
         << first;
   }
 }
