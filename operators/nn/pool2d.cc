@@ -122,17 +122,24 @@ void ForEachCell(const Geometry& g, const std::array<const Taps*, 3>& t,
   }
 }
 
+// Calls window(out_offset, taps) for the windows of row `row` of a plane:
+// those that share their depth and height taps, in order.
+template <typename Fn>
+void ForEachWindowOfRow(const Geometry& g, int64_t row, Fn window) {
+  const Taps& d = g.taps[0][row / g.out[1]];
+  const Taps& h = g.taps[1][row % g.out[1]];
+  int64_t offset = row * g.out[2];
+  for (const Taps& w : g.taps[2]) {
+    window(offset++, std::array<const Taps*, 3>{&d, &h, &w});
+  }
+}
+
 // Calls window(out_offset, taps) for every window of a plane, in row-major
 // order.
 template <typename Fn>
 void ForEachWindow(const Geometry& g, Fn window) {
-  int64_t offset = 0;
-  for (const Taps& d : g.taps[0]) {
-    for (const Taps& h : g.taps[1]) {
-      for (const Taps& w : g.taps[2]) {
-        window(offset++, std::array<const Taps*, 3>{&d, &h, &w});
-      }
-    }
+  for (int64_t row = 0; row < g.out[0] * g.out[1]; ++row) {
+    ForEachWindowOfRow(g, row, window);
   }
 }
 
@@ -151,19 +158,17 @@ void ForEachWindowInParallel(const Geometry& g, Fn window) {
       std::max<int64_t>(1, g.in_size() * g.channels / rows_per_plane);
   const int64_t grain =
       (kCellsWorthAThread + cells_per_row - 1) / cells_per_row;
-  ParallelFor(
-      g.planes * rows_per_plane, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-          const int64_t plane = row / rows_per_plane;
-          const int64_t in_plane = row % rows_per_plane;
-          const Taps& d = g.taps[0][in_plane / g.out[1]];
-          const Taps& h = g.taps[1][in_plane % g.out[1]];
-          int64_t offset = in_plane * g.out[2];
-          for (const Taps& w : g.taps[2]) {
-            window(plane, offset++, std::array<const Taps*, 3>{&d, &h, &w});
-          }
-        }
-      });
+  ParallelFor(g.planes * rows_per_plane, grain,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t row = begin; row < end; ++row) {
+                  const int64_t plane = row / rows_per_plane;
+                  ForEachWindowOfRow(
+                      g, row % rows_per_plane,
+                      [&](int64_t w, const std::array<const Taps*, 3>& t) {
+                        window(plane, w, t);
+                      });
+                }
+              });
 }
 
 // The cell (offset in the plane) whose value max pooling keeps: the first
