@@ -45,15 +45,15 @@ void CopyRowAnySize(char* dst, int64_t dst_stride, const char* src,
 
 }  // namespace
 
-void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
-                 const void* src, absl::Span<const int64_t> src_strides,
-                 absl::Span<const int64_t> dims, size_t element_size) {
-  // Drop size-1 dimensions and merge neighbours that are contiguous in both
-  // source and destination, so that the innermost loop runs as long as it
-  // can (often a single memcpy).
-  absl::InlinedVector<int64_t, 8> d, ds, ss;
+std::optional<MergedBox> MergeBox(absl::Span<const int64_t> dims,
+                                  absl::Span<const int64_t> dst_strides,
+                                  absl::Span<const int64_t> src_strides) {
+  MergedBox box;
+  auto& d = box.dims;
+  auto& ds = box.dst_strides;
+  auto& ss = box.src_strides;
   for (size_t k = 0; k < dims.size(); ++k) {
-    if (dims[k] == 0) return;
+    if (dims[k] == 0) return std::nullopt;
     if (dims[k] == 1) continue;
     if (!d.empty() && ds.back() == dst_strides[k] * dims[k] &&
         ss.back() == src_strides[k] * dims[k]) {
@@ -66,6 +66,17 @@ void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
     ds.push_back(dst_strides[k]);
     ss.push_back(src_strides[k]);
   }
+  return box;
+}
+
+void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
+                 const void* src, absl::Span<const int64_t> src_strides,
+                 absl::Span<const int64_t> dims, size_t element_size) {
+  const std::optional<MergedBox> box = MergeBox(dims, dst_strides, src_strides);
+  if (!box.has_value()) return;
+  const auto& d = box->dims;
+  const auto& ds = box->dst_strides;
+  const auto& ss = box->src_strides;
   char* const dst_bytes = static_cast<char*>(dst);
   const char* const src_bytes = static_cast<const char*>(src);
   if (d.empty()) {

@@ -5,10 +5,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 
 namespace scopeflow {
+
+// A box of elements walked with two sets of strides (in elements), its
+// size-1 dimensions dropped and neighbours that are contiguous in both
+// merged, so that the innermost loop over it runs as long as it can. No
+// dimensions left: a single element.
+struct MergedBox {
+  absl::InlinedVector<int64_t, 8> dims, dst_strides, src_strides;
+};
+
+// The merged form of the box of `dims`; nullopt if a dimension is 0 (the
+// box holds nothing).
+std::optional<MergedBox> MergeBox(absl::Span<const int64_t> dims,
+                                  absl::Span<const int64_t> dst_strides,
+                                  absl::Span<const int64_t> src_strides);
 
 // Copies a box of `dims` elements of `element_size` bytes each: for every
 // index (i_0, ..., i_{n-1}) below `dims`,

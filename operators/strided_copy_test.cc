@@ -14,6 +14,29 @@ namespace {
 
 using ::testing::ElementsAre;
 
+TEST(MergeBoxTest, DropsOnesAndMergesContiguousNeighbours) {
+  // [2, 1, 3, 4] contiguous in both: one run of 24.
+  auto box = MergeBox({2, 1, 3, 4}, {12, 12, 4, 1}, {12, 12, 4, 1});
+  ASSERT_TRUE(box.has_value());
+  EXPECT_THAT(box->dims, ElementsAre(24));
+  EXPECT_THAT(box->dst_strides, ElementsAre(1));
+  EXPECT_THAT(box->src_strides, ElementsAre(1));
+  // A transpose's source strides: nothing merges.
+  box = MergeBox({3, 2}, {2, 1}, {1, 3});
+  ASSERT_TRUE(box.has_value());
+  EXPECT_THAT(box->dims, ElementsAre(3, 2));
+  // A broadcast source (stride 0 on both outer axes) still merges them.
+  box = MergeBox({2, 3, 4}, {12, 4, 1}, {0, 0, 1});
+  ASSERT_TRUE(box.has_value());
+  EXPECT_THAT(box->dims, ElementsAre(6, 4));
+  EXPECT_THAT(box->src_strides, ElementsAre(0, 1));
+  // Only ones: a single element. A zero: nothing.
+  box = MergeBox({1, 1}, {1, 1}, {1, 1});
+  ASSERT_TRUE(box.has_value());
+  EXPECT_TRUE(box->dims.empty());
+  EXPECT_FALSE(MergeBox({4, 0}, {1, 1}, {1, 1}).has_value());
+}
+
 TEST(CopyStridedTest, TransposesAMatrix) {
   const std::vector<int32_t> src = {1, 2, 3, 4, 5, 6};  // [2, 3]
   std::vector<int32_t> dst(6);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/types/span.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/strided_copy.h"
 
 namespace scopeflow {
 namespace shape_util {
@@ -60,22 +62,11 @@ template <typename T>
 void AddStrided(T* dst, absl::Span<const int64_t> dst_strides, const T* src,
                 absl::Span<const int64_t> src_strides,
                 absl::Span<const int64_t> dims) {
-  absl::InlinedVector<int64_t, 8> d, ds, ss;
-  for (size_t k = 0; k < dims.size(); ++k) {
-    if (dims[k] == 0) return;
-    if (dims[k] == 1) continue;
-    // Neighbours contiguous in both tensors merge into one longer loop.
-    if (!d.empty() && ds.back() == dst_strides[k] * dims[k] &&
-        ss.back() == src_strides[k] * dims[k]) {
-      d.back() *= dims[k];
-      ds.back() = dst_strides[k];
-      ss.back() = src_strides[k];
-      continue;
-    }
-    d.push_back(dims[k]);
-    ds.push_back(dst_strides[k]);
-    ss.push_back(src_strides[k]);
-  }
+  const std::optional<MergedBox> box = MergeBox(dims, dst_strides, src_strides);
+  if (!box.has_value()) return;
+  const auto& d = box->dims;
+  const auto& ds = box->dst_strides;
+  const auto& ss = box->src_strides;
   if (d.empty()) {
     *dst += *src;
     return;
