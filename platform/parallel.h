@@ -12,7 +12,8 @@ namespace scopeflow {
 // runtime and threads as oneDNN's kernels, so that a net's pooling and
 // copies use the threads its convolutions and products keep waiting
 // rather than a second pool competing with them. 1 where the build has no
-// OpenMP or inside a ParallelFor body.
+// OpenMP or inside any OpenMP parallel region (a ParallelFor body
+// included).
 int MaxParallelThreads();
 
 // The fewest elements of an elementwise loop (a few arithmetic operations
