@@ -22,6 +22,9 @@ class ExternalMemory final : public Allocator {
     if (release_) release_();
   }
 
+  // The caller writes its buffer when it likes, unseen.
+  bool OwnsMemory() const override { return false; }
+
  protected:
   absl::StatusOr<void*> AllocateRaw(size_t bytes) override {
     return absl::FailedPreconditionError(
@@ -66,6 +69,9 @@ absl::Status Tensor::Allocate(const Place& place, DataType dtype, Dims dims) {
     SF_ASSIGN_OR_RETURN(buffer_, allocator->Allocate(bytes));
     byte_offset_ = 0;
   }
+  // Whoever allocates is about to write: copies kept of the old contents
+  // are stale from here on.
+  buffer_->MarkWritten();
   dims_ = std::move(dims);
   numel_ = count;
   dtype_ = dtype;

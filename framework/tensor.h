@@ -100,7 +100,13 @@ class Tensor {
   absl::StatusOr<Tensor> CopyTo(const Place& place) const;
 
   // The first element's address; null without a buffer.
-  void* raw_data() const {
+  const void* raw_data() const {
+    return buffer_ == nullptr
+               ? nullptr
+               : static_cast<const char*>(buffer_->data()) + byte_offset_;
+  }
+  void* raw_data() {
+    MarkWritten();
     return buffer_ == nullptr
                ? nullptr
                : static_cast<char*>(buffer_->data()) + byte_offset_;
@@ -108,8 +114,20 @@ class Tensor {
 
   // The elements as T. The caller has checked the dtype (CheckType or
   // validation at prepare time); debug builds assert it.
+  //
+  // Kernels may keep copies derived from a buffer's contents between runs
+  // (a weight matrix re-spaced for a faster product). Allocate declares the
+  // write that follows it, and so does the executor for ops that update a
+  // variable in place; whoever else changes the elements of a buffer that a
+  // run may already have read (a parameter rewritten through this pointer
+  // between runs) calls MarkWritten afterwards.
   template <typename T>
-  T* data() const {
+  const T* data() const {
+    assert(DataTypeOf<T>() == dtype_);
+    return static_cast<const T*>(raw_data());
+  }
+  template <typename T>
+  T* data() {
     assert(DataTypeOf<T>() == dtype_);
     return static_cast<T*>(raw_data());
   }
@@ -121,11 +139,27 @@ class Tensor {
   // The elements as T, checked: an error if not initialized or of another
   // dtype.
   template <typename T>
-  absl::StatusOr<T*> typed_data() const {
+  absl::StatusOr<const T*> typed_data() const {
     absl::Status status = CheckType(DataTypeOf<T>());
     if (!status.ok()) return status;
     return data<T>();
   }
+  template <typename T>
+  absl::StatusOr<T*> typed_data() {
+    absl::Status status = CheckType(DataTypeOf<T>());
+    if (!status.ok()) return status;
+    return data<T>();
+  }
+
+  // Declares that the elements were changed other than right after
+  // Allocate, so that copies kept of the old contents are not used again.
+  void MarkWritten() const {
+    if (buffer_ != nullptr) buffer_->MarkWritten();
+  }
+
+  // The buffer the elements lie in (null without one), for kernels that
+  // keep copies of its contents; raw_data() lies inside it.
+  Allocation* buffer() const { return buffer_.get(); }
 
   // Whether two tensors view the same buffer.
   bool SharesBufferWith(const Tensor& other) const {

@@ -3,7 +3,9 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -54,33 +56,92 @@ bool ShouldPadB(bool transpose_b, int64_t m, int64_t n, int64_t k,
          ReadsBInPlace(m, n) && !HasAvx512Kernels();
 }
 
-// B (k rows of n floats, rows ldb apart) copied to rows ldb +
-// kPaddedStrideExtra apart: into a buffer the calling thread keeps, or,
-// for a copy larger than kMostFloatsKept, into `temporary`.
-const float* PaddedCopy(const float* b, int64_t k, int64_t n, int64_t ldb,
-                        int64_t* padded_ldb, std::vector<float>* temporary) {
-  thread_local std::vector<float> kept;
-  *padded_ldb = ldb + kPaddedStrideExtra;
-  const int64_t size = k * *padded_ldb;
-  std::vector<float>& buffer = size <= kMostFloatsKept ? kept : *temporary;
-  if (buffer.size() < static_cast<size_t>(size)) buffer.resize(size);
-  float* const padded = buffer.data();
-  const int64_t stride = *padded_ldb;
+// Copies kept with their weights' buffers, all together, stay within this;
+// beyond it, products copy B for each run instead.
+constexpr int64_t kMostBytesOfKeptCopies = int64_t{1} << 30;  // 1 GiB
+std::atomic<int64_t> bytes_of_kept_copies{0};
+
+// A kept copy's allocation, counted in bytes_of_kept_copies while it lives.
+struct CountedCopy {
+  std::shared_ptr<Allocation> allocation;
+  int64_t bytes = 0;
+  ~CountedCopy() { bytes_of_kept_copies.fetch_sub(bytes); }
+};
+
+// B (k rows of n floats, rows ldb apart) copied to `padded`, rows
+// `padded_ldb` apart.
+void CopyRows(const float* b, int64_t k, int64_t n, int64_t ldb, float* padded,
+              int64_t padded_ldb) {
   // Rows of 4 KiB or more: a few hundred are worth a thread.
   ParallelFor(k, 256, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
-      std::memcpy(padded + row * stride, b + row * ldb, n * sizeof(float));
+      std::memcpy(padded + row * padded_ldb, b + row * ldb, n * sizeof(float));
     }
   });
-  return padded;
+}
+
+// B copied to rows `padded_ldb` apart: into a buffer the calling thread
+// keeps, or, for a copy larger than kMostFloatsKept, into `temporary`.
+const float* PaddedCopy(const float* b, int64_t k, int64_t n, int64_t ldb,
+                        int64_t padded_ldb, std::vector<float>* temporary) {
+  thread_local std::vector<float> kept;
+  const int64_t size = k * padded_ldb;
+  std::vector<float>& buffer = size <= kMostFloatsKept ? kept : *temporary;
+  if (buffer.size() < static_cast<size_t>(size)) buffer.resize(size);
+  CopyRows(b, k, n, ldb, buffer.data(), padded_ldb);
+  return buffer.data();
+}
+
+// The padded copy of B kept with `buffer`, made now if these contents were
+// asked for before (a weight read once per run is asked for again on the
+// next run; a training step's weights change before that); null where no
+// copy is kept.
+std::shared_ptr<const Allocation> KeptPaddedCopy(const Allocation& buffer,
+                                                 const float* b, int64_t k,
+                                                 int64_t n, int64_t ldb,
+                                                 int64_t padded_ldb) {
+  const char* const begin = static_cast<const char*>(buffer.data());
+  const char* const first = reinterpret_cast<const char*>(b);
+  if (!buffer.tracks_writes() || begin == nullptr || first < begin ||
+      first >= begin + buffer.size()) {
+    return nullptr;
+  }
+  const KeptCopyKey key{static_cast<size_t>(first - begin), k, n, ldb};
+  const uint64_t version = buffer.version();
+  KeptCopies::Found found = buffer.kept_copies().Lookup(key, version);
+  if (found.copy != nullptr || !found.asked_before) return found.copy;
+  const int64_t bytes = k * padded_ldb * static_cast<int64_t>(sizeof(float));
+  auto counted = std::make_shared<CountedCopy>();
+  if (bytes_of_kept_copies.fetch_add(bytes) + bytes > kMostBytesOfKeptCopies) {
+    bytes_of_kept_copies.fetch_sub(bytes);
+    return nullptr;
+  }
+  counted->bytes = bytes;
+  absl::StatusOr<Allocator*> allocator = GetAllocator(CPUPlace());
+  if (!allocator.ok()) return nullptr;
+  absl::StatusOr<std::shared_ptr<Allocation>> allocation =
+      (*allocator)->Allocate(static_cast<size_t>(bytes));
+  // Out of memory for the copy: the product reads a per-run copy instead.
+  if (!allocation.ok()) return nullptr;
+  counted->allocation = *std::move(allocation);
+  CopyRows(b, k, n, ldb, static_cast<float*>(counted->allocation->data()),
+           padded_ldb);
+  std::shared_ptr<const Allocation> copy(counted, counted->allocation.get());
+  buffer.kept_copies().Keep(key, version, copy);
+  return copy;
 }
 
 }  // namespace
 
+bool GemmCopiesB(bool transpose_b, int64_t m, int64_t n, int64_t k,
+                 int64_t ldb) {
+  return ShouldPadB(transpose_b, m, n, k, ldb);
+}
+
 absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                   int64_t k, float alpha, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c,
-                  int64_t ldc) {
+                  int64_t ldc, const Allocation* b_buffer) {
   if (m == 0 || n == 0) return absl::OkStatus();
   if (k == 0) {
     // The product is empty, so C = beta * C; oneDNN would reject the zero
@@ -93,8 +154,15 @@ absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
     return absl::OkStatus();
   }
   std::vector<float> temporary;
+  std::shared_ptr<const Allocation> kept;
   if (ShouldPadB(transpose_b, m, n, k, ldb)) {
-    b = PaddedCopy(b, k, n, ldb, &ldb, &temporary);
+    const int64_t padded_ldb = ldb + kPaddedStrideExtra;
+    if (b_buffer != nullptr) {
+      kept = KeptPaddedCopy(*b_buffer, b, k, n, ldb, padded_ldb);
+    }
+    b = kept != nullptr ? static_cast<const float*>(kept->data())
+                        : PaddedCopy(b, k, n, ldb, padded_ldb, &temporary);
+    ldb = padded_ldb;
   }
   const dnnl_status_t status =
       dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k,
@@ -110,7 +178,7 @@ absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
 absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                   int64_t k, double alpha, const double* a, int64_t lda,
                   const double* b, int64_t ldb, double beta, double* c,
-                  int64_t ldc) {
+                  int64_t ldc, const Allocation* b_buffer) {
   // As in BLAS, beta 0 ignores C's old contents: a fresh output buffer may
   // hold anything, NaN included, and 0 * NaN would keep it.
   for (int64_t i = 0; i < m; ++i) {

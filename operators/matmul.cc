@@ -127,7 +127,7 @@ absl::Status Matmul(KernelContext& context) {
   if (!tx && NumElements(y_batch) == 1 && x_batch.size() >= y_batch.size() &&
       NumElements(x_batch) == batches) {
     return Gemm(false, ty, batches * m, n, k, alpha, x_data, x_cols, y_data,
-                y_cols, T(0), out_data, n);
+                y_cols, T(0), out_data, n, y.buffer());
   }
   for (int64_t b = 0; b < batches; ++b) {
     const T* xb = x_single ? x_data
@@ -323,7 +323,7 @@ absl::Status Fc(KernelContext& context) {
     beta = 1;
   }
   return Gemm(false, false, m, n, k, T(1), x.data<T>(), k, w.data<T>(), n, beta,
-              out_data, n);
+              out_data, n, w.buffer());
 }
 
 // Out = X' W + Bias with X' = X as [m x k] (its first in_num_col_dims dims

@@ -17,6 +17,8 @@ Allocation::~Allocation() {
 
 const Place& Allocation::place() const { return allocator_->place(); }
 
+bool Allocation::tracks_writes() const { return allocator_->OwnsMemory(); }
+
 absl::StatusOr<std::shared_ptr<Allocation>> Allocator::Allocate(size_t bytes) {
   if (bytes == 0) {
     return std::make_shared<Allocation>(nullptr, 0, shared_from_this());

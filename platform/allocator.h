@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "platform/kept_copies.h"
 #include "platform/place.h"
 
 namespace scopeflow {
@@ -45,10 +46,26 @@ class Allocation {
   size_t size() const { return size_; }
   const Place& place() const;
 
+  // The version of the contents: it changes each time they are declared
+  // written (MarkWritten), so a copy kept from one version is known stale
+  // at the next.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  void MarkWritten() { version_.fetch_add(1, std::memory_order_acq_rel); }
+
+  // Whether every write to the contents is declared: false for memory a
+  // caller owns (Tensor::FromExternal), which its owner may write at any
+  // time. Copies of such contents must not be kept.
+  bool tracks_writes() const;
+
+  // Copies derived from the contents, kept with them (see KeptCopies).
+  KeptCopies& kept_copies() const { return kept_copies_; }
+
  private:
   void* data_;
   size_t size_;
   std::shared_ptr<Allocator> allocator_;
+  std::atomic<uint64_t> version_{0};
+  mutable KeptCopies kept_copies_;
 };
 
 // Base of the allocators of each place. Thread-safe: Allocate and stats may
@@ -62,6 +79,10 @@ class Allocator : public std::enable_shared_from_this<Allocator> {
   Allocator& operator=(const Allocator&) = delete;
 
   const Place& place() const { return place_; }
+
+  // Whether the memory handed out is this allocator's own, so that every
+  // write to it goes through scopeflow (see Allocation::tracks_writes).
+  virtual bool OwnsMemory() const { return true; }
 
   // Returns `bytes` bytes aligned to kAllocationAlignment, or
   // ResourceExhausted naming the size asked and the bytes in use. Zero bytes

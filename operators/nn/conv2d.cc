@@ -548,8 +548,8 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
   ConvForward& f =
       ConvForwardFor(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
                      NchwOf(output.dims(), a.nhwc), bias != nullptr);
-  f.user_src.set_data_handle(input.raw_data());
-  f.user_weights.set_data_handle(filter.raw_data());
+  f.user_src.set_data_handle(ReadOnlyHandle(input.raw_data()));
+  f.user_weights.set_data_handle(ReadOnlyHandle(filter.raw_data()));
   f.user_dst.set_data_handle(output.raw_data());
   if (f.src_in) f.src_in->execute(stream, f.user_src, f.src);
   if (f.weights_in) f.weights_in->execute(stream, f.user_weights, f.weights);
@@ -557,7 +557,7 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
                                                 {DNNL_ARG_WEIGHTS, f.weights},
                                                 {DNNL_ARG_DST, f.dst}};
   if (bias != nullptr) {
-    f.bias.set_data_handle(bias->raw_data());
+    f.bias.set_data_handle(ReadOnlyHandle(bias->raw_data()));
     args.emplace(DNNL_ARG_BIAS, f.bias);
   }
   f.conv.execute(stream, args);
@@ -588,7 +588,7 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
                                       c.dst_want, c.strides, c.dilates, c.pad_l,
                                       c.pad_r),
       engine);
-  memory user_dy(c.dst_md, engine, d_output.raw_data());
+  memory user_dy(c.dst_md, engine, ReadOnlyHandle(d_output.raw_data()));
   if (d_input != nullptr) {
     const dnnl::convolution_backward_data::primitive_desc pd(
         dnnl::convolution_backward_data::desc(
@@ -596,8 +596,9 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
             c.dilates, c.pad_l, c.pad_r),
         engine, hint);
     memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
-    memory weights = InLayout(memory(c.weights_md, engine, filter.raw_data()),
-                              pd.weights_desc());
+    memory weights = InLayout(
+        memory(c.weights_md, engine, ReadOnlyHandle(filter.raw_data())),
+        pd.weights_desc());
     memory user_dx(c.src_md, engine, d_input->raw_data());
     memory diff_src = OutputIn(user_dx, pd.diff_src_desc());
     dnnl::convolution_backward_data(pd).execute(
@@ -615,7 +616,8 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
             c.dilates, c.pad_l, c.pad_r),
         engine, hint);
     memory src =
-        InLayout(memory(c.src_md, engine, input.raw_data()), pd.src_desc());
+        InLayout(memory(c.src_md, engine, ReadOnlyHandle(input.raw_data())),
+                 pd.src_desc());
     memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
     memory user_dw(c.weights_md, engine, d_filter->raw_data());
     memory diff_weights = OutputIn(user_dw, pd.diff_weights_desc());

@@ -18,6 +18,12 @@ namespace scopeflow {
 dnnl::engine& ThreadCpuEngine();
 dnnl::stream& ThreadCpuStream();
 
+// The handle to give oneDNN for memory a primitive only reads (a source,
+// weights): its memory objects take non-const handles whatever they hold.
+inline void* ReadOnlyHandle(const void* data) {
+  return const_cast<void*>(data);
+}
+
 // Runs `fn`, returning its status, or an error naming `what` if oneDNN
 // throws (Unimplemented when oneDNN has no implementation for the
 // configuration, Internal otherwise).
