@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/executor.h"
@@ -193,6 +194,21 @@ TEST_F(KeptWeightsTest, ACallerWritingTheParameterIsReadByTheNextRun) {
   w_ = Pattern(kInner * kCols, -1.0f);
   *w = MakeTensor<float>({kInner, kCols}, w_);
   for (int run = 0; run < 3; ++run) EXPECT_EQ(RunFc(), 0);
+}
+
+TEST_F(KeptWeightsTest, ConcurrentRunsShareOneKeptCopy) {
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int run = 0; run < 20; ++run) mismatches[t] += RunFc();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+  const Tensor* w = *root_.FindVar("w")->GetMutable<Tensor>();
+  EXPECT_EQ(w->buffer()->kept_copies().NumCopies(),
+            GemmCopiesB(false, kRows, kCols, kInner, kCols) ? 1 : 0);
 }
 
 TEST(KeptFeedsTest, AFeedRewrittenBetweenRunsIsReadAsItIsNow) {

@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 
 # The core libraries, the executor, the control-flow ops (which run blocks
-# in scopes shared between threads) and the concurrency stress test run
+# in scopes shared between threads), the concurrency stress test and the
+# weight copies that concurrent runs share run
 # under both sanitizers; the operators' kernels under AddressSanitizer too.
-core=(//platform/... //framework/... //operators/control/... //tests:scope_stress_test //tests:executor_test)
+core=(//platform/... //framework/... //operators/control/... //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test)
 
 bazel test //...
 bazel test --config=tsan "${core[@]}"
