@@ -111,11 +111,13 @@ std::shared_ptr<const Allocation> KeptPaddedCopy(const Allocation& buffer,
   KeptCopies::Found found = buffer.kept_copies().Lookup(key, version);
   if (found.copy != nullptr || !found.asked_before) return found.copy;
   const int64_t bytes = k * padded_ldb * static_cast<int64_t>(sizeof(float));
-  auto counted = std::make_shared<CountedCopy>();
   if (bytes_of_kept_copies.fetch_add(bytes) + bytes > kMostBytesOfKeptCopies) {
     bytes_of_kept_copies.fetch_sub(bytes);
     return nullptr;
   }
+  // Counted from here on: the budget is given back when `counted` dies,
+  // whether or not the copy is made.
+  auto counted = std::make_shared<CountedCopy>();
   counted->bytes = bytes;
   absl::StatusOr<Allocator*> allocator = GetAllocator(CPUPlace());
   if (!allocator.ok()) return nullptr;
