@@ -3,7 +3,6 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -56,18 +55,6 @@ bool ShouldPadB(bool transpose_b, int64_t m, int64_t n, int64_t k,
          ReadsBInPlace(m, n) && !HasAvx512Kernels();
 }
 
-// Copies kept with their weights' buffers, all together, stay within this;
-// beyond it, products copy B for each run instead.
-constexpr int64_t kMostBytesOfKeptCopies = int64_t{1} << 30;  // 1 GiB
-std::atomic<int64_t> bytes_of_kept_copies{0};
-
-// A kept copy's allocation, counted in bytes_of_kept_copies while it lives.
-struct CountedCopy {
-  std::shared_ptr<Allocation> allocation;
-  int64_t bytes = 0;
-  ~CountedCopy() { bytes_of_kept_copies.fetch_sub(bytes); }
-};
-
 // B (k rows of n floats, rows ldb apart) copied to `padded`, rows
 // `padded_ldb` apart.
 void CopyRows(const float* b, int64_t k, int64_t n, int64_t ldb, float* padded,
@@ -92,45 +79,23 @@ const float* PaddedCopy(const float* b, int64_t k, int64_t n, int64_t ldb,
   return buffer.data();
 }
 
-// The padded copy of B kept with `buffer`, made now if these contents were
-// asked for before (a weight read once per run is asked for again on the
-// next run; a training step's weights change before that); null where no
-// copy is kept.
+// The padded copy of B kept with `buffer` (see KeptCopyOf): a weight read
+// once per run is asked for again on the next run; a training step's
+// weights change before that. Null where no copy is kept.
 std::shared_ptr<const Allocation> KeptPaddedCopy(const Allocation& buffer,
                                                  const float* b, int64_t k,
                                                  int64_t n, int64_t ldb,
                                                  int64_t padded_ldb) {
   const char* const begin = static_cast<const char*>(buffer.data());
   const char* const first = reinterpret_cast<const char*>(b);
-  if (!buffer.tracks_writes() || begin == nullptr || first < begin ||
-      first >= begin + buffer.size()) {
+  if (begin == nullptr || first < begin || first >= begin + buffer.size()) {
     return nullptr;
   }
   const KeptCopyKey key{static_cast<size_t>(first - begin), k, n, ldb};
-  const uint64_t version = buffer.version();
-  KeptCopies::Found found = buffer.kept_copies().Lookup(key, version);
-  if (found.copy != nullptr || !found.asked_before) return found.copy;
-  const int64_t bytes = k * padded_ldb * static_cast<int64_t>(sizeof(float));
-  if (bytes_of_kept_copies.fetch_add(bytes) + bytes > kMostBytesOfKeptCopies) {
-    bytes_of_kept_copies.fetch_sub(bytes);
-    return nullptr;
-  }
-  // Counted from here on: the budget is given back when `counted` dies,
-  // whether or not the copy is made.
-  auto counted = std::make_shared<CountedCopy>();
-  counted->bytes = bytes;
-  absl::StatusOr<Allocator*> allocator = GetAllocator(CPUPlace());
-  if (!allocator.ok()) return nullptr;
-  absl::StatusOr<std::shared_ptr<Allocation>> allocation =
-      (*allocator)->Allocate(static_cast<size_t>(bytes));
-  // Out of memory for the copy: the product reads a per-run copy instead.
-  if (!allocation.ok()) return nullptr;
-  counted->allocation = *std::move(allocation);
-  CopyRows(b, k, n, ldb, static_cast<float*>(counted->allocation->data()),
-           padded_ldb);
-  std::shared_ptr<const Allocation> copy(counted, counted->allocation.get());
-  buffer.kept_copies().Keep(key, version, copy);
-  return copy;
+  return KeptCopyOf(
+      buffer, key, k * padded_ldb * sizeof(float), [&](void* copy) {
+        CopyRows(b, k, n, ldb, static_cast<float*>(copy), padded_ldb);
+      });
 }
 
 }  // namespace

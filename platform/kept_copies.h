@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -16,16 +17,19 @@ namespace scopeflow {
 class Allocation;
 
 // Which part of the contents a copy was made from, as a matrix: `rows` rows
-// of `cols` elements, `stride` elements apart, from `byte_offset` on.
+// of `cols` elements, `stride` elements apart, from `byte_offset` on; and
+// which form the copy has: 0 for the same elements re-spaced, otherwise a
+// number the kernel gives each layout it reorders into.
 struct KeptCopyKey {
   size_t byte_offset = 0;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t stride = 0;
+  uint64_t form = 0;
 
   bool operator==(const KeptCopyKey& other) const {
     return byte_offset == other.byte_offset && rows == other.rows &&
-           cols == other.cols && stride == other.stride;
+           cols == other.cols && stride == other.stride && form == other.form;
   }
 };
 
@@ -72,6 +76,16 @@ class KeptCopies {
   mutable Mutex mutex_;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mutex_);
 };
+
+// The copy of `key` that host memory `buffer` keeps for its current
+// contents, made now if these contents were asked for before: `bytes` of new
+// host memory that `fill` fills (and has finished writing when it returns).
+// Null where no copy is kept: the first ask of a version, memory a caller
+// owns, beyond 1 GiB of kept copies in all, or out of memory; the caller
+// then derives what it needs for this run only.
+std::shared_ptr<const Allocation> KeptCopyOf(
+    const Allocation& buffer, const KeptCopyKey& key, size_t bytes,
+    const std::function<void(void* copy)>& fill);
 
 }  // namespace scopeflow
 

@@ -1,7 +1,9 @@
 // Matrix products may keep a re-spaced copy of a weight between runs
-// (operators/gemm.cc): every way a net or its caller changes the weight
-// must make the next run read the new values. The weights are 1024 wide and
-// the batches 8 rows, the shapes for which AVX2 machines keep such copies.
+// (operators/gemm.cc), and convolutions their filter in oneDNN's layout
+// (operators/nn/conv2d.cc): every way a net or its caller changes the
+// weight must make the next run read the new values. The matrix weights are
+// 1024 wide and the batches 8 rows, the shapes for which AVX2 machines keep
+// such copies.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -96,6 +98,60 @@ constexpr char kMatmul[] = R"pb(
       inputs { slot: "X" vars: "x" }
       inputs { slot: "Y" vars: "y" }
       outputs { slot: "Out" vars: "out" }
+    }
+  })pb";
+
+// y = conv2d(x, f), 3x3 with padding 1; f a parameter that sgd updates.
+constexpr char kConv[] = R"pb(
+  blocks {
+    vars {
+      name: "x"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ -1, 8, 12, 12 ]
+    }
+    vars {
+      name: "f"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 16, 8, 3, 3 ]
+      persistable: true
+    }
+    vars { name: "y" dtype: DATA_TYPE_FLOAT32 }
+    ops {
+      type: "conv2d"
+      inputs { slot: "Input" vars: "x" }
+      inputs { slot: "Filter" vars: "f" }
+      outputs { slot: "Output" vars: "y" }
+      attrs {
+        name: "paddings"
+        ints { values: [ 1, 1 ] }
+      }
+    }
+  })pb";
+
+constexpr char kConvSgd[] = R"pb(
+  blocks {
+    vars {
+      name: "f"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 16, 8, 3, 3 ]
+      persistable: true
+    }
+    vars {
+      name: "g"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 16, 8, 3, 3 ]
+    }
+    vars {
+      name: "lr"
+      dtype: DATA_TYPE_FLOAT32
+      shape: [ 1 ]
+    }
+    ops {
+      type: "sgd"
+      inputs { slot: "Param" vars: "f" }
+      inputs { slot: "Grad" vars: "g" }
+      inputs { slot: "LearningRate" vars: "lr" }
+      outputs { slot: "ParamOut" vars: "f" }
     }
   })pb";
 
@@ -209,6 +265,79 @@ TEST_F(KeptWeightsTest, ConcurrentRunsShareOneKeptCopy) {
   const Tensor* w = *root_.FindVar("w")->GetMutable<Tensor>();
   EXPECT_EQ(w->buffer()->kept_copies().NumCopies(),
             GemmCopiesB(false, kRows, kCols, kInner, kCols) ? 1 : 0);
+}
+
+// The elements of conv2d(x, f) (3x3, padding 1, NCHW; plain loops in
+// float64) that `got` misses.
+int ConvMismatches(const Tensor& got, const std::vector<float>& x,
+                   const std::vector<float>& f, int64_t batch) {
+  constexpr int64_t kIn = 8, kOut = 16, kSide = 12;
+  const std::vector<float> values = Values<float>(got);
+  EXPECT_EQ(values.size(), static_cast<size_t>(batch * kOut * kSide * kSide));
+  int mismatches = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t o = 0; o < kOut; ++o) {
+      for (int64_t h = 0; h < kSide; ++h) {
+        for (int64_t w = 0; w < kSide; ++w) {
+          double sum = 0;
+          for (int64_t c = 0; c < kIn; ++c) {
+            for (int64_t i = 0; i < 3; ++i) {
+              for (int64_t j = 0; j < 3; ++j) {
+                const int64_t y = h + i - 1, z = w + j - 1;
+                if (y < 0 || y >= kSide || z < 0 || z >= kSide) continue;
+                sum += static_cast<double>(
+                           x[((n * kIn + c) * kSide + y) * kSide + z]) *
+                       f[((o * kIn + c) * 3 + i) * 3 + j];
+              }
+            }
+          }
+          const float value = values[((n * kOut + o) * kSide + h) * kSide + w];
+          if (std::abs(value - sum) > 1e-4) ++mismatches;
+        }
+      }
+    }
+  }
+  return mismatches;
+}
+
+TEST(KeptConvWeightsTest, EachUpdateOfTheFilterIsReadByTheNextRun) {
+  Executor executor;
+  Scope root;
+  std::vector<float> f = Pattern(16 * 8 * 9, 0.25f);
+  *(*root.Var("f")->GetMutable<Tensor>()) = MakeTensor<float>({16, 8, 3, 3}, f);
+  absl::StatusOr<PreparedNet> conv =
+      executor.Prepare(Net(kConv), 0, CPUPlace());
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  absl::StatusOr<PreparedNet> sgd =
+      executor.Prepare(Net(kConvSgd), 0, CPUPlace());
+  ASSERT_TRUE(sgd.ok()) << sgd.status();
+  const std::vector<float> g = Pattern(16 * 8 * 9, 0.125f);
+  for (int step = 0; step < 3; ++step) {
+    // Batches of 1 and 2: two shapes, whose primitives may want the
+    // weights in different layouts.
+    for (int run = 0; run < 4; ++run) {
+      const int64_t batch = 1 + run % 2;
+      const std::vector<float> x = Pattern(batch * 8 * 12 * 12, 1.0f);
+      absl::StatusOr<std::vector<Tensor>> out = executor.Run(
+          *conv, root, {{"x", MakeTensor<float>({batch, 8, 12, 12}, x)}},
+          {"y"});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(ConvMismatches((*out)[0], x, f, batch), 0)
+          << "step " << step << " run " << run;
+    }
+    const Tensor* filter = *root.FindVar("f")->GetMutable<Tensor>();
+    // oneDNN's direct convolutions want their weights blocked: at most one
+    // kept copy per layout.
+    EXPECT_GE(filter->buffer()->kept_copies().NumCopies(), 1);
+    EXPECT_LE(filter->buffer()->kept_copies().NumCopies(), 2);
+    ASSERT_TRUE(executor
+                    .Run(*sgd, root,
+                         {{"g", MakeTensor<float>({16, 8, 3, 3}, g)},
+                          {"lr", MakeTensor<float>({1}, {1.0f})}},
+                         {})
+                    .ok());
+    for (size_t i = 0; i < f.size(); ++i) f[i] -= g[i];
+  }
 }
 
 TEST(KeptFeedsTest, AFeedRewrittenBetweenRunsIsReadAsItIsNow) {

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -25,6 +27,7 @@
 #include "operators/nn/onednn.h"
 #include "operators/nn/window.h"
 #include "operators/strided_copy.h"
+#include "platform/kept_copies.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -452,9 +455,9 @@ void CopyOut(dnnl::memory& result, dnnl::memory& user) {
 // A forward convolution ready to run: its primitive, the reorders between
 // our layouts and the ones oneDNN chose, and scratch buffers in
 // oneDNN's layouts. Building one costs more than a small convolution, so
-// each thread keeps them per shape (ConvForwardFor). The weights are
-// reordered on every run: a tensor carries no version that would say when
-// a cached copy is stale.
+// each thread keeps them per shape (ConvForwardFor). Weights in another
+// layout than oneDNN's are reordered once per version of their contents and
+// kept with them (KeptWeights).
 struct ConvForward {
   dnnl::convolution_forward conv;
   // The user-layout memories, pointed at the run's tensors before each run.
@@ -463,6 +466,11 @@ struct ConvForward {
   // reorder) where the layouts agree.
   dnnl::memory src, weights, dst;
   std::optional<dnnl::reorder> src_in, weights_in, dst_out;
+  // Pointed at a kept copy of the weights, in the primitive's layout.
+  dnnl::memory kept_weights;
+  // Names the weights' layout among kept copies: the same for every thread
+  // running these shapes and attributes, which get the same layout.
+  uint64_t weights_form = 0;
 };
 
 ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
@@ -508,6 +516,7 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
   if (f.src != f.user_src) f.src_in = dnnl::reorder(f.user_src, f.src);
   if (f.weights != f.user_weights) {
     f.weights_in = dnnl::reorder(f.user_weights, f.weights);
+    f.kept_weights = memory(pd.weights_desc(), engine, nullptr);
   }
   if (f.dst != f.user_dst) f.dst_out = dnnl::reorder(f.dst, f.user_dst);
   return f;
@@ -537,8 +546,30 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
   // Made before the eviction so that a throwing oneDNN leaves the cache as
   // it was.
   ConvForward made = MakeConvForward(a, input, filter, output, has_bias);
+  // Never 0, the form of plain re-spaced copies.
+  made.weights_form = std::hash<std::string>{}(key) | 1;
   if (cache.size() >= kMaxEntries) cache.clear();
   return cache.emplace(key, std::move(made)).first->second;
+}
+
+// The filter reordered into `f`'s weights layout, kept with the filter's
+// buffer for the runs after (KeptCopyOf); null where none is kept, and the
+// run reorders into f.weights as before.
+std::shared_ptr<const Allocation> KeptWeights(ConvForward& f,
+                                              const Tensor& filter) {
+  const Allocation* buffer = filter.buffer();
+  if (buffer == nullptr || filter.numel() == 0) return nullptr;
+  const KeptCopyKey key{
+      static_cast<size_t>(static_cast<const char*>(filter.raw_data()) -
+                          static_cast<const char*>(buffer->data())),
+      filter.dim(0), filter.numel() / filter.dim(0), 0, f.weights_form};
+  return KeptCopyOf(
+      *buffer, key, f.weights.get_desc().get_size(), [&f](void* copy) {
+        dnnl::memory into(f.weights.get_desc(), ThreadCpuEngine(), copy);
+        f.weights_in->execute(ThreadCpuStream(), f.user_weights, into);
+        // Other threads may read the copy once it is kept.
+        ThreadCpuStream().wait();
+      });
 }
 
 absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
@@ -552,9 +583,20 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
   f.user_weights.set_data_handle(ReadOnlyHandle(filter.raw_data()));
   f.user_dst.set_data_handle(output.raw_data());
   if (f.src_in) f.src_in->execute(stream, f.user_src, f.src);
-  if (f.weights_in) f.weights_in->execute(stream, f.user_weights, f.weights);
+  dnnl::memory weights = f.weights;
+  // Holds the kept copy alive until the convolution has read it.
+  std::shared_ptr<const Allocation> kept;
+  if (f.weights_in) {
+    kept = KeptWeights(f, filter);
+    if (kept != nullptr) {
+      f.kept_weights.set_data_handle(kept->data());
+      weights = f.kept_weights;
+    } else {
+      f.weights_in->execute(stream, f.user_weights, f.weights);
+    }
+  }
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, f.src},
-                                                {DNNL_ARG_WEIGHTS, f.weights},
+                                                {DNNL_ARG_WEIGHTS, weights},
                                                 {DNNL_ARG_DST, f.dst}};
   if (bias != nullptr) {
     f.bias.set_data_handle(ReadOnlyHandle(bias->raw_data()));
