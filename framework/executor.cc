@@ -748,24 +748,10 @@ absl::Status PrepareInPlace(const PreparedOp& op, int v, const VarInfo& info,
   if (!tensor.OwnsBufferAlone()) {
     SF_ASSIGN_OR_RETURN(tensor, tensor.CopyTo(tensor.place()));
   }
+  // The op writes the buffer with no Allocate to declare it: copies kept of
+  // the old contents must not serve a later read.
+  tensor.MarkWritten();
   return absl::OkStatus();
-}
-
-// An op updating a variable in place writes it with no Allocate to declare
-// the write: declares it once the op is done, so that no copy of the old
-// contents kept by a kernel is used again.
-void MarkInPlaceOutputsWritten(const PreparedOp& op,
-                               const std::vector<Tensor*>& tensors) {
-  for (size_t o = 0; o < op.outputs.size(); ++o) {
-    const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
-    if (in_place < 0) continue;
-    for (size_t k = 0; k < op.outputs[o].size(); ++k) {
-      const int v = op.outputs[o][k];
-      if (k < op.inputs[in_place].size() && op.inputs[in_place][k] == v) {
-        tensors[v]->MarkWritten();
-      }
-    }
-  }
 }
 
 // The tensor `var` holds (made if it holds nothing), or an error naming
@@ -1073,8 +1059,6 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     }
     if (op.spec->control_flow()) {
       SF_RETURN_IF_ERROR(ReadBackOutputs(op, prepared, tensors, infos));
-    } else {
-      MarkInPlaceOutputsWritten(op, tensors);
     }
     if (free_dead_tensors) {
       for (int v : prepared.dies_after_[position]) {
