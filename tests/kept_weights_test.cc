@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/substitute.h"
 #include "framework/executor.h"
 #include "framework/net_io.h"
 #include "framework/op_test_util.h"
@@ -51,19 +52,19 @@ constexpr char kFc[] = R"pb(
     }
   })pb";
 
-// w -= lr * g, in place.
-constexpr char kSgd[] = R"pb(
+// $0 -= lr * g in place, $0 and g of shape [$1] (see SgdNet).
+constexpr char kSgdNet[] = R"pb(
   blocks {
     vars {
-      name: "w"
+      name: "$0"
       dtype: DATA_TYPE_FLOAT32
-      shape: [ 64, 1024 ]
+      shape: [ $1 ]
       persistable: true
     }
     vars {
       name: "g"
       dtype: DATA_TYPE_FLOAT32
-      shape: [ 64, 1024 ]
+      shape: [ $1 ]
     }
     vars {
       name: "lr"
@@ -72,12 +73,16 @@ constexpr char kSgd[] = R"pb(
     }
     ops {
       type: "sgd"
-      inputs { slot: "Param" vars: "w" }
+      inputs { slot: "Param" vars: "$0" }
       inputs { slot: "Grad" vars: "g" }
       inputs { slot: "LearningRate" vars: "lr" }
-      outputs { slot: "ParamOut" vars: "w" }
+      outputs { slot: "ParamOut" vars: "$0" }
     }
   })pb";
+
+std::string SgdNet(const std::string& param, const std::string& shape) {
+  return absl::Substitute(kSgdNet, param, shape);
+}
 
 // out = x y, both fed.
 constexpr char kMatmul[] = R"pb(
@@ -101,7 +106,7 @@ constexpr char kMatmul[] = R"pb(
     }
   })pb";
 
-// y = conv2d(x, f), 3x3 with padding 1; f a parameter that sgd updates.
+// y = conv2d(x, f), 3x3 with padding 1, f a parameter.
 constexpr char kConv[] = R"pb(
   blocks {
     vars {
@@ -125,33 +130,6 @@ constexpr char kConv[] = R"pb(
         name: "paddings"
         ints { values: [ 1, 1 ] }
       }
-    }
-  })pb";
-
-constexpr char kConvSgd[] = R"pb(
-  blocks {
-    vars {
-      name: "f"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 16, 8, 3, 3 ]
-      persistable: true
-    }
-    vars {
-      name: "g"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 16, 8, 3, 3 ]
-    }
-    vars {
-      name: "lr"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 1 ]
-    }
-    ops {
-      type: "sgd"
-      inputs { slot: "Param" vars: "f" }
-      inputs { slot: "Grad" vars: "g" }
-      inputs { slot: "LearningRate" vars: "lr" }
-      outputs { slot: "ParamOut" vars: "f" }
     }
   })pb";
 
@@ -209,7 +187,8 @@ class KeptWeightsTest : public ::testing::Test {
 
 TEST_F(KeptWeightsTest, AnOptimizerUpdateInPlaceIsReadByTheNextRun) {
   for (int run = 0; run < 3; ++run) EXPECT_EQ(RunFc(), 0) << "run " << run;
-  absl::StatusOr<PreparedNet> sgd = executor_.Prepare(Net(kSgd), 0, CPUPlace());
+  absl::StatusOr<PreparedNet> sgd =
+      executor_.Prepare(Net(SgdNet("w", "64, 1024")), 0, CPUPlace());
   ASSERT_TRUE(sgd.ok()) << sgd.status();
   const std::vector<float> g = Pattern(kInner * kCols, 0.25f);
   for (int step = 0; step < 2; ++step) {
@@ -309,7 +288,7 @@ TEST(KeptConvWeightsTest, EachUpdateOfTheFilterIsReadByTheNextRun) {
       executor.Prepare(Net(kConv), 0, CPUPlace());
   ASSERT_TRUE(conv.ok()) << conv.status();
   absl::StatusOr<PreparedNet> sgd =
-      executor.Prepare(Net(kConvSgd), 0, CPUPlace());
+      executor.Prepare(Net(SgdNet("f", "16, 8, 3, 3")), 0, CPUPlace());
   ASSERT_TRUE(sgd.ok()) << sgd.status();
   const std::vector<float> g = Pattern(16 * 8 * 9, 0.125f);
   for (int step = 0; step < 3; ++step) {
