@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <utility>
 
@@ -9,9 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/host_staging.h"
 #include "framework/layout_rewrite.h"
 #include "framework/net_io.h"
 #include "framework/step_scopes.h"
+#include "platform/cuda_runtime.h"
 #include "platform/device.h"
 #include "platform/status_macros.h"
 
@@ -595,7 +598,15 @@ class PreparedNetBuilder {
         !slots[slot].empty()) {
       dtype = infos_[slots[slot][0]].dtype;
     }
+    op.kernel_place = place_;
     op.kernel = spec.FindKernel(KernelKey{place_.type(), dtype});
+    if (op.kernel == nullptr && !place_.is_cpu()) {
+      // No device kernel: the CPU kernel runs on host copies (HostStaging).
+      // A control-flow op's kernel only runs blocks, prepared for the
+      // device, and reads its condition through a copy: it stays.
+      op.kernel = spec.FindKernel(KernelKey{DeviceType::kCPU, dtype});
+      if (!spec.control_flow()) op.kernel_place = CPUPlace();
+    }
     if (op.kernel == nullptr) {
       errors_.push_back(absl::StrFormat(
           "%s: no kernel for dtype %s on %s (kernels there: %s)", prefix,
@@ -964,6 +975,27 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     persistables->assign(tensors.begin(), tensors.end());
   }
 
+  // Parameters the caller left on another place (loaded on the host for a
+  // net on a device): a run reads a copy on its place. One the net updates
+  // must be on the place, or the update would go to the copy.
+  std::deque<Tensor> persistable_copies;
+  for (int v = 0; v < n; ++v) {
+    if (!prepared.persistable_[v] || !prepared.is_tensor_[v] ||
+        prepared.external_[v] || !tensors[v]->initialized() ||
+        tensors[v]->place() == place ||
+        (prepared.written_[v] && !prepared.read_first_[v])) {
+      continue;  // a net that writes it first allocates it on its place
+    }
+    SF_CHECK_CODE(!prepared.written_[v], absl::StatusCode::kFailedPrecondition,
+                  "persistable variable \"%s\" is on %s, but the net runs on "
+                  "%s and writes it: copy it to %s first (Tensor::CopyTo)",
+                  prepared.names_[v], tensors[v]->place().ToString(),
+                  place.ToString(), place.ToString());
+    SF_ASSIGN_OR_RETURN(Tensor copy, tensors[v]->CopyTo(place));
+    persistable_copies.push_back(std::move(copy));
+    tensors[v] = &persistable_copies.back();
+  }
+
   std::vector<bool> fed(n, false);
   for (const Feed& feed : feeds) {
     const int v = prepared.VarIndex(feed.name);
@@ -1017,10 +1049,25 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                             inferred.message()));
       }
     }
+    // An op with no kernel on the run's device runs its CPU kernel on host
+    // copies of its inputs and outputs.
+    const bool on_host = op.kernel_place != place;
+    HostStaging staging;
+    if (on_host) {
+      absl::Status staged = staging.StageInputs(op, tensors);
+      if (!staged.ok()) {
+        return absl::Status(
+            staged.code(),
+            absl::StrFormat("op %d (%s): copying its inputs to the host for "
+                            "its CPU kernel: %s",
+                            op.index, op.spec->type(), staged.message()));
+      }
+    }
     for (size_t o = 0; o < op.outputs.size() && !op.spec->control_flow(); ++o) {
       const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
       for (size_t k = 0; k < op.outputs[o].size(); ++k) {
         const int v = op.outputs[o][k];
+        if (on_host) staging.StageOutput(v, tensors);
         if (in_place >= 0 && k < op.inputs[in_place].size() &&
             op.inputs[in_place][k] == v) {
           SF_RETURN_IF_ERROR(
@@ -1032,8 +1079,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                       "time",
                       op.index, op.spec->type(), prepared.names_[v],
                       InfoToString(infos[v]));
-        absl::Status allocated =
-            tensors[v]->Allocate(place, infos[v].dtype, infos[v].dims);
+        absl::Status allocated = tensors[v]->Allocate(
+            op.kernel_place, infos[v].dtype, infos[v].dims);
         if (!allocated.ok()) {
           return absl::Status(
               allocated.code(),
@@ -1043,7 +1090,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
         }
       }
     }
-    KernelContext context(op, tensors.data(), prepared.names_, place,
+    KernelContext context(op, tensors.data(), prepared.names_, op.kernel_place,
                           &run_scope, this);
     const Clock::time_point kernel_start =
         profile != nullptr ? Clock::now() : Clock::time_point();
@@ -1051,6 +1098,9 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     if (profile != nullptr) {
       profile->ops[position].kernel_seconds +=
           std::chrono::duration<double>(Clock::now() - kernel_start).count();
+    }
+    if (on_host && status.ok()) {
+      status = staging.Finish(op, place, tensors);
     }
     if (!status.ok()) {
       return absl::Status(status.code(),
@@ -1079,6 +1129,17 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                   "fetch \"%s\": no op of the net wrote it and it was not fed",
                   prepared.names_[v]);
     results.push_back(*tensors[v]);
+  }
+  if (place.is_cuda()) {
+    // The run's kernels were only queued on this thread's stream: wait, so
+    // that the fetched tensors and the parameters the run wrote may be used
+    // from any thread once Run returns.
+    absl::Status done = SynchronizeCudaStream(place.device());
+    if (!done.ok()) {
+      return absl::Status(done.code(),
+                          absl::StrCat("a kernel of the run failed on ",
+                                       place.ToString(), ": ", done.message()));
+    }
   }
   return results;
 }

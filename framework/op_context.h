@@ -39,6 +39,10 @@ struct PreparedOp {
   std::vector<std::vector<int>> inputs;
   std::vector<std::vector<int>> outputs;
   KernelFn kernel = nullptr;
+  // Where the kernel runs: the net's place, or the CPU for an op with no
+  // kernel on the net's device. The executor then copies the op's inputs
+  // that live on the device to the host, and its outputs back.
+  Place kernel_place;
   // Every input's and output's dtype and shape was fully known at Prepare,
   // so the outputs Prepare inferred hold at every run and Run skips
   // inference.

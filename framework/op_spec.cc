@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_join.h"
+#include "framework/kernel_registry.h"
 
 namespace scopeflow {
 
@@ -137,14 +138,18 @@ const AttrSpec* OpSpec::FindAttr(absl::string_view name) const {
 
 KernelFn OpSpec::FindKernel(const KernelKey& key) const {
   auto it = kernels_.find(key);
-  return it == kernels_.end() ? nullptr : it->second;
+  if (it != kernels_.end()) return it->second;
+  return FindRegisteredKernel(type_, key);
 }
 
 std::string OpSpec::KernelDtypes(DeviceType device) const {
-  std::vector<std::string> names;
+  std::vector<DataType> dtypes;
   for (const auto& [key, kernel] : kernels_) {
-    if (key.device == device) names.push_back(DataTypeName(key.dtype));
+    if (key.device == device) dtypes.push_back(key.dtype);
   }
+  AppendRegisteredKernelDtypes(type_, device, dtypes);
+  std::vector<std::string> names;
+  for (DataType dtype : dtypes) names.push_back(DataTypeName(dtype));
   std::sort(names.begin(), names.end());
   return names.empty() ? "none" : absl::StrJoin(names, ", ");
 }

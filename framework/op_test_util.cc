@@ -10,7 +10,6 @@
 #include "platform/status_macros.h"
 
 namespace scopeflow {
-namespace {
 
 absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
                                 const std::vector<VarDecl>& vars) {
@@ -32,7 +31,6 @@ absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
   return net;
 }
 
-// Each feed declared with its own dtype and shape.
 std::vector<VarDecl> DeclareFeeds(const std::vector<Feed>& feeds) {
   std::vector<VarDecl> vars;
   for (const Feed& feed : feeds) {
@@ -42,6 +40,8 @@ std::vector<VarDecl> DeclareFeeds(const std::vector<Feed>& feeds) {
   }
   return vars;
 }
+
+namespace {
 
 absl::StatusOr<PreparedNet> PrepareDeclared(const std::string& op_text,
                                             const std::vector<VarDecl>& vars) {

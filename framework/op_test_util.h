@@ -91,6 +91,14 @@ struct VarDecl {
   std::vector<int64_t> shape;
 };
 
+// The net of one block that declares `vars` and holds the op written in
+// `op_text`.
+absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
+                                const std::vector<VarDecl>& vars);
+
+// Each feed declared with its own dtype and shape.
+std::vector<VarDecl> DeclareFeeds(const std::vector<Feed>& feeds);
+
 // Prepares the one-op net that declares `vars` and returns what Prepare
 // inferred for variable `var`, or Prepare's error.
 absl::StatusOr<VarInfo> InferAtPrepare(const std::string& op_text,

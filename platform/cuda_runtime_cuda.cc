@@ -1,16 +1,95 @@
 // The CUDA build of platform/cuda_runtime.h.
 #include <cuda_runtime_api.h>
 
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "platform/cuda_runtime.h"
 
 namespace scopeflow {
 namespace {
 
 absl::Status CudaError(cudaError_t error, const char* what) {
-  return absl::InternalError(absl::StrFormat("%s failed: %s (%s)", what,
-                                             cudaGetErrorString(error),
-                                             cudaGetErrorName(error)));
+  const std::string message =
+      absl::StrFormat("%s failed: %s (%s)", what, cudaGetErrorString(error),
+                      cudaGetErrorName(error));
+  if (error == cudaErrorMemoryAllocation) {
+    return absl::ResourceExhaustedError(message);
+  }
+  return absl::InternalError(message);
+}
+
+// Streams of threads that exited, per device, for threads that come later:
+// a serving process whose pool threads come and go keeps a bounded number.
+class StreamPool {
+ public:
+  absl::StatusOr<cudaStream_t> Take(int device) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (device < static_cast<int>(free_.size()) && !free_[device].empty()) {
+        cudaStream_t stream = free_[device].back();
+        free_[device].pop_back();
+        return stream;
+      }
+    }
+    cudaStream_t stream = nullptr;
+    cudaError_t error =
+        cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (error != cudaSuccess) return CudaError(error, "cudaStreamCreate");
+    return stream;
+  }
+
+  void Give(int device, cudaStream_t stream) {
+    absl::MutexLock lock(&mu_);
+    if (device >= static_cast<int>(free_.size())) free_.resize(device + 1);
+    free_[device].push_back(stream);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::vector<cudaStream_t>> free_ ABSL_GUARDED_BY(mu_);
+};
+
+StreamPool& Pool() {
+  static StreamPool pool;
+  return pool;
+}
+
+// The calling thread's streams, given back to the pool when it exits.
+struct ThreadStreams {
+  std::vector<cudaStream_t> by_device;
+  int current_device = -1;
+
+  ~ThreadStreams() {
+    for (int device = 0; device < static_cast<int>(by_device.size());
+         ++device) {
+      if (by_device[device] == nullptr) continue;
+      // Work still queued runs on; the next owner's work follows it.
+      Pool().Give(device, by_device[device]);
+    }
+  }
+};
+
+thread_local ThreadStreams thread_streams;
+
+absl::Status UseDevice(int device) {
+  if (thread_streams.current_device == device) return absl::OkStatus();
+  cudaError_t error = cudaSetDevice(device);
+  if (error != cudaSuccess) return CudaError(error, "cudaSetDevice");
+  thread_streams.current_device = device;
+  return absl::OkStatus();
+}
+
+bool IsHostMemory(const void* data) {
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return attributes.type == cudaMemoryTypeUnregistered ||
+         attributes.type == cudaMemoryTypeHost;
 }
 
 }  // namespace
@@ -31,23 +110,77 @@ int CudaDeviceCount() {
 }
 
 absl::StatusOr<void*> CudaMalloc(int device, size_t bytes) {
-  cudaError_t error = cudaSetDevice(device);
-  if (error != cudaSuccess) return CudaError(error, "cudaSetDevice");
+  absl::Status used = UseDevice(device);
+  if (!used.ok()) return used;
   void* data = nullptr;
-  error = cudaMalloc(&data, bytes);
-  if (error != cudaSuccess) return CudaError(error, "cudaMalloc");
+  cudaError_t error = cudaMalloc(&data, bytes);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return CudaError(error, "cudaMalloc");
+  }
   return data;
 }
 
 void CudaFree(int device, void* data) {
-  cudaSetDevice(device);
-  cudaFree(data);
+  if (UseDevice(device).ok()) cudaFree(data);
 }
 
-absl::Status CudaMemcpy(void* dst, const void* src, size_t bytes) {
-  cudaError_t error = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-  if (error != cudaSuccess) return CudaError(error, "cudaMemcpy");
+absl::StatusOr<void*> CudaHostAlloc(size_t bytes) {
+  void* data = nullptr;
+  cudaError_t error = cudaHostAlloc(&data, bytes, cudaHostAllocPortable);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return CudaError(error, "cudaHostAlloc");
+  }
+  return data;
+}
+
+void CudaFreeHost(void* data) { cudaFreeHost(data); }
+
+absl::StatusOr<CudaStream> CurrentCudaStream(int device) {
+  absl::Status used = UseDevice(device);
+  if (!used.ok()) return used;
+  std::vector<cudaStream_t>& streams = thread_streams.by_device;
+  if (device >= static_cast<int>(streams.size())) {
+    streams.resize(device + 1, nullptr);
+  }
+  if (streams[device] == nullptr) {
+    absl::StatusOr<cudaStream_t> stream = Pool().Take(device);
+    if (!stream.ok()) return stream.status();
+    streams[device] = *stream;
+  }
+  return static_cast<CudaStream>(streams[device]);
+}
+
+absl::Status SynchronizeCudaStream(int device) {
+  absl::StatusOr<CudaStream> stream = CurrentCudaStream(device);
+  if (!stream.ok()) return stream.status();
+  cudaError_t error = cudaStreamSynchronize(static_cast<cudaStream_t>(*stream));
+  if (error != cudaSuccess) return CudaError(error, "cudaStreamSynchronize");
   return absl::OkStatus();
+}
+
+absl::Status CudaCopy(int device, void* dst, const void* src, size_t bytes,
+                      bool wait) {
+  absl::StatusOr<CudaStream> stream = CurrentCudaStream(device);
+  if (!stream.ok()) return stream.status();
+  cudaStream_t s = static_cast<cudaStream_t>(*stream);
+  cudaError_t error = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
+  if (error != cudaSuccess) return CudaError(error, "cudaMemcpyAsync");
+  if (wait || IsHostMemory(dst)) {
+    error = cudaStreamSynchronize(s);
+    if (error != cudaSuccess) return CudaError(error, "cudaStreamSynchronize");
+  }
+  return absl::OkStatus();
+}
+
+bool IsPageLockedHostMemory(const void* data) {
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
 }
 
 }  // namespace scopeflow

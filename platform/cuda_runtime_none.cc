@@ -22,8 +22,21 @@ absl::StatusOr<void*> CudaMalloc(int /*device*/, size_t /*bytes*/) {
 
 void CudaFree(int /*device*/, void* /*data*/) {}
 
-absl::Status CudaMemcpy(void* /*dst*/, const void* /*src*/, size_t /*bytes*/) {
+absl::StatusOr<void*> CudaHostAlloc(size_t /*bytes*/) { return NoCuda(); }
+
+void CudaFreeHost(void* /*data*/) {}
+
+absl::StatusOr<CudaStream> CurrentCudaStream(int /*device*/) {
   return NoCuda();
 }
+
+absl::Status SynchronizeCudaStream(int /*device*/) { return NoCuda(); }
+
+absl::Status CudaCopy(int /*device*/, void* /*dst*/, const void* /*src*/,
+                      size_t /*bytes*/, bool /*wait*/) {
+  return NoCuda();
+}
+
+bool IsPageLockedHostMemory(const void* /*data*/) { return false; }
 
 }  // namespace scopeflow

@@ -30,7 +30,13 @@ absl::Status CopyBytes(const Place& dst_place, void* dst,
   }
   SF_RETURN_IF_ERROR(CheckPlaceAvailable(dst_place));
   SF_RETURN_IF_ERROR(CheckPlaceAvailable(src_place));
-  return CudaMemcpy(dst, src, bytes);
+  // On the calling thread's stream of the device involved (the
+  // destination's when both are devices), so the copy follows the kernels
+  // this thread queued. A copy out of page-locked memory is waited for:
+  // the caller may reuse the source as soon as this returns.
+  const Place& device = dst_place.is_cuda() ? dst_place : src_place;
+  const bool wait = src_place.is_cpu() && IsPageLockedHostMemory(src);
+  return CudaCopy(device.device(), dst, src, bytes, wait);
 }
 
 }  // namespace scopeflow

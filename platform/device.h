@@ -13,8 +13,10 @@ namespace scopeflow {
 // place and why (no CUDA in this build, or how many devices there are).
 absl::Status CheckPlaceAvailable(const Place& place);
 
-// Copies `bytes` bytes from `src` on `src_place` to `dst` on `dst_place` and
-// returns once the copy is complete.
+// Copies `bytes` bytes from `src` on `src_place` to `dst` on `dst_place`.
+// Returns once the destination can be read when it is host memory, and once
+// the source may be reused; a copy to a device is ordered before the work
+// the calling thread queues on that device afterwards (its stream).
 absl::Status CopyBytes(const Place& dst_place, void* dst,
                        const Place& src_place, const void* src, size_t bytes);
 

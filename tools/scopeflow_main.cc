@@ -173,6 +173,7 @@ constexpr char kUsage[] =
     "  train       train: --startup NET --main NET --data FILE|digits\n"
     "              --epochs N --batch B --checkpoint_dir D --resume\n"
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
+    "              --place cpu|cuda:N\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
     "              convert an ONNX model (opsets 11 to 22) into a net and a\n"
     "              parameter file\n"
@@ -206,7 +207,12 @@ int main(int argc, char** argv) {
   const std::string net = train ? "" : positional[2];
   absl::Status status;
   if (train) {
-    status = scopeflow::TrainCommand(TrainOptionsFromFlags());
+    scopeflow::TrainCommandOptions options = TrainOptionsFromFlags();
+    absl::StatusOr<scopeflow::Place> place =
+        scopeflow::ParsePlace(absl::GetFlag(FLAGS_place));
+    if (!place.ok()) return Fail(place.status());
+    options.trainer.place = *place;
+    status = scopeflow::TrainCommand(options);
   } else if (command == "run") {
     scopeflow::RunCommandOptions options;
     options.net = net;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -24,7 +25,13 @@ absl::Status WithNet(const absl::Status& status, absl::string_view what) {
                       absl::StrCat(what, ": ", status.message()));
 }
 
-double Scalar(const Tensor& tensor) {
+double Scalar(const Tensor& fetched) {
+  // A fetch of a run on a device: one value to read, so one small copy.
+  absl::StatusOr<Tensor> host = fetched.place().is_cpu()
+                                    ? absl::StatusOr<Tensor>(fetched)
+                                    : fetched.CopyTo(CPUPlace());
+  if (!host.ok()) return std::nan("");
+  const Tensor& tensor = *host;
   switch (tensor.dtype()) {
     case kFloat32:
       return tensor.data<float>()[0];
@@ -83,12 +90,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
           .status(),
       absl::StrCat("building the training net from \"", main.name(), "\"")));
   const Executor& executor = trainer->executor_;
-  SF_ASSIGN_OR_RETURN(trainer->startup_,
-                      executor.Prepare(trainer->startup_net_, 0, CPUPlace()));
+  SF_ASSIGN_OR_RETURN(trainer->startup_, executor.Prepare(trainer->startup_net_,
+                                                          0, options.place));
   SF_ASSIGN_OR_RETURN(trainer->train_,
-                      executor.Prepare(trainer->train_net_, 0, CPUPlace()));
+                      executor.Prepare(trainer->train_net_, 0, options.place));
   SF_ASSIGN_OR_RETURN(trainer->eval_,
-                      executor.Prepare(trainer->eval_net_, 0, CPUPlace()));
+                      executor.Prepare(trainer->eval_net_, 0, options.place));
   for (const std::string& feed : {options.features_feed, options.labels_feed}) {
     const auto& inputs = trainer->train_.input_names();
     SF_CHECK(std::find(inputs.begin(), inputs.end(), feed) != inputs.end(),
@@ -117,7 +124,7 @@ absl::StatusOr<bool> Trainer::Resume() {
            "cannot resume: no checkpoint directory given");
   SF_ASSIGN_OR_RETURN(
       std::optional<CheckpointFile> restored,
-      RestoreLatestCheckpoint(options_.checkpoint_dir, scope_, CPUPlace()));
+      RestoreLatestCheckpoint(options_.checkpoint_dir, scope_, options_.place));
   return restored.has_value();
 }
 
@@ -138,7 +145,8 @@ absl::StatusOr<int64_t> Trainer::step() const {
   SF_CHECK(counter->dtype() == kInt64 && counter->numel() == 1,
            "the step counter \"%s\" holds %s, not one int64", kStepVar,
            counter->DebugString());
-  return counter->data<int64_t>()[0];
+  SF_ASSIGN_OR_RETURN(const Tensor host, counter->CopyTo(CPUPlace()));
+  return host.data<int64_t>()[0];
 }
 
 int64_t Trainer::StepsPerEpoch(const Dataset& train) const {

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/executor.h"
+#include "platform/place.h"
 #include "framework/scope.h"
 #include "framework/training/dataset.h"
 #include "framework/training/optimizer.h"
@@ -35,6 +36,8 @@ struct TrainerOptions {
   // Where checkpoints go ("" for none) and how many are kept.
   std::string checkpoint_dir;
   int keep_checkpoints = 3;
+  // Where the nets run and the parameters live.
+  Place place = CPUPlace();
 };
 
 struct StepReport {

@@ -55,10 +55,13 @@ absl::StatusOr<bool> ReadBoolScalar(const KernelContext& context,
 }
 
 absl::StatusOr<Tensor> ZerosLike(const Tensor& like) {
+  // Made on the host, then copied where `like` is: control-flow ops run
+  // these few whole-tensor steps in blocks on any place.
   Tensor zeros;
-  SF_RETURN_IF_ERROR(zeros.Allocate(like.place(), like.dtype(), like.dims()));
+  SF_RETURN_IF_ERROR(zeros.Allocate(CPUPlace(), like.dtype(), like.dims()));
   std::memset(zeros.raw_data(), 0, zeros.nbytes());
-  return zeros;
+  if (like.place().is_cpu()) return zeros;
+  return zeros.CopyTo(like.place());
 }
 
 absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b,
@@ -66,6 +69,13 @@ absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b,
   SF_CHECK(a.dtype() == b.dtype() && a.dims() == b.dims(),
            "two gradients of \"%s\" differ: %s and %s", what, a.DebugString(),
            b.DebugString());
+  if (!a.place().is_cpu() || !b.place().is_cpu()) {
+    // Summed on the host (see ZerosLike).
+    SF_ASSIGN_OR_RETURN(const Tensor host_a, a.CopyTo(CPUPlace()));
+    SF_ASSIGN_OR_RETURN(const Tensor host_b, b.CopyTo(CPUPlace()));
+    SF_ASSIGN_OR_RETURN(const Tensor host_sum, Sum(host_a, host_b, what));
+    return host_sum.CopyTo(a.place());
+  }
   Tensor sum;
   SF_RETURN_IF_ERROR(sum.Allocate(a.place(), a.dtype(), a.dims()));
   if (a.dtype() == kFloat32) {

@@ -1,11 +1,17 @@
-// Whole-net CPU benchmarks: dispatch overhead, an MLP, a CNN, and the
+// Whole-net benchmarks: dispatch overhead, an MLP, a CNN, and the
 // machine's own matrix-product limit through the same library.
 //   OMP_NUM_THREADS=1 bazel run //tests/benchmarks:net_benchmark
 //   OMP_NUM_THREADS=2 bazel run //tests/benchmarks:net_benchmark
-// The net shapes are those of the figures in docs/PERFORMANCE.md.
+//   bazel run //tests/benchmarks:net_benchmark -- --place=cuda:0
+// On a device the parameters live there and each run copies its input from
+// the host and waits for its kernels (Executor::Run), as a serving request
+// does. The net shapes are those of the figures in docs/PERFORMANCE.md.
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/substitute.h"
 #include "benchmark/benchmark.h"
@@ -17,6 +23,12 @@
 
 namespace scopeflow {
 namespace {
+
+// Where the nets run: --place, cpu by default.
+Place& BenchmarkPlace() {
+  static Place place;
+  return place;
+}
 
 Tensor Filled(Dims dims, float value) {
   Tensor t;
@@ -31,14 +43,17 @@ void RunNet(benchmark::State& state, const NetDef& net,
             const std::vector<Feed>& feeds, const std::string& fetch,
             ExecutorOptions options = {}) {
   Executor executor(options);
-  absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
+  const Place& place = BenchmarkPlace();
+  absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, place);
   if (!prepared.ok()) {
     state.SkipWithError(std::string(prepared.status().message()).c_str());
     return;
   }
   Scope root;
   for (const auto& [name, tensor] : parameters) {
-    **root.Var(name)->GetMutable<Tensor>() = tensor;
+    absl::StatusOr<Tensor> placed = tensor.CopyTo(place);
+    if (!placed.ok()) std::abort();
+    **root.Var(name)->GetMutable<Tensor>() = *placed;
   }
   const std::vector<std::string> fetches = {fetch};
   for (int i = 0; i < 3; ++i) {  // Warm-up.
@@ -175,11 +190,45 @@ void BM_Sgemm1024(benchmark::State& state) {
 }
 BENCHMARK(BM_Sgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// One 1024x1024x1024 matmul op in a net, its inputs already on the place:
+// the product through the executor (on a device, cuBLAS), with the run's
+// overhead.
+void BM_MatmulNet1024(benchmark::State& state) {
+  constexpr int64_t n = 1024;
+  NetText text;
+  text.Var("a", {n, n}, true);
+  text.Var("b", {n, n}, true);
+  text.Op("matmul", {{"X", "a"}, {"Y", "b"}}, "c");
+  RunNet(state, text.Build(),
+         {{"a", Filled({n, n}, 0.5f)}, {"b", Filled({n, n}, 0.25f)}}, {}, "c");
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MatmulNet1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace scopeflow
 
 int main(int argc, char** argv) {
   scopeflow::KeepFreedHostMemoryForReuse();
+  // --place=P is ours; the rest are Google Benchmark's flags.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (absl::StartsWith(arg, "--place=")) {
+      absl::StatusOr<scopeflow::Place> place =
+          scopeflow::ParsePlace(arg.substr(std::strlen("--place=")));
+      if (!place.ok()) {
+        std::fprintf(stderr, "%s\n",
+                     std::string(place.status().message()).c_str());
+        return 2;
+      }
+      scopeflow::BenchmarkPlace() = *place;
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

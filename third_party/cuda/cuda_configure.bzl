@@ -11,13 +11,14 @@ def _cuda_configure_impl(repository_ctx):
     has_cuda = nvcc.exists
     if has_cuda:
         repository_ctx.symlink(cuda_path + "/include", "include")
+        repository_ctx.symlink(cuda_path + "/bin", "bin")
         lib_dir = cuda_path + "/lib64"
         build = """
 package(default_visibility = ["//visibility:public"])
 
 cc_library(
     name = "cuda_runtime",
-    hdrs = glob(["include/**/*.h", "include/**/*.hpp"]),
+    hdrs = glob(["include/**"]),
     includes = ["include"],
     linkopts = [
         "-L{lib}",
@@ -27,12 +28,34 @@ cc_library(
         "-lpthread",
     ],
 )
+
+# cuBLAS and cuDNN, linked as shared libraries (their static forms are
+# hundreds of megabytes). The run path finds them where they were found at
+# build time; elsewhere LD_LIBRARY_PATH must name them.
+cc_library(
+    name = "cuda_libs",
+    linkopts = [
+        "-L{lib}",
+        "-Wl,-rpath,{lib}",
+        "-lcublas",
+        "-lcublasLt",
+        "-lcudnn",
+    ],
+    deps = [":cuda_runtime"],
+)
+
+filegroup(
+    name = "nvcc",
+    srcs = ["bin/nvcc"],
+)
 """.format(lib = lib_dir)
     else:
         build = """
 package(default_visibility = ["//visibility:public"])
 
 cc_library(name = "cuda_runtime")
+
+cc_library(name = "cuda_libs")
 """
     repository_ctx.file("BUILD", build)
     repository_ctx.file("WORKSPACE", "workspace(name = \"local_cuda\")\n")

@@ -1,0 +1,68 @@
+// Launchers of the kernels around conv2d's cuDNN calls (conv2d_cuda.cu):
+// layout changes and padding, bias and relu, and the bias gradient. Plain
+// C++ and CUDA runtime types only, so both nvcc and the C++ compiler read
+// it.
+#ifndef SCOPEFLOW_OPERATORS_NN_CONV2D_CUDA_H_
+#define SCOPEFLOW_OPERATORS_NN_CONV2D_CUDA_H_
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace scopeflow {
+namespace cuda {
+
+// A 4-D tensor's dims in [N, C, H, W] order whatever its layout, and its
+// layout: NHWC where channels_last, otherwise NCHW.
+struct Image4d {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  bool channels_last = false;
+};
+
+// dst[n, c, y, x] = src[n, c, y + dy, x + dx] where that cell lies in src,
+// otherwise 0, for every cell of dst: pads (negative offsets), crops
+// (positive ones) and changes layout, alone or together. src and dst have
+// the same n and c.
+template <typename T>
+void LaunchCopyWindow(const T* src, const Image4d& src_dims, T* dst,
+                      const Image4d& dst_dims, int64_t dy, int64_t dx,
+                      cudaStream_t stream);
+
+// Over out as [outer, channels, inner]: out = (accumulate ? out : 0) +
+// bias[channel] (no bias where null), then max(out, 0) where `relu`.
+template <typename T>
+void LaunchBiasRelu(const T* bias, bool relu, bool accumulate, int64_t outer,
+                    int64_t channels, int64_t inner, T* out,
+                    cudaStream_t stream);
+
+// The blocks LaunchChannelSums splits each channel's sum over: its scratch
+// memory holds ChannelSumSplits(...) * channels doubles.
+inline int64_t ChannelSumSplits(int64_t outer, int64_t channels,
+                                int64_t inner) {
+  constexpr int64_t kMaxGrid = 65535;
+  // Enough blocks to fill a large device, each with enough to add.
+  constexpr int64_t kTargetBlocks = 1024;
+  const int64_t channel_blocks =
+      std::min(inner == 1 ? (channels + 31) / 32 : channels, kMaxGrid);
+  const int64_t fewest_per_block = inner == 1 ? 64 : 2048;
+  const int64_t splits =
+      std::min((outer * inner + fewest_per_block - 1) / fewest_per_block,
+               std::max<int64_t>(
+                   1, kTargetBlocks / std::max<int64_t>(channel_blocks, 1)));
+  return std::max<int64_t>(1, std::min(splits, kMaxGrid));
+}
+
+// out[c] = the sum of x as [outer, channels, inner] over outer and inner,
+// added in double (as the CPU kernel adds the bias gradient). `partial`
+// is scratch memory of ChannelSumSplits(outer, channels, inner) * channels
+// doubles.
+template <typename T>
+void LaunchChannelSums(const T* x, int64_t outer, int64_t channels,
+                       int64_t inner, double* partial, T* out,
+                       cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_NN_CONV2D_CUDA_H_
