@@ -914,6 +914,22 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
                      /*profile=*/nullptr, /*free_dead_tensors=*/false);
 }
 
+namespace {
+
+// How many runs enclose the calling thread's current one.
+thread_local int run_depth = 0;
+
+class RunNesting {
+ public:
+  RunNesting() { ++run_depth; }
+  ~RunNesting() { --run_depth; }
+  RunNesting(const RunNesting&) = delete;
+  RunNesting& operator=(const RunNesting&) = delete;
+  bool outermost() const { return run_depth == 1; }
+};
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     const PreparedNet& prepared, Scope& scope, Scope& run_scope,
     std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
@@ -921,6 +937,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     bool free_dead_tensors, std::vector<Tensor*>* persistables) const {
   const int n = static_cast<int>(prepared.names_.size());
   const Place& place = prepared.place_;
+  // Runs nest (a loop's body runs inside its op, on the same thread and
+  // stream): the outermost run on a device is the one that waits for it.
+  const RunNesting nesting;
+  const bool waits_for_device = place.is_cuda() && nesting.outermost();
+  if (waits_for_device) SF_RETURN_IF_ERROR(DiscardDeviceChecks(place.device()));
   std::vector<VarInfo> infos = prepared.infos_;
   const bool resolved = persistables != nullptr && !persistables->empty();
   for (int v = 0; v < n; ++v) {
@@ -1130,16 +1151,18 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                   prepared.names_[v]);
     results.push_back(*tensors[v]);
   }
-  if (place.is_cuda()) {
+  if (waits_for_device) {
     // The run's kernels were only queued on this thread's stream: wait, so
     // that the fetched tensors and the parameters the run wrote may be used
-    // from any thread once Run returns.
+    // from any thread once Run returns, then read what the kernels found
+    // wrong in their inputs.
     absl::Status done = SynchronizeCudaStream(place.device());
     if (!done.ok()) {
       return absl::Status(done.code(),
                           absl::StrCat("a kernel of the run failed on ",
                                        place.ToString(), ": ", done.message()));
     }
+    SF_RETURN_IF_ERROR(TakeDeviceCheckFailure(place.device()));
   }
   return results;
 }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -57,6 +58,31 @@ absl::Status CudaCopy(int device, void* dst, const void* src, size_t bytes,
 
 // Whether `data` is page-locked host memory (CudaHostAlloc).
 bool IsPageLockedHostMemory(const void* data);
+
+// Checks of input values that only a kernel sees (an index in range, a
+// label in range), reported without making the host wait for the kernel:
+// the kernel writes the first bad value it finds into a slot of mapped
+// host memory, and the host reads the slots once the stream is
+// synchronised anyway (at the end of Executor::Run).
+//
+// The value a slot holds while no bad value was found.
+inline constexpr int64_t kDeviceCheckPassed = INT64_MIN;
+// A slot for one kernel call of the calling thread on `device`, holding
+// kDeviceCheckPassed; `what` says what a value written there means, e.g.
+// `op 3 (gather): input "Index" (variable "ids") holds an index outside
+// [0, 10)`. The pointer is valid in kernels on that device.
+// With `with_value` false the message is `what` alone (the value only
+// tells that the check failed).
+absl::StatusOr<int64_t*> DeviceCheckSlot(int device, std::string what,
+                                         bool with_value = true);
+// After SynchronizeCudaStream(device): InvalidArgument "<what>: <value>"
+// (or `what` with its first "$0" replaced by the value) for the first slot
+// a kernel wrote since the last call, or OK. Frees the calling thread's
+// slots either way.
+absl::Status TakeDeviceCheckFailure(int device);
+// Frees slots a run that failed early left behind, first waiting for the
+// kernels that may still write them. Costs nothing when there are none.
+absl::Status DiscardDeviceChecks(int device);
 
 }  // namespace scopeflow
 

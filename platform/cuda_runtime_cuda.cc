@@ -1,9 +1,14 @@
 // The CUDA build of platform/cuda_runtime.h.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/cuda_runtime.h"
@@ -57,9 +62,81 @@ StreamPool& Pool() {
   return pool;
 }
 
+// Slots of DeviceCheckSlot: mapped page-locked memory, so that kernels
+// write it directly and the host reads it with no copy.
+class DeviceChecks {
+ public:
+  static constexpr int kSlots = 4096;
+
+  ~DeviceChecks() {
+    if (slots_ != nullptr) cudaFreeHost(slots_);
+  }
+
+  absl::StatusOr<int64_t*> Slot(std::string what, bool with_value) {
+    if (slots_ == nullptr) {
+      void* memory = nullptr;
+      cudaError_t error =
+          cudaHostAlloc(&memory, kSlots * sizeof(int64_t),
+                        cudaHostAllocMapped | cudaHostAllocPortable);
+      if (error != cudaSuccess) {
+        cudaGetLastError();
+        return CudaError(error, "cudaHostAlloc (device check slots)");
+      }
+      slots_ = static_cast<int64_t*>(memory);
+    }
+    // Past the last slot, calls share it (and its message): a run with
+    // that many checking kernels still reports that one failed.
+    const int slot = std::min<int>(used_.size(), kSlots - 1);
+    if (slot == static_cast<int>(used_.size())) {
+      used_.push_back({std::move(what), with_value});
+    }
+    slots_[slot] = kDeviceCheckPassed;
+    int64_t* device_pointer = nullptr;
+    cudaError_t error = cudaHostGetDevicePointer(
+        reinterpret_cast<void**>(&device_pointer), slots_ + slot, 0);
+    if (error != cudaSuccess) {
+      cudaGetLastError();
+      return CudaError(error, "cudaHostGetDevicePointer");
+    }
+    return device_pointer;
+  }
+
+  bool empty() const { return used_.empty(); }
+
+  absl::Status TakeFailure() {
+    absl::Status failure;
+    for (size_t slot = 0; slot < used_.size(); ++slot) {
+      const int64_t value = reinterpret_cast<volatile int64_t*>(slots_)[slot];
+      if (value != kDeviceCheckPassed) {
+        std::string message = used_[slot].what;
+        const size_t at = message.find("$0");
+        if (!used_[slot].with_value) {
+        } else if (at == std::string::npos) {
+          absl::StrAppend(&message, ": ", value);
+        } else {
+          message.replace(at, 2, absl::StrCat(value));
+        }
+        failure = absl::InvalidArgumentError(message);
+        break;
+      }
+    }
+    used_.clear();
+    return failure;
+  }
+
+ private:
+  struct Check {
+    std::string what;
+    bool with_value;
+  };
+  int64_t* slots_ = nullptr;
+  std::vector<Check> used_;
+};
+
 // The calling thread's streams, given back to the pool when it exits.
 struct ThreadStreams {
   std::vector<cudaStream_t> by_device;
+  std::vector<std::unique_ptr<DeviceChecks>> checks;
   int current_device = -1;
 
   ~ThreadStreams() {
@@ -172,6 +249,36 @@ absl::Status CudaCopy(int device, void* dst, const void* src, size_t bytes,
     if (error != cudaSuccess) return CudaError(error, "cudaStreamSynchronize");
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t*> DeviceCheckSlot(int device, std::string what,
+                                         bool with_value) {
+  absl::Status used = UseDevice(device);
+  if (!used.ok()) return used;
+  auto& checks = thread_streams.checks;
+  if (device >= static_cast<int>(checks.size())) checks.resize(device + 1);
+  if (checks[device] == nullptr)
+    checks[device] = std::make_unique<DeviceChecks>();
+  return checks[device]->Slot(std::move(what), with_value);
+}
+
+absl::Status TakeDeviceCheckFailure(int device) {
+  auto& checks = thread_streams.checks;
+  if (device >= static_cast<int>(checks.size()) || checks[device] == nullptr) {
+    return absl::OkStatus();
+  }
+  return checks[device]->TakeFailure();
+}
+
+absl::Status DiscardDeviceChecks(int device) {
+  auto& checks = thread_streams.checks;
+  if (device >= static_cast<int>(checks.size()) || checks[device] == nullptr ||
+      checks[device]->empty()) {
+    return absl::OkStatus();
+  }
+  absl::Status done = SynchronizeCudaStream(device);
+  checks[device]->TakeFailure().IgnoreError();
+  return done;
 }
 
 bool IsPageLockedHostMemory(const void* data) {

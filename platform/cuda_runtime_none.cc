@@ -39,4 +39,12 @@ absl::Status CudaCopy(int /*device*/, void* /*dst*/, const void* /*src*/,
 
 bool IsPageLockedHostMemory(const void* /*data*/) { return false; }
 
+absl::StatusOr<int64_t*> DeviceCheckSlot(int /*device*/, std::string /*what*/) {
+  return NoCuda();
+}
+
+absl::Status TakeDeviceCheckFailure(int /*device*/) { return absl::OkStatus(); }
+
+absl::Status DiscardDeviceChecks(int /*device*/) { return absl::OkStatus(); }
+
 }  // namespace scopeflow

@@ -27,7 +27,8 @@ void LaunchSoftmaxGrad(bool log, const T* y, const T* g, T* dx, int64_t outer,
 // softmax_with_cross_entropy over `rows` contiguous rows of `classes` >= 1
 // logits: softmax[r] the row's softmax and loss[r] = log(sum(exp(x[r] -
 // max))) - (x[r, labels[r]] - max), NaN where labels[r] is outside
-// [0, classes) (the device cannot stop the op with an error).
+// [0, classes) (the op's adapter reports such a label through a device
+// check, and the run fails).
 template <typename T>
 void LaunchSoftmaxCrossEntropy(const T* x, const int64_t* labels, T* softmax,
                                T* loss, int64_t rows, int64_t classes,

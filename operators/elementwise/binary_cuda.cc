@@ -95,8 +95,10 @@ absl::StatusOr<cuda::BroadcastShape> ShapeOf(
       3, describe);
 }
 
-// Integer div and pow report the inputs they reject through a flag on the
-// device; reading it back waits for the kernel, so only they do.
+// Integer div and pow find the inputs they reject on the device: the
+// lowest such index goes to a flag in device memory, and from there to a
+// device check slot the run reads once it waited for its kernels anyway
+// (platform/cuda_runtime.h), with the CPU kernel's words.
 template <typename T>
 absl::Status BinaryCuda(KernelContext& context, cuda::BinaryOp op) {
   const Tensor& x = context.Input("X");
@@ -121,20 +123,29 @@ absl::Status BinaryCuda(KernelContext& context, cuda::BinaryOp op) {
                         error, cuda->stream());
   SF_RETURN_IF_ERROR(CudaLaunchCheck(context.op_type().c_str()));
   if (!checked) return absl::OkStatus();
-  unsigned long long first = 0;
-  SF_RETURN_IF_ERROR(CudaCopy(cuda->device(), &first, error, sizeof(first),
-                              /*wait=*/true));
-  if (first == ~0ull) return absl::OkStatus();
+  const std::string op_prefix =
+      absl::StrFormat("op %d (%s): ", context.op_index(), context.op_type());
+  std::string what;
   if (op == cuda::BinaryOp::kDiv) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "input \"Y\" (variable \"%s\", shape %s) holds 0 at element %d: "
+    what = absl::StrFormat(
+        "%sinput \"Y\" (variable \"%s\", shape %s) holds 0 at element $0: "
         "integer division by zero",
-        context.InputName("Y"), DimsToString(y.dims()), first));
+        op_prefix, context.InputName("Y"), DimsToString(y.dims()));
+  } else {
+    what = absl::StrFormat(
+        "%sinput \"X\" (variable \"%s\") holds 0 where input \"Y\" "
+        "(variable \"%s\") holds a negative exponent: integer 0 has no "
+        "negative power",
+        op_prefix, context.InputName("X"), context.InputName("Y"));
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "input \"X\" (variable \"%s\") holds 0 where input \"Y\" (variable "
-      "\"%s\") holds a negative exponent: integer 0 has no negative power",
-      context.InputName("X"), context.InputName("Y")));
+  // Div names the element (the lowest found, as the CPU's loop finds it);
+  // pow's message, as the CPU's, names none.
+  SF_ASSIGN_OR_RETURN(
+      int64_t * report,
+      DeviceCheckSlot(cuda->device(), std::move(what),
+                      /*with_value=*/op == cuda::BinaryOp::kDiv));
+  cuda::LaunchReportRejected(error, report, cuda->stream());
+  return CudaLaunchCheck(context.op_type().c_str());
 }
 
 template <typename T>

@@ -129,6 +129,20 @@ void LaunchBinary(BinaryOp op, const T* x, const T* y, T* out, int64_t n,
   }
 }
 
+namespace {
+
+__global__ void ReportRejectedKernel(const unsigned long long* error,
+                                     int64_t* report) {
+  if (*error != ~0ull) *report = static_cast<int64_t>(*error);
+}
+
+}  // namespace
+
+void LaunchReportRejected(const unsigned long long* error, int64_t* report,
+                          cudaStream_t stream) {
+  ReportRejectedKernel<<<1, 1, 0, stream>>>(error, report);
+}
+
 #define SF_INSTANTIATE_BINARY(T)                                            \
   template void LaunchBinary<T>(BinaryOp, const T*, const T*, T*, int64_t,  \
                                 const BroadcastShape&, unsigned long long*, \

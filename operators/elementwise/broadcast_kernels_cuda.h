@@ -85,8 +85,9 @@ __global__ void BinaryBroadcastKernel(Op op, const T* x, const T* y, R* out,
 
 template <typename T, typename R, typename Op, typename IndexT, int V,
           bool kXStep, bool kYStep>
-void LaunchBinaryBroadcast(Op op, const T* x, const T* y, R* out, int64_t n,
-                           const BroadcastShape& shape, cudaStream_t stream) {
+void LaunchBinaryBroadcastKernel(Op op, const T* x, const T* y, R* out,
+                                 int64_t n, const BroadcastShape& shape,
+                                 cudaStream_t stream) {
   const int64_t packs = n / V;
   BinaryBroadcastKernel<T, R, Op, IndexT, V, kXStep, kYStep>
       <<<CudaBlocks(packs), kCudaThreads, 0, stream>>>(
@@ -105,17 +106,17 @@ void LaunchBinaryBroadcast(Op op, const T* x, const T* y, R* out, int64_t n,
                       (x_step || y_step) && (!x_step || PacksAligned<V>(x)) &&
                       (!y_step || PacksAligned<V>(y)) && PacksAligned<V>(out);
   if (!packed) {
-    LaunchBinaryBroadcast<T, R, Op, IndexT, 1, true, true>(op, x, y, out, n,
-                                                           shape, stream);
+    LaunchBinaryBroadcastKernel<T, R, Op, IndexT, 1, true, true>(
+        op, x, y, out, n, shape, stream);
   } else if (x_step && y_step) {
-    LaunchBinaryBroadcast<T, R, Op, IndexT, V, true, true>(op, x, y, out, n,
-                                                           shape, stream);
+    LaunchBinaryBroadcastKernel<T, R, Op, IndexT, V, true, true>(
+        op, x, y, out, n, shape, stream);
   } else if (x_step) {
-    LaunchBinaryBroadcast<T, R, Op, IndexT, V, true, false>(op, x, y, out, n,
-                                                            shape, stream);
+    LaunchBinaryBroadcastKernel<T, R, Op, IndexT, V, true, false>(
+        op, x, y, out, n, shape, stream);
   } else {
-    LaunchBinaryBroadcast<T, R, Op, IndexT, V, false, true>(op, x, y, out, n,
-                                                            shape, stream);
+    LaunchBinaryBroadcastKernel<T, R, Op, IndexT, V, false, true>(
+        op, x, y, out, n, shape, stream);
   }
 }
 

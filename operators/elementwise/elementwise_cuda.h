@@ -40,6 +40,12 @@ void LaunchBinary(BinaryOp op, const T* x, const T* y, T* out, int64_t n,
                   const BroadcastShape& shape, unsigned long long* error,
                   cudaStream_t stream);
 
+// Writes *error to *report unless it is still ~0 (nothing rejected): a
+// slot of mapped host memory the host reads after the stream's work, so
+// reporting needs no wait.
+void LaunchReportRejected(const unsigned long long* error, int64_t* report,
+                          cudaStream_t stream);
+
 enum class CompareOp { kEqual, kLess, kGreater, kLessEqual, kGreaterEqual };
 
 template <typename T>

@@ -4,8 +4,10 @@
 // beta, step) are read by the kernels on the device.
 //
 // Values the CPU kernels reject after reading them (a power of beta outside
-// [0, 1), a negative step) cannot fail the op from the device without a
-// wait: adam then leaves its state unchanged, and lr_schedule gives NaN.
+// [0, 1), a negative step) are seen only by the kernels, as bringing them to
+// the host would stall the stream: adam then leaves its state unchanged and
+// lr_schedule gives NaN, and the kernel writes the value to a device check
+// slot, which fails the run once its stream is synchronised.
 #include "operators/optimizer/optimizer_cuda.h"
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "platform/cuda_context.h"
+#include "platform/cuda_runtime.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -84,6 +87,20 @@ absl::Status MomentumCuda(KernelContext& context) {
   return CudaLaunchCheck("momentum");
 }
 
+// The device check slot of adam's power of beta in input `slot` (one slot
+// per power, so that the error names its variable as the CPU kernel's
+// does). A power is not an integer: the kernel writes it rounded down.
+absl::StatusOr<int64_t*> PowerCheckSlot(const KernelContext& context,
+                                        const char* slot) {
+  return DeviceCheckSlot(
+      context.place().device(),
+      absl::StrFormat("op %d (%s): input \"%s\" (variable \"%s\") holds a "
+                      "value out of range (expected beta^t in [0, 1)); the "
+                      "value rounded down to an int64 (NaN as its maximum)",
+                      context.op_index(), context.op_type(), slot,
+                      context.InputName(slot)));
+}
+
 template <typename T>
 absl::Status AdamCuda(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
@@ -98,17 +115,21 @@ absl::Status AdamCuda(KernelContext& context) {
                       ScalarOutput(context, "Beta1PowOut"));
   SF_ASSIGN_OR_RETURN(const cuda::ScalarOut beta2_pow_out,
                       ScalarOutput(context, "Beta2PowOut"));
+  SF_ASSIGN_OR_RETURN(int64_t * bad_beta1_pow,
+                      PowerCheckSlot(context, "Beta1Pow"));
+  SF_ASSIGN_OR_RETURN(int64_t * bad_beta2_pow,
+                      PowerCheckSlot(context, "Beta2Pow"));
   const cuda::AdamConfig config{context.attrs().Get<float>("beta1"),
                                 context.attrs().Get<float>("beta2"),
                                 context.attrs().Get<float>("epsilon"),
                                 context.attrs().Get<float>("weight_decay")};
-  cuda::LaunchAdam<T>(param.data<T>(), context.Input("Grad").data<T>(),
-                      context.Input("Moment1").data<T>(),
-                      context.Input("Moment2").data<T>(), lr, beta1_pow,
-                      beta2_pow, config, context.Output("ParamOut")->data<T>(),
-                      context.Output("Moment1Out")->data<T>(),
-                      context.Output("Moment2Out")->data<T>(), beta1_pow_out,
-                      beta2_pow_out, param.numel(), cuda->stream());
+  cuda::LaunchAdam<T>(
+      param.data<T>(), context.Input("Grad").data<T>(),
+      context.Input("Moment1").data<T>(), context.Input("Moment2").data<T>(),
+      lr, beta1_pow, beta2_pow, config, context.Output("ParamOut")->data<T>(),
+      context.Output("Moment1Out")->data<T>(),
+      context.Output("Moment2Out")->data<T>(), beta1_pow_out, beta2_pow_out,
+      param.numel(), bad_beta1_pow, bad_beta2_pow, cuda->stream());
   return CudaLaunchCheck("adam");
 }
 
@@ -136,8 +157,16 @@ absl::Status LrScheduleCuda(KernelContext& context) {
   schedule.step_size = attrs.Get<int64_t>("step_size");
   schedule.total_steps = attrs.Get<int64_t>("total_steps");
   schedule.warmup_steps = attrs.Get<int64_t>("warmup_steps");
+  SF_ASSIGN_OR_RETURN(
+      int64_t * bad,
+      DeviceCheckSlot(context.place().device(),
+                      absl::StrFormat("op %d (%s): input \"Step\" (variable "
+                                      "\"%s\") holds a negative step "
+                                      "(expected a step count >= 0)",
+                                      context.op_index(), context.op_type(),
+                                      context.InputName("Step"))));
   cuda::LaunchLrSchedule(context.Input("Step").data<int64_t>(), schedule,
-                         context.Output("LearningRate")->data<float>(),
+                         context.Output("LearningRate")->data<float>(), bad,
                          cuda->stream());
   return CudaLaunchCheck("lr_schedule");
 }

@@ -58,8 +58,27 @@ __global__ void MomentumKernel(const T* p, const T* g, const T* v, ScalarIn lr,
   }
 }
 
+__device__ bool ValidPower(double power) { return power >= 0 && power < 1; }
+
 __device__ bool ValidPowers(double beta1_pow, double beta2_pow) {
-  return beta1_pow >= 0 && beta1_pow < 1 && beta2_pow >= 0 && beta2_pow < 1;
+  return ValidPower(beta1_pow) && ValidPower(beta2_pow);
+}
+
+// Writes `value` into a device check slot (DeviceCheckSlot in
+// platform/cuda_runtime.h). INT64_MIN means "no failure" there, so that one
+// value is reported as INT64_MIN + 1 rather than lost.
+__device__ void ReportBad(int64_t* bad, int64_t value) {
+  *bad = value == INT64_MIN ? INT64_MIN + 1 : value;
+}
+
+// A bad power for its check slot: rounded down, NaN and values from 2^63
+// up as INT64_MAX, values from -2^63 down as INT64_MIN + 1 (never the
+// slot's INT64_MIN).
+__device__ int64_t RoundedDown(double x) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!(x < kTwoTo63)) return INT64_MAX;
+  if (x <= -kTwoTo63) return INT64_MIN + 1;
+  return static_cast<int64_t>(floor(x));
 }
 
 // The per-step constants are computed in double as on the CPU, once per
@@ -90,12 +109,17 @@ __global__ void AdamKernel(const T* p, const T* g, const T* m, const T* v,
   }
 }
 
+// Also reports a bad power: one thread, where AdamKernel has many.
 __global__ void AdamPowersKernel(ScalarIn beta1_pow_in, ScalarIn beta2_pow_in,
                                  double beta1, double beta2,
                                  ScalarOut beta1_pow_out,
-                                 ScalarOut beta2_pow_out) {
+                                 ScalarOut beta2_pow_out,
+                                 int64_t* bad_beta1_pow,
+                                 int64_t* bad_beta2_pow) {
   const double beta1_pow = Read(beta1_pow_in);
   const double beta2_pow = Read(beta2_pow_in);
+  if (!ValidPower(beta1_pow)) *bad_beta1_pow = RoundedDown(beta1_pow);
+  if (!ValidPower(beta2_pow)) *bad_beta2_pow = RoundedDown(beta2_pow);
   if (!ValidPowers(beta1_pow, beta2_pow)) return;
   Write(beta1_pow_out, beta1_pow * beta1);
   Write(beta2_pow_out, beta2_pow * beta2);
@@ -110,12 +134,13 @@ __global__ void IncrementKernel(const T* x, T step, T* out) {
 __device__ double Max(double a, double b) { return a < b ? b : a; }
 
 __global__ void LrScheduleKernel(const int64_t* step_in, LrSchedule s,
-                                 float* rate) {
+                                 float* rate, int64_t* bad) {
   constexpr double kPi = 3.14159265358979323846;
   const int64_t step = *step_in;
   double lr = s.base_lr;
   if (step < 0) {
     lr = nan("");
+    ReportBad(bad, step);
   } else if (step < s.warmup_steps) {
     lr = s.base_lr * static_cast<double>(step + 1) /
          static_cast<double>(s.warmup_steps);
@@ -221,14 +246,15 @@ void LaunchAdam(const T* p, const T* g, const T* m, const T* v, ScalarIn lr,
                 ScalarIn beta1_pow, ScalarIn beta2_pow,
                 const AdamConfig& config, T* p_out, T* m_out, T* v_out,
                 ScalarOut beta1_pow_out, ScalarOut beta2_pow_out, int64_t n,
+                int64_t* bad_beta1_pow, int64_t* bad_beta2_pow,
                 cudaStream_t stream) {
   if (n > 0) {
     AdamKernel<T><<<CudaBlocks(n), kCudaThreads, 0, stream>>>(
         p, g, m, v, lr, beta1_pow, beta2_pow, config, p_out, m_out, v_out, n);
   }
-  AdamPowersKernel<<<1, 1, 0, stream>>>(beta1_pow, beta2_pow, config.beta1,
-                                        config.beta2, beta1_pow_out,
-                                        beta2_pow_out);
+  AdamPowersKernel<<<1, 1, 0, stream>>>(
+      beta1_pow, beta2_pow, config.beta1, config.beta2, beta1_pow_out,
+      beta2_pow_out, bad_beta1_pow, bad_beta2_pow);
 }
 
 template <typename T>
@@ -237,8 +263,8 @@ void LaunchIncrement(const T* x, T step, T* out, cudaStream_t stream) {
 }
 
 void LaunchLrSchedule(const int64_t* step, const LrSchedule& schedule,
-                      float* rate, cudaStream_t stream) {
-  LrScheduleKernel<<<1, 1, 0, stream>>>(step, schedule, rate);
+                      float* rate, int64_t* bad, cudaStream_t stream) {
+  LrScheduleKernel<<<1, 1, 0, stream>>>(step, schedule, rate, bad);
 }
 
 int SumSquaresBlocks(int64_t n) {
@@ -279,7 +305,7 @@ void LaunchClipScale(const T* x, T* out, int64_t n, const double* norm,
   template void LaunchAdam<T>(const T*, const T*, const T*, const T*,          \
                               ScalarIn, ScalarIn, ScalarIn, const AdamConfig&, \
                               T*, T*, T*, ScalarOut, ScalarOut, int64_t,       \
-                              cudaStream_t);                                   \
+                              int64_t*, int64_t*, cudaStream_t);               \
   template void LaunchSumSquares<T>(const T*, int64_t, double*, cudaStream_t); \
   template void LaunchGlobalNorm<T>(const double*, int64_t, double*, T*,       \
                                     cudaStream_t);                             \

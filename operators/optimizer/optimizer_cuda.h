@@ -49,12 +49,15 @@ struct AdamConfig {
 // One AdamW step as optimizers.cc's, then beta1_pow_out = beta1_pow * beta1
 // and beta2_pow_out = beta2_pow * beta2 (after every element is updated,
 // as the outputs may be the inputs). A power outside [0, 1) leaves
-// everything unchanged.
+// everything unchanged and is written, rounded down to an int64 (NaN as
+// INT64_MAX), to its device check slot (DeviceCheckSlot in
+// platform/cuda_runtime.h): `bad_beta1_pow` or `bad_beta2_pow`.
 template <typename T>
 void LaunchAdam(const T* p, const T* g, const T* m, const T* v, ScalarIn lr,
                 ScalarIn beta1_pow, ScalarIn beta2_pow,
                 const AdamConfig& config, T* p_out, T* m_out, T* v_out,
                 ScalarOut beta1_pow_out, ScalarOut beta2_pow_out, int64_t n,
+                int64_t* bad_beta1_pow, int64_t* bad_beta2_pow,
                 cudaStream_t stream);
 
 // out[0] = x[0] + step.
@@ -70,9 +73,9 @@ struct LrSchedule {
 };
 
 // *rate = the learning rate at *step, as lr_schedule.cc's LearningRateAt;
-// NaN for a negative step, which the op cannot report from the device.
+// NaN for a negative step, which is written to the device check slot `bad`.
 void LaunchLrSchedule(const int64_t* step, const LrSchedule& schedule,
-                      float* rate, cudaStream_t stream);
+                      float* rate, int64_t* bad, cudaStream_t stream);
 
 // clip_by_global_norm runs LaunchSumSquares on each X (partial sums of
 // squares, in double), LaunchGlobalNorm over all the partials, then

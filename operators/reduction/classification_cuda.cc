@@ -2,26 +2,43 @@
 // gradient: the ops are declared, with their CPU kernels, in argmax.cc and
 // classification.cc.
 //
-// Unlike the CPU kernels, softmax_with_cross_entropy and its gradient do not
-// fail on a label outside [0, classes): checking would stop the stream for
-// a copy of the labels at every step. The row's loss (or gradient) is NaN
-// instead, which the training's loss shows.
+// softmax_with_cross_entropy and its gradient check their labels on the
+// device, where copying them to the host would stall the stream at every
+// step: a row whose label is outside [0, classes) gets a NaN loss (or
+// gradient), and the label goes to a device check slot, which fails the run
+// once its stream is synchronised.
 #include "operators/reduction/classification_cuda.h"
 
 #include <cstdint>
+#include <string>
 
+#include "absl/strings/str_format.h"
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "operators/activation/softmax_cuda.h"
 #include "operators/common.h"
 #include "operators/reduction/reduce_cuda.h"
 #include "platform/cuda_context.h"
+#include "platform/cuda_runtime.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
 size_t Align(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The device check slot of one call of softmax_with_cross_entropy or its
+// gradient, saying what CheckLabelValues in classification.cc says of a bad
+// label.
+absl::StatusOr<int64_t*> LabelCheckSlot(const KernelContext& context,
+                                        int64_t classes) {
+  return DeviceCheckSlot(
+      context.place().device(),
+      absl::StrFormat("op %d (%s): input \"Label\" (variable \"%s\") holds "
+                      "a label out of range (expected a class in [0, %d))",
+                      context.op_index(), context.op_type(),
+                      context.InputName("Label"), classes));
+}
 
 template <typename T>
 absl::Status ArgMaxCuda(KernelContext& context) {
@@ -77,11 +94,17 @@ absl::Status AccuracyCuda(KernelContext& context) {
 template <typename T>
 absl::Status SoftmaxWithCrossEntropyCuda(KernelContext& context) {
   const Tensor& logits = context.Input("Logits");
+  const int64_t* labels = context.Input("Label").data<int64_t>();
+  const int64_t rows = logits.dim(0);
+  const int64_t classes = logits.dim(1);
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
+  if (rows > 0) {
+    SF_ASSIGN_OR_RETURN(int64_t * bad, LabelCheckSlot(context, classes));
+    cuda::LaunchCheckLabels(labels, rows, classes, bad, cuda->stream());
+  }
   cuda::LaunchSoftmaxCrossEntropy<T>(
-      logits.data<T>(), context.Input("Label").data<int64_t>(),
-      context.Output("Softmax")->data<T>(), context.Output("Loss")->data<T>(),
-      logits.dim(0), logits.dim(1), cuda->stream());
+      logits.data<T>(), labels, context.Output("Softmax")->data<T>(),
+      context.Output("Loss")->data<T>(), rows, classes, cuda->stream());
   return CudaLaunchCheck(context.op_type().c_str());
 }
 
@@ -89,11 +112,16 @@ template <typename T>
 absl::Status SoftmaxWithCrossEntropyGradCuda(KernelContext& context) {
   if (!context.HasOutput("Logits@GRAD")) return absl::OkStatus();
   const Tensor& softmax = context.Input("Softmax");
+  const int64_t rows = softmax.dim(0);
+  const int64_t classes = softmax.dim(1);
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
+  // Without rows there is no label to check (and no kernel to run).
+  if (rows == 0) return absl::OkStatus();
+  SF_ASSIGN_OR_RETURN(int64_t * bad, LabelCheckSlot(context, classes));
   cuda::LaunchSoftmaxCrossEntropyGrad<T>(
       softmax.data<T>(), context.Input("Label").data<int64_t>(),
       context.Input("Loss@GRAD").data<T>(),
-      context.Output("Logits@GRAD")->data<T>(), softmax.dim(0), softmax.dim(1),
+      context.Output("Logits@GRAD")->data<T>(), rows, classes, bad,
       cuda->stream());
   return CudaLaunchCheck(context.op_type().c_str());
 }

@@ -1,5 +1,5 @@
-// accuracy's count and softmax_with_cross_entropy's gradient, with the
-// semantics of classification.cc.
+// accuracy's count, softmax_with_cross_entropy's label check and its
+// gradient, with the semantics of classification.cc.
 #include <cmath>
 #include <cstdint>
 
@@ -39,12 +39,27 @@ __global__ void __launch_bounds__(kCountThreads)
   }
 }
 
+// Writes `value` into a device check slot (DeviceCheckSlot in
+// platform/cuda_runtime.h). INT64_MIN means "no failure" there, so that one
+// value is reported as INT64_MIN + 1 rather than lost.
+__device__ inline void ReportBad(int64_t* bad, int64_t value) {
+  *bad = value == INT64_MIN ? INT64_MIN + 1 : value;
+}
+
+__global__ void CheckLabelsKernel(const int64_t* labels, int64_t rows,
+                                  int64_t classes, int64_t* bad) {
+  SF_CUDA_GRID_LOOP(r, rows) {
+    const int64_t label = labels[r];
+    if (label < 0 || label >= classes) ReportBad(bad, label);
+  }
+}
+
 // (y * g[r]) - g[r] at the label, subtracted after the product as the CPU
 // kernel does.
 template <typename T, typename Index>
 __global__ void SoftmaxCrossEntropyGradKernel(const T* y, const int64_t* labels,
                                               const T* g, T* dx, Index classes,
-                                              Index n) {
+                                              Index n, int64_t* bad) {
   for (Index e = Index{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
        e += Index{blockDim.x} * gridDim.x) {
     const Index r = e / classes;
@@ -54,6 +69,8 @@ __global__ void SoftmaxCrossEntropyGradKernel(const T* y, const int64_t* labels,
     const T scaled = Mul(y[e], scale);
     if (label < 0 || label >= static_cast<int64_t>(classes)) {
       dx[e] = T(NAN);
+      // The row's first element reports it: fewer writes to host memory.
+      if (c == 0) ReportBad(bad, label);
     } else {
       dx[e] = c == label ? scaled - scale : scaled;
     }
@@ -68,10 +85,18 @@ void LaunchAccuracy(const int64_t* predicted, const int64_t* labels, int64_t n,
                                                   accuracy);
 }
 
+void LaunchCheckLabels(const int64_t* labels, int64_t rows, int64_t classes,
+                       int64_t* bad, cudaStream_t stream) {
+  if (rows == 0) return;
+  CheckLabelsKernel<<<CudaBlocks(rows), kCudaThreads, 0, stream>>>(
+      labels, rows, classes, bad);
+}
+
 template <typename T>
 void LaunchSoftmaxCrossEntropyGrad(const T* softmax, const int64_t* labels,
                                    const T* g, T* dx, int64_t rows,
-                                   int64_t classes, cudaStream_t stream) {
+                                   int64_t classes, int64_t* bad,
+                                   cudaStream_t stream) {
   const int64_t n = rows * classes;
   if (n == 0) return;
   // 32-bit indices where n and the grid-stride steps past it fit.
@@ -79,23 +104,23 @@ void LaunchSoftmaxCrossEntropyGrad(const T* softmax, const int64_t* labels,
     SoftmaxCrossEntropyGradKernel<T, uint32_t>
         <<<CudaBlocks(n), kCudaThreads, 0, stream>>>(
             softmax, labels, g, dx, static_cast<uint32_t>(classes),
-            static_cast<uint32_t>(n));
+            static_cast<uint32_t>(n), bad);
   } else {
     SoftmaxCrossEntropyGradKernel<T, uint64_t>
         <<<CudaBlocks(n), kCudaThreads, 0, stream>>>(
             softmax, labels, g, dx, static_cast<uint64_t>(classes),
-            static_cast<uint64_t>(n));
+            static_cast<uint64_t>(n), bad);
   }
 }
 
 template void LaunchSoftmaxCrossEntropyGrad<float>(const float*, const int64_t*,
                                                    const float*, float*,
-                                                   int64_t, int64_t,
+                                                   int64_t, int64_t, int64_t*,
                                                    cudaStream_t);
 template void LaunchSoftmaxCrossEntropyGrad<double>(const double*,
                                                     const int64_t*,
                                                     const double*, double*,
-                                                    int64_t, int64_t,
+                                                    int64_t, int64_t, int64_t*,
                                                     cudaStream_t);
 
 }  // namespace cuda

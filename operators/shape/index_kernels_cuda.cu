@@ -9,6 +9,13 @@ namespace scopeflow {
 namespace cuda {
 namespace {
 
+// Writes `value` into a device check slot (DeviceCheckSlot in
+// platform/cuda_runtime.h). INT64_MIN means "no failure" there, so that one
+// value is reported as INT64_MIN + 1 rather than lost.
+__device__ inline void ReportBad(int64_t* bad, int64_t value) {
+  *bad = value == INT64_MIN ? INT64_MIN + 1 : value;
+}
+
 template <typename T>
 __global__ void FillKernel(T* out, int64_t n, T value,
                            const T* value_on_device) {
@@ -177,35 +184,53 @@ struct Word<16> {
 // Out [outer, count, inner] from X [outer, n, inner], in units of T.
 template <typename T, typename I, typename Index>
 __global__ void GatherKernel(const T* x, const I* index, T* out, Index n,
-                             Index count, Index inner, Index total) {
+                             Index count, Index inner, Index total,
+                             int64_t* bad) {
   for (Index e = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
        e < total; e += static_cast<Index>(blockDim.x) * gridDim.x) {
     const Index q = e / inner;
     const Index t = e - q * inner;
     const Index o = q / count;
     const Index j = q - o * count;
-    int64_t i = static_cast<int64_t>(index[j]);
-    if (i < 0) i += n;
-    out[e] =
-        i >= 0 && i < n ? x[(o * n + static_cast<Index>(i)) * inner + t] : T{};
+    const int64_t given = static_cast<int64_t>(index[j]);
+    const int64_t i = given < 0 ? given + n : given;
+    if (i >= 0 && i < n) {
+      out[e] = x[(o * n + static_cast<Index>(i)) * inner + t];
+    } else {
+      out[e] = T{};
+      // The first element of each row reports it: the host shows one value,
+      // and fewer writes cross to host memory.
+      if (t == 0) ReportBad(bad, given);
+    }
   }
 }
 
 template <typename T, typename I, typename Index>
 __global__ void GatherGradKernel(const T* grad, const I* index, T* x_grad,
-                                 Index n, Index count, Index inner,
-                                 Index total) {
+                                 Index n, Index count, Index inner, Index total,
+                                 int64_t* bad) {
   for (Index e = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
        e < total; e += static_cast<Index>(blockDim.x) * gridDim.x) {
     const Index q = e / inner;
     const Index t = e - q * inner;
     const Index o = q / count;
     const Index j = q - o * count;
-    int64_t i = static_cast<int64_t>(index[j]);
-    if (i < 0) i += n;
+    const int64_t given = static_cast<int64_t>(index[j]);
+    const int64_t i = given < 0 ? given + n : given;
     if (i >= 0 && i < n) {
       AtomicAdd(x_grad + (o * n + static_cast<Index>(i)) * inner + t, grad[e]);
+    } else if (t == 0) {
+      ReportBad(bad, given);
     }
+  }
+}
+
+template <typename I>
+__global__ void CheckGatherIndicesKernel(const I* index, int64_t count,
+                                         int64_t n, int64_t* bad) {
+  SF_CUDA_GRID_LOOP(j, count) {
+    const int64_t given = static_cast<int64_t>(index[j]);
+    if (given < -n || given >= n) ReportBad(bad, given);
   }
 }
 
@@ -221,17 +246,18 @@ bool FitsInt32(int64_t outer, int64_t n, int64_t count, int64_t inner) {
 
 template <typename T, typename I>
 void GatherWords(const void* x, const I* index, void* out, int64_t outer,
-                 int64_t n, int64_t count, int64_t inner, cudaStream_t stream) {
+                 int64_t n, int64_t count, int64_t inner, int64_t* bad,
+                 cudaStream_t stream) {
   const int64_t total = outer * count * inner;
   const T* src = static_cast<const T*>(x);
   T* dst = static_cast<T*>(out);
   if (FitsInt32(outer, n, count, inner)) {
     GatherKernel<T, I, int32_t><<<CudaBlocks(total), kCudaThreads, 0, stream>>>(
         src, index, dst, static_cast<int32_t>(n), static_cast<int32_t>(count),
-        static_cast<int32_t>(inner), static_cast<int32_t>(total));
+        static_cast<int32_t>(inner), static_cast<int32_t>(total), bad);
   } else {
     GatherKernel<T, I, int64_t><<<CudaBlocks(total), kCudaThreads, 0, stream>>>(
-        src, index, dst, n, count, inner, total);
+        src, index, dst, n, count, inner, total, bad);
   }
 }
 
@@ -279,7 +305,7 @@ void LaunchBorderSum(const PadBox& box, const T* grad, T* out, void* workspace,
 
 template <typename I>
 void LaunchGather(const void* x, const I* index, void* out, int64_t outer,
-                  int64_t n, int64_t count, int64_t inner_bytes,
+                  int64_t n, int64_t count, int64_t inner_bytes, int64_t* bad,
                   cudaStream_t stream) {
   // Rows move in the widest words their size and addresses allow.
   const uintptr_t align = reinterpret_cast<uintptr_t>(x) |
@@ -287,25 +313,25 @@ void LaunchGather(const void* x, const I* index, void* out, int64_t outer,
                           static_cast<uintptr_t>(inner_bytes);
   if (align % 16 == 0) {
     GatherWords<Word<16>::Type>(x, index, out, outer, n, count,
-                                inner_bytes / 16, stream);
+                                inner_bytes / 16, bad, stream);
   } else if (align % 8 == 0) {
     GatherWords<Word<8>::Type>(x, index, out, outer, n, count, inner_bytes / 8,
-                               stream);
+                               bad, stream);
   } else if (align % 4 == 0) {
     GatherWords<Word<4>::Type>(x, index, out, outer, n, count, inner_bytes / 4,
-                               stream);
+                               bad, stream);
   } else if (align % 2 == 0) {
     GatherWords<Word<2>::Type>(x, index, out, outer, n, count, inner_bytes / 2,
-                               stream);
+                               bad, stream);
   } else {
-    GatherWords<Word<1>::Type>(x, index, out, outer, n, count, inner_bytes,
+    GatherWords<Word<1>::Type>(x, index, out, outer, n, count, inner_bytes, bad,
                                stream);
   }
 }
 
 template <typename T, typename I>
 void LaunchGatherGrad(const T* grad, const I* index, T* x_grad, int64_t outer,
-                      int64_t n, int64_t count, int64_t inner,
+                      int64_t n, int64_t count, int64_t inner, int64_t* bad,
                       cudaStream_t stream) {
   const int64_t total = outer * count * inner;
   if (total == 0) return;
@@ -314,12 +340,20 @@ void LaunchGatherGrad(const T* grad, const I* index, T* x_grad, int64_t outer,
         <<<CudaBlocks(total), kCudaThreads, 0, stream>>>(
             grad, index, x_grad, static_cast<int32_t>(n),
             static_cast<int32_t>(count), static_cast<int32_t>(inner),
-            static_cast<int32_t>(total));
+            static_cast<int32_t>(total), bad);
   } else {
     GatherGradKernel<T, I, int64_t>
-        <<<CudaBlocks(total), kCudaThreads, 0, stream>>>(grad, index, x_grad, n,
-                                                         count, inner, total);
+        <<<CudaBlocks(total), kCudaThreads, 0, stream>>>(
+            grad, index, x_grad, n, count, inner, total, bad);
   }
+}
+
+template <typename I>
+void LaunchCheckGatherIndices(const I* index, int64_t count, int64_t n,
+                              int64_t* bad, cudaStream_t stream) {
+  if (count == 0) return;
+  CheckGatherIndicesKernel<I>
+      <<<CudaBlocks(count), kCudaThreads, 0, stream>>>(index, count, n, bad);
 }
 
 #define SF_INSTANTIATE_PAD(T)                                          \
@@ -333,17 +367,17 @@ SF_INSTANTIATE_PAD(int64_t)
 SF_INSTANTIATE_PAD(bool)
 #undef SF_INSTANTIATE_PAD
 
-#define SF_INSTANTIATE_GRAD(T)                                                \
-  template void LaunchPadGradScatter<T>(PadMode, const PadBox&, const T*, T*, \
-                                        cudaStream_t);                        \
-  template void LaunchBorderSum<T>(const PadBox&, const T*, T*, void*,        \
-                                   cudaStream_t);                             \
-  template void LaunchGatherGrad<T, int32_t>(const T*, const int32_t*, T*,    \
-                                             int64_t, int64_t, int64_t,       \
-                                             int64_t, cudaStream_t);          \
-  template void LaunchGatherGrad<T, int64_t>(const T*, const int64_t*, T*,    \
-                                             int64_t, int64_t, int64_t,       \
-                                             int64_t, cudaStream_t);
+#define SF_INSTANTIATE_GRAD(T)                                                 \
+  template void LaunchPadGradScatter<T>(PadMode, const PadBox&, const T*, T*,  \
+                                        cudaStream_t);                         \
+  template void LaunchBorderSum<T>(const PadBox&, const T*, T*, void*,         \
+                                   cudaStream_t);                              \
+  template void LaunchGatherGrad<T, int32_t>(const T*, const int32_t*, T*,     \
+                                             int64_t, int64_t, int64_t,        \
+                                             int64_t, int64_t*, cudaStream_t); \
+  template void LaunchGatherGrad<T, int64_t>(const T*, const int64_t*, T*,     \
+                                             int64_t, int64_t, int64_t,        \
+                                             int64_t, int64_t*, cudaStream_t);
 SF_INSTANTIATE_GRAD(float)
 SF_INSTANTIATE_GRAD(double)
 SF_INSTANTIATE_GRAD(int32_t)
@@ -351,9 +385,17 @@ SF_INSTANTIATE_GRAD(int64_t)
 #undef SF_INSTANTIATE_GRAD
 
 template void LaunchGather<int32_t>(const void*, const int32_t*, void*, int64_t,
-                                    int64_t, int64_t, int64_t, cudaStream_t);
+                                    int64_t, int64_t, int64_t, int64_t*,
+                                    cudaStream_t);
 template void LaunchGather<int64_t>(const void*, const int64_t*, void*, int64_t,
-                                    int64_t, int64_t, int64_t, cudaStream_t);
+                                    int64_t, int64_t, int64_t, int64_t*,
+                                    cudaStream_t);
+template void LaunchCheckGatherIndices<int32_t>(const int32_t*, int64_t,
+                                                int64_t, int64_t*,
+                                                cudaStream_t);
+template void LaunchCheckGatherIndices<int64_t>(const int64_t*, int64_t,
+                                                int64_t, int64_t*,
+                                                cudaStream_t);
 
 }  // namespace cuda
 }  // namespace scopeflow

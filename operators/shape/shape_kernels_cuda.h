@@ -109,20 +109,30 @@ void LaunchBorderSum(const PadBox& box, const T* grad, T* out, void* workspace,
 
 // gather along an axis of X viewed as [outer, n, inner]: Out viewed as
 // [outer, count, inner] takes row index[j] (negative counts from the end)
-// for each j < count. `inner_bytes` is the size of one row; an index
-// outside [-n, n) reads zeros. Out holds at least one element.
+// for each j < count. `inner_bytes` is the size of one row. An index
+// outside [-n, n) reads zeros and is written to `bad`, a device check slot
+// (DeviceCheckSlot in platform/cuda_runtime.h). Out holds at least one
+// element.
 template <typename I>
 void LaunchGather(const void* x, const I* index, void* out, int64_t outer,
-                  int64_t n, int64_t count, int64_t inner_bytes,
+                  int64_t n, int64_t count, int64_t inner_bytes, int64_t* bad,
                   cudaStream_t stream);
 
 // gather_grad: x_grad (zeroed by the caller) viewed as [outer, n, inner]
-// gets each row of grad ([outer, count, inner]) added at index[j]; an index
-// outside [-n, n) adds nothing.
+// gets each row of grad ([outer, count, inner]) added at index[j]. An index
+// outside [-n, n) adds nothing and is written to the device check slot
+// `bad`.
 template <typename T, typename I>
 void LaunchGatherGrad(const T* grad, const I* index, T* x_grad, int64_t outer,
-                      int64_t n, int64_t count, int64_t inner,
+                      int64_t n, int64_t count, int64_t inner, int64_t* bad,
                       cudaStream_t stream);
+
+// Writes an index of the `count` that is outside [-n, n) to the device
+// check slot `bad`: for gather and gather_grad when they have no elements
+// to move (outer or inner is 0, so the kernels above see no index).
+template <typename I>
+void LaunchCheckGatherIndices(const I* index, int64_t count, int64_t n,
+                              int64_t* bad, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace scopeflow

@@ -8,10 +8,14 @@
 #include "absl/strings/str_join.h"
 #include "framework/cuda_test_util.h"
 #include "framework/op_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "platform/place.h"
 
 namespace scopeflow {
 namespace {
+
+using ::testing::HasSubstr;
 
 // Past 65535 blocks of 256 threads: the grid-stride loops wrap.
 constexpr int64_t kLarge = 70000 * 256 + 3;
@@ -313,6 +317,67 @@ TEST(OptimizerCudaTest, ClipByGlobalNormMatchesCpu) {
       }
     }
   }
+}
+
+// Values the CPU kernels reject fail the run on the device too, naming the
+// op, the variable and the value (as optimizers_test and lr_schedule_test
+// do on the CPU); the next run on the thread reports nothing stale.
+TEST(OptimizerCudaTest, AdamPowerOutOfRangeFailsTheRun) {
+  SF_REQUIRE_CUDA();
+  const std::string op =
+      Op("adam",
+         {"Param=p", "Grad=g", "LearningRate=lr", "Moment1=m1", "Moment2=m2",
+          "Beta1Pow=b1", "Beta2Pow=b2"},
+         {"ParamOut=p", "Moment1Out=m1", "Moment2Out=m2", "Beta1PowOut=b1",
+          "Beta2PowOut=b2"});
+  auto feeds = [](const Tensor& b1, const Tensor& b2) {
+    return std::vector<Feed>{{"p", RandomTensor(kFloat32, {257, 3}, 1)},
+                             {"g", RandomTensor(kFloat32, {257, 3}, 2)},
+                             {"lr", MakeTensor<float>({1}, {0.01f})},
+                             {"m1", RandomTensor(kFloat32, {257, 3}, 3)},
+                             {"m2", RandomTensor(kFloat32, {257, 3}, 4, 0, 1)},
+                             {"b1", b1},
+                             {"b2", b2}};
+  };
+  const std::vector<std::string> fetches = {"p", "m1", "m2", "b1", "b2"};
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnPlace(
+      CUDAPlace(0), op,
+      feeds(MakeTensor<double>({1}, {1.0}), MakeTensor<float>({1}, {0.5f})),
+      fetches);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (adam): input \"Beta1Pow\" (variable \"b1\") "
+                        "holds a value out of range (expected beta^t in [0, "
+                        "1)); the value rounded down to an int64 (NaN as its "
+                        "maximum): 1"));
+  out = RunOpOnPlace(
+      CUDAPlace(0), op,
+      feeds(MakeTensor<double>({1}, {0.5}), MakeTensor<float>({1}, {-0.25f})),
+      fetches);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("input \"Beta2Pow\" (variable \"b2\") holds a value "
+                        "out of range (expected beta^t in [0, 1)); the value "
+                        "rounded down to an int64 (NaN as its maximum): -1"));
+  EXPECT_TRUE(MatchesOnCuda(
+      op,
+      feeds(MakeTensor<double>({1}, {0.5}), MakeTensor<float>({1}, {0.25f})),
+      fetches));
+}
+
+TEST(OptimizerCudaTest, LrScheduleNegativeStepFailsTheRun) {
+  SF_REQUIRE_CUDA();
+  const std::string op = Op("lr_schedule", {"Step=s"}, {"LearningRate=lr"},
+                            FloatAttr("base_lr", 0.1f));
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnPlace(
+      CUDAPlace(0), op, {{"s", MakeTensor<int64_t>({1}, {-3})}}, {"lr"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (lr_schedule): input \"Step\" (variable "
+                        "\"s\") holds a negative step (expected a step count "
+                        ">= 0): -3"));
+  EXPECT_TRUE(
+      MatchesOnCuda(op, {{"s", MakeTensor<int64_t>({1}, {4})}}, {"lr"}));
 }
 
 }  // namespace

@@ -17,10 +17,14 @@
 #include "absl/strings/str_join.h"
 #include "framework/cuda_test_util.h"
 #include "framework/op_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "platform/place.h"
 
 namespace scopeflow {
 namespace {
+
+using ::testing::HasSubstr;
 
 // MatchesOnCuda checks |cuda - cpu| against a tolerance, which infinite
 // results never meet (inf - inf is NaN). For the special values of reduce_max,
@@ -483,6 +487,61 @@ TEST(SoftmaxWithCrossEntropyCudaTest, GradMatchesCpu) {
           << DataTypeName(dtype) << " " << absl::StrJoin(dims, ",");
     }
   }
+}
+
+// A label the CPU kernel rejects fails the run on the device too, naming
+// the op, the variable and the label (as classification_test's CPU check
+// does); the next run on the thread reports nothing stale.
+TEST(SoftmaxWithCrossEntropyCudaTest, LabelOutOfRangeFailsTheRun) {
+  SF_REQUIRE_CUDA();
+  const std::string op = R"pb(type: "softmax_with_cross_entropy"
+                              inputs { slot: "Logits" vars: "x" }
+                              inputs { slot: "Label" vars: "l" }
+                              outputs { slot: "Softmax" vars: "s" }
+                              outputs { slot: "Loss" vars: "loss" })pb";
+  const Tensor logits = MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnPlace(
+      CUDAPlace(0), op,
+      {{"x", logits}, {"l", MakeTensor<int64_t>({2}, {0, 3})}}, {"s", "loss"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (softmax_with_cross_entropy): input \"Label\" "
+                        "(variable \"l\") holds a label out of range "
+                        "(expected a class in [0, 3)): 3"));
+  out =
+      RunOpOnPlace(CUDAPlace(0), op,
+                   {{"x", logits}, {"l", MakeTensor<int64_t>({2, 1}, {-1, 0})}},
+                   {"s", "loss"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("(expected a class in [0, 3)): -1"));
+  EXPECT_TRUE(MatchesOnCuda(
+      op, {{"x", logits}, {"l", MakeTensor<int64_t>({2}, {2, 0})}},
+      {"s", "loss"}));
+}
+
+TEST(SoftmaxWithCrossEntropyCudaTest, GradLabelOutOfRangeFailsTheRun) {
+  SF_REQUIRE_CUDA();
+  const std::string op = R"pb(type: "softmax_with_cross_entropy_grad"
+                              inputs { slot: "Label" vars: "l" }
+                              inputs { slot: "Softmax" vars: "s" }
+                              inputs { slot: "Loss@GRAD" vars: "g" }
+                              outputs { slot: "Logits@GRAD" vars: "dx" })pb";
+  const Tensor softmax =
+      MakeTensor<double>({2, 3}, {0.2, 0.3, 0.5, 0.6, 0.3, 0.1});
+  const Tensor g = MakeTensor<double>({2, 1}, {1, 2});
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnPlace(
+      CUDAPlace(0), op,
+      {{"l", MakeTensor<int64_t>({2}, {1, 7})}, {"s", softmax}, {"g", g}},
+      {"dx"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (softmax_with_cross_entropy_grad): input "
+                        "\"Label\" (variable \"l\") holds a label out of "
+                        "range (expected a class in [0, 3)): 7"));
+  EXPECT_TRUE(MatchesOnCuda(
+      op, {{"l", MakeTensor<int64_t>({2}, {1, 2})}, {"s", softmax}, {"g", g}},
+      {"dx"}));
 }
 
 }  // namespace

@@ -9,10 +9,14 @@
 #include "absl/strings/str_split.h"
 #include "framework/cuda_test_util.h"
 #include "framework/op_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "platform/place.h"
 
 namespace scopeflow {
 namespace {
+
+using ::testing::HasSubstr;
 
 // Past 65535 blocks of 256 threads: the grid-stride loops wrap.
 constexpr int64_t kLarge = 70000 * 256 + 3;
@@ -485,6 +489,66 @@ TEST(ShapeCudaTest, GatherGradMatchesCpu) {
        {"i", MakeTensor<int64_t>({40000}, ids)},
        {"g", Random(kFloat32, {40000, 512}, 4)}},
       {"dx"}, kSumRtol, kSumAtol));
+}
+
+// An index the CPU kernel rejects fails the run on the device too, naming
+// the op, the variable and the index (as gather_test's CPU check does); the
+// next run on the thread reports nothing stale.
+TEST(ShapeCudaTest, GatherIndexOutOfRangeFailsTheRun) {
+  SF_REQUIRE_CUDA();
+  const Tensor x = MakeTensor<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnPlace(
+      CUDAPlace(0), Op("gather", {"X=x", "Index=i"}, {"Out=y"}),
+      {{"x", x}, {"i", MakeTensor<int64_t>({2, 2}, {0, 1, 3, 0})}}, {"y"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (gather): input \"Index\" (variable \"i\") "
+                        "holds an index out of range for axis 0 of input "
+                        "\"X\" (shape [3, 2]) (expected [-3, 3)): 3"));
+  out =
+      RunOpOnPlace(CUDAPlace(0),
+                   Op("gather", {"X=x", "Index=i"}, {"Out=y"}, Int("axis", -1)),
+                   {{"x", x}, {"i", MakeTensor<int32_t>({1}, {-3})}}, {"y"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("holds an index out of range for axis 1 of input "
+                        "\"X\" (shape [3, 2]) (expected [-2, 2)): -3"));
+  // No rows to copy (X has none before the axis): checked all the same.
+  out = RunOpOnPlace(
+      CUDAPlace(0), Op("gather", {"X=x", "Index=i"}, {"Out=y"}, Int("axis", 1)),
+      {{"x", MakeTensor<float>({0, 2}, {})},
+       {"i", MakeTensor<int64_t>({2}, {1, 2})}},
+      {"y"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("(shape [0, 2]) (expected [-2, 2)): 2"));
+  // The same thread's next run is clean.
+  out =
+      RunOpOnPlace(CUDAPlace(0), Op("gather", {"X=x", "Index=i"}, {"Out=y"}),
+                   {{"x", x}, {"i", MakeTensor<int64_t>({2}, {2, -3})}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<float>((*out)[0]), std::vector<float>({5, 6, 1, 2}));
+}
+
+TEST(ShapeCudaTest, GatherGradIndexOutOfRangeFailsTheRun) {
+  SF_REQUIRE_CUDA();
+  const std::string op =
+      Op("gather_grad", {"X=x", "Index=i", "Out@GRAD=g"}, {"X@GRAD=dx"});
+  const Tensor x = MakeTensor<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor g = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnPlace(
+      CUDAPlace(0), op,
+      {{"x", x}, {"i", MakeTensor<int64_t>({2}, {0, -4})}, {"g", g}}, {"dx"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 (gather_grad): input \"Index\" (variable "
+                        "\"i\") holds an index out of range for axis 0 of "
+                        "input \"X\" (shape [3, 2]) (expected [-3, 3)): -4"));
+  out = RunOpOnPlace(
+      CUDAPlace(0), op,
+      {{"x", x}, {"i", MakeTensor<int32_t>({2}, {2, -1})}, {"g", g}}, {"dx"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<float>((*out)[0]), std::vector<float>({0, 0, 0, 0, 4, 6}));
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+// Every operator of the operators issue, and its gradient, has a CUDA
+// kernel in a build with GPU code. Runs without a device: kernels are
+// registered whether or not one is present.
+#include <string>
+#include <vector>
+
+#include "framework/data_type.h"
+#include "framework/op_spec.h"
+#include "gtest/gtest.h"
+#include "platform/cuda_runtime.h"
+
+namespace scopeflow {
+namespace {
+
+// The ops with float32 kernels (dtype of the slot that picks the kernel).
+const std::vector<std::string>& Float32Ops() {
+  static const std::vector<std::string> ops = {
+      // elementwise
+      "add", "sub", "mul", "div", "pow", "max", "min", "scale", "exp", "log",
+      "sqrt", "abs", "neg", "clip", "erf", "sin", "cos", "equal", "less",
+      "greater", "less_equal", "greater_equal", "where", "cast",
+      // activations
+      "relu", "leaky_relu", "elu", "sigmoid", "tanh", "gelu", "softmax",
+      "log_softmax",
+      // linear algebra, convolution, pooling, normalisation
+      "matmul", "fc", "conv2d", "pool2d", "batch_norm", "layer_norm",
+      // shape
+      "reshape", "transpose", "concat", "split", "slice", "gather", "flatten",
+      "squeeze", "unsqueeze", "expand", "tile", "pad", "shape",
+      // reductions
+      "reduce_sum", "reduce_mean", "reduce_max", "argmax",
+      // creation
+      "fill_constant", "gaussian_random", "uniform_random", "assign",
+      "fill_any_like",
+      // losses, metrics, dropout, optimizers
+      "softmax_with_cross_entropy", "mean", "accuracy", "dropout", "sum", "sgd",
+      "momentum", "adam"};
+  return ops;
+}
+
+TEST(RegistryCudaTest, EveryOpAndItsGradientHasACudaKernel) {
+  if (!BuiltWithCuda()) GTEST_SKIP() << "a build without GPU code";
+  const OpRegistry& registry = OpRegistry::Global();
+  for (const std::string& type : Float32Ops()) {
+    const OpSpec* spec = registry.Find(type);
+    ASSERT_NE(spec, nullptr) << type;
+    EXPECT_NE(spec->FindKernel({DeviceType::kCUDA, kFloat32}), nullptr)
+        << type << " has no float32 CUDA kernel (CUDA dtypes: "
+        << spec->KernelDtypes(DeviceType::kCUDA) << ")";
+    const std::string grad = type + "_grad";
+    if (const OpSpec* grad_spec = registry.Find(grad)) {
+      EXPECT_NE(grad_spec->FindKernel({DeviceType::kCUDA, kFloat32}), nullptr)
+          << grad << " has no float32 CUDA kernel";
+    }
+  }
+}
+
+TEST(RegistryCudaTest, CudaKernelsCoverTheCpuDtypes) {
+  if (!BuiltWithCuda()) GTEST_SKIP() << "a build without GPU code";
+  for (const std::string& type : Float32Ops()) {
+    const OpSpec* spec = OpRegistry::Global().Find(type);
+    ASSERT_NE(spec, nullptr) << type;
+    EXPECT_EQ(spec->KernelDtypes(DeviceType::kCUDA),
+              spec->KernelDtypes(DeviceType::kCPU))
+        << type;
+  }
+}
+
+}  // namespace
+}  // namespace scopeflow
