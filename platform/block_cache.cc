@@ -42,7 +42,7 @@ BlockCache::BlockCache(std::unique_ptr<BlockCacheBackend> backend,
     : backend_(std::move(backend)), limit_(limit_bytes) {}
 
 BlockCache::~BlockCache() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ReleaseCachedLocked();
 }
 
@@ -51,7 +51,7 @@ absl::StatusOr<void*> BlockCache::Allocate(size_t bytes, uintptr_t stream) {
     return absl::InvalidArgumentError("a block of 0 bytes was asked for");
   }
   const size_t size = RoundUp(bytes, kRounding);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::StatusOr<Block*> block = TakeFromCache(size, stream);
   if (block.ok()) {
     ++stats_.cache_hits;
@@ -129,7 +129,7 @@ absl::StatusOr<BlockCache::Block*> BlockCache::NewSegment(size_t size,
 }
 
 void BlockCache::Free(void* data) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = blocks_.find(static_cast<char*>(data));
   if (it == blocks_.end() || !it->second->in_use) return;
   Block* block = it->second.get();
@@ -156,7 +156,7 @@ void BlockCache::Free(void* data) {
 }
 
 void BlockCache::ReleaseCached() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ReleaseCachedLocked();
 }
 
@@ -177,22 +177,22 @@ void BlockCache::ReleaseCachedLocked() {
 }
 
 void BlockCache::SetLimit(size_t limit_bytes) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   limit_ = limit_bytes;
 }
 
 size_t BlockCache::limit() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return limit_;
 }
 
 BlockCacheStats BlockCache::stats() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
 std::string BlockCache::Describe() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return DescribeLocked();
 }
 

@@ -24,7 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "platform/mutex.h"
 
 namespace scopeflow {
 
@@ -114,7 +114,7 @@ class BlockCache {
   std::string DescribeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::unique_ptr<BlockCacheBackend> backend_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   size_t limit_ ABSL_GUARDED_BY(mu_);
   // Every block, free or in use, by address.
   absl::flat_hash_map<char*, std::unique_ptr<Block>> blocks_

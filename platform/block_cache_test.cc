@@ -5,9 +5,9 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "platform/mutex.h"
 
 namespace scopeflow {
 namespace {
@@ -20,7 +20,7 @@ constexpr size_t kMiB = size_t{1} << 20;
 class FakeBackend final : public BlockCacheBackend {
  public:
   struct Counts {
-    absl::Mutex mu;
+    Mutex mu;
     size_t in_use = 0;
     int mallocs = 0;
     int frees = 0;
@@ -30,7 +30,7 @@ class FakeBackend final : public BlockCacheBackend {
       : capacity_(capacity), counts_(counts) {}
 
   absl::StatusOr<void*> Malloc(size_t bytes) override {
-    absl::MutexLock lock(&counts_->mu);
+    MutexLock lock(&counts_->mu);
     if (counts_->in_use + bytes > capacity_) {
       return absl::ResourceExhaustedError("fake device is full");
     }
@@ -39,7 +39,7 @@ class FakeBackend final : public BlockCacheBackend {
     return std::malloc(bytes);
   }
   void Free(void* data, size_t bytes) override {
-    absl::MutexLock lock(&counts_->mu);
+    MutexLock lock(&counts_->mu);
     counts_->in_use -= bytes;
     ++counts_->frees;
     std::free(data);
@@ -150,7 +150,8 @@ TEST_F(BlockCacheTest, LimitFlushesTheCacheThenFailsClearly) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(c.status().message(), HasSubstr("1024 bytes asked"));
-  EXPECT_THAT(c.status().message(), HasSubstr("5.0 MiB in use, 6.0 MiB reserved"));
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("5.0 MiB in use, 6.0 MiB reserved"));
   EXPECT_THAT(c.status().message(), HasSubstr("limit 6.0 MiB"));
   cache->Free(b);
   // The same request fits once the limit is raised.

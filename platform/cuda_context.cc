@@ -5,9 +5,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "platform/cuda_runtime.h"
 #include "platform/device.h"
+#include "platform/mutex.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -17,7 +17,7 @@ namespace {
 class ContextPool {
  public:
   std::unique_ptr<CudaContext> Take(int device) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (device >= static_cast<int>(free_.size()) || free_[device].empty()) {
       return nullptr;
     }
@@ -27,14 +27,14 @@ class ContextPool {
   }
 
   void Give(std::unique_ptr<CudaContext> context) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     const int device = context->device();
     if (device >= static_cast<int>(free_.size())) free_.resize(device + 1);
     free_[device].push_back(std::move(context));
   }
 
  private:
-  absl::Mutex mu_;
+  Mutex mu_;
   std::vector<std::vector<std::unique_ptr<CudaContext>>> free_
       ABSL_GUARDED_BY(mu_);
 };

@@ -10,8 +10,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "platform/cuda_runtime.h"
+#include "platform/mutex.h"
 
 namespace scopeflow {
 namespace {
@@ -32,7 +32,7 @@ class StreamPool {
  public:
   absl::StatusOr<cudaStream_t> Take(int device) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (device < static_cast<int>(free_.size()) && !free_[device].empty()) {
         cudaStream_t stream = free_[device].back();
         free_[device].pop_back();
@@ -47,13 +47,13 @@ class StreamPool {
   }
 
   void Give(int device, cudaStream_t stream) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (device >= static_cast<int>(free_.size())) free_.resize(device + 1);
     free_[device].push_back(stream);
   }
 
  private:
-  absl::Mutex mu_;
+  Mutex mu_;
   std::vector<std::vector<cudaStream_t>> free_ ABSL_GUARDED_BY(mu_);
 };
 
