@@ -45,10 +45,19 @@ absl::StatusOr<DeviceType> KernelDeviceOnCuda(const std::string& op_text,
                                               const std::vector<Feed>& feeds);
 
 // Runs the op on the CPU and on cuda:0 and compares every fetch: dtype,
-// dims, and each element within atol + rtol * |cpu| (NaN matches NaN only;
-// integer and bool dtypes exactly). Fails first if the op has no CUDA
-// kernel, so a pass is never the CPU kernel compared with itself.
+// dims, and each element equal (infinities included) or within atol +
+// rtol * |cpu| (NaN matches NaN only; integer and bool dtypes exactly;
+// float16 and other dtypes byte for byte). Fails first if the op has no
+// CUDA kernel, so a pass is never the CPU kernel compared with itself.
 ::testing::AssertionResult MatchesOnCuda(
+    const std::string& op_text, const std::vector<Feed>& feeds,
+    const std::vector<std::string>& fetches, double rtol = 1e-5,
+    double atol = 1e-6);
+
+// MatchesOnCuda, except that float16 fetches compare element by element,
+// bit for bit but with any NaN matching any NaN (the two devices may give
+// NaNs of different bits).
+::testing::AssertionResult MatchesOnCudaAnyNaN(
     const std::string& op_text, const std::vector<Feed>& feeds,
     const std::vector<std::string>& fetches, double rtol = 1e-5,
     double atol = 1e-6);

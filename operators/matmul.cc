@@ -9,17 +9,11 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
+#include "operators/matmul_shapes.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
-
-// The matrix dims of an input after its transpose flag: (rows, cols).
-std::pair<int64_t, int64_t> MatrixDims(const Dims& dims, bool transpose) {
-  const int64_t rows = dims[dims.size() - 2];
-  const int64_t cols = dims[dims.size() - 1];
-  return transpose ? std::make_pair(cols, rows) : std::make_pair(rows, cols);
-}
 
 VarInfo UnknownRank(DataType dtype) {
   VarInfo info;
@@ -107,25 +101,19 @@ absl::Status Matmul(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& y = context.Input("Y");
   Tensor* out = context.Output("Out");
-  const bool tx = context.attrs().Get<bool>("transpose_x");
-  const bool ty = context.attrs().Get<bool>("transpose_y");
+  const auto [tx, ty, m, k, n, x_cols, y_cols, batches, fold] =
+      MatmulSizesOf(context.attrs(), x, y, out->dims());
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  const auto [m, k] = MatrixDims(x.dims(), tx);
-  const int64_t n = MatrixDims(y.dims(), ty).second;
-  const int64_t x_cols = x.dim(-1), y_cols = y.dim(-1);
-  const auto x_batch = absl::MakeConstSpan(x.dims()).first(x.rank() - 2);
-  const auto y_batch = absl::MakeConstSpan(y.dims()).first(y.rank() - 2);
-  const auto out_batch =
-      absl::MakeConstSpan(out->dims()).first(out->rank() - 2);
-  const int64_t batches = NumElements(out_batch);
+  const auto x_batch = BatchDims(x.dims());
+  const auto y_batch = BatchDims(y.dims());
+  const auto out_batch = BatchDims(out->dims());
   const T* x_data = x.data<T>();
   const T* y_data = y.data<T>();
   T* out_data = out->data<T>();
   const bool x_single = NumElements(x_batch) == 1;
   // One matrix X against a batch-free Y folds the batch into the rows: a
   // single large product instead of many small ones.
-  if (!tx && NumElements(y_batch) == 1 && x_batch.size() >= y_batch.size() &&
-      NumElements(x_batch) == batches) {
+  if (fold) {
     return Gemm(false, ty, batches * m, n, k, alpha, x_data, x_cols, y_data,
                 y_cols, T(0), out_data, n, y.buffer());
   }
@@ -192,59 +180,47 @@ absl::Status MatmulGrad(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& y = context.Input("Y");
   const Tensor& grad = context.Input("Out@GRAD");
-  const bool tx = context.attrs().Get<bool>("transpose_x");
-  const bool ty = context.attrs().Get<bool>("transpose_y");
+  const MatmulSizes s = MatmulSizesOf(context.attrs(), x, y, grad.dims());
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  // Plain variables, not structured bindings: the lambdas below capture
-  // them, which C++17 does not allow for bindings.
-  const int64_t m = MatrixDims(x.dims(), tx).first;
-  const int64_t k = MatrixDims(x.dims(), tx).second;
-  const int64_t n = MatrixDims(y.dims(), ty).second;
-  const int64_t x_cols = x.dim(-1), y_cols = y.dim(-1);
-  const auto x_batch = absl::MakeConstSpan(x.dims()).first(x.rank() - 2);
-  const auto y_batch = absl::MakeConstSpan(y.dims()).first(y.rank() - 2);
-  const int64_t batches =
-      NumElements(absl::MakeConstSpan(grad.dims()).first(grad.rank() - 2));
-  // As in the forward kernel: a batch of X against one matrix Y is one
-  // product of batches * m rows, for dX and for dY alike.
-  const bool fold = !tx && NumElements(y_batch) == 1 &&
-                    x_batch.size() >= y_batch.size() &&
-                    NumElements(x_batch) == batches;
   if (context.HasOutput("X@GRAD")) {
     Tensor* x_grad = context.Output("X@GRAD");
-    if (fold) {
+    if (s.fold) {
       // dX[rows x k] = dOut[rows x n] op(Y)^T.
-      SF_RETURN_IF_ERROR(Gemm(false, !ty, batches * m, k, n, alpha,
-                              grad.data<T>(), n, y.data<T>(), y_cols, T(0),
-                              x_grad->data<T>(), x_cols));
+      SF_RETURN_IF_ERROR(Gemm(false, !s.ty, s.batches * s.m, s.k, s.n, alpha,
+                              grad.data<T>(), s.n, y.data<T>(), s.y_cols, T(0),
+                              x_grad->data<T>(), s.x_cols));
     } else {
       SF_RETURN_IF_ERROR(BatchedGrad<T>(
-          grad, y, x_grad, m, n, [&](const T* g, const T* yb, T beta, T* dx) {
+          grad, y, x_grad, s.m, s.n,
+          [&](const T* g, const T* yb, T beta, T* dx) {
             // tx: dX = op(Y) dOut^T, of X's [k x m] layout.
-            return tx ? Gemm(ty, true, k, m, n, alpha, yb, y_cols, g, n, beta,
-                             dx, x_cols)
-                      : Gemm(false, !ty, m, k, n, alpha, g, n, yb, y_cols, beta,
-                             dx, x_cols);
+            return s.tx ? Gemm(s.ty, true, s.k, s.m, s.n, alpha, yb, s.y_cols,
+                               g, s.n, beta, dx, s.x_cols)
+                        : Gemm(false, !s.ty, s.m, s.k, s.n, alpha, g, s.n, yb,
+                               s.y_cols, beta, dx, s.x_cols);
           }));
     }
   }
   if (context.HasOutput("Y@GRAD")) {
     Tensor* y_grad = context.Output("Y@GRAD");
-    if (fold) {
+    if (s.fold) {
       // dY = X^T dOut over all rows at once (ty: its transpose).
       SF_RETURN_IF_ERROR(
-          ty ? Gemm(true, false, n, k, batches * m, alpha, grad.data<T>(), n,
-                    x.data<T>(), x_cols, T(0), y_grad->data<T>(), y_cols)
-             : Gemm(true, false, k, n, batches * m, alpha, x.data<T>(), x_cols,
-                    grad.data<T>(), n, T(0), y_grad->data<T>(), y_cols));
+          s.ty ? Gemm(true, false, s.n, s.k, s.batches * s.m, alpha,
+                      grad.data<T>(), s.n, x.data<T>(), s.x_cols, T(0),
+                      y_grad->data<T>(), s.y_cols)
+               : Gemm(true, false, s.k, s.n, s.batches * s.m, alpha,
+                      x.data<T>(), s.x_cols, grad.data<T>(), s.n, T(0),
+                      y_grad->data<T>(), s.y_cols));
     } else {
       SF_RETURN_IF_ERROR(BatchedGrad<T>(
-          grad, x, y_grad, m, n, [&](const T* g, const T* xb, T beta, T* dy) {
+          grad, x, y_grad, s.m, s.n,
+          [&](const T* g, const T* xb, T beta, T* dy) {
             // ty: dY = dOut^T op(X), of Y's [n x k] layout.
-            return ty ? Gemm(true, tx, n, k, m, alpha, g, n, xb, x_cols, beta,
-                             dy, y_cols)
-                      : Gemm(!tx, false, k, n, m, alpha, xb, x_cols, g, n, beta,
-                             dy, y_cols);
+            return s.ty ? Gemm(true, s.tx, s.n, s.k, s.m, alpha, g, s.n, xb,
+                               s.x_cols, beta, dy, s.y_cols)
+                        : Gemm(!s.tx, false, s.k, s.n, s.m, alpha, xb, s.x_cols,
+                               g, s.n, beta, dy, s.y_cols);
           }));
     }
   }
@@ -333,10 +309,7 @@ absl::Status FcGrad(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& w = context.Input("W");
   const Tensor& grad = context.Input("Out@GRAD");
-  const int in_num_col_dims = context.attrs().Get<int32_t>("in_num_col_dims");
-  const int64_t m =
-      NumElements(absl::MakeConstSpan(x.dims()).first(in_num_col_dims));
-  const int64_t k = w.dim(0), n = w.dim(1);
+  const auto [m, k, n] = FcSizesOf(context.attrs(), x, w);
   const T* g = grad.data<T>();
   if (context.HasOutput("X@GRAD")) {
     SF_RETURN_IF_ERROR(Gemm(false, true, m, k, n, T(1), g, n, w.data<T>(), n,

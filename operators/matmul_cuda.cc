@@ -16,6 +16,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/matmul_shapes.h"
 #include "platform/cuda_context.h"
 #include "platform/status_macros.h"
 
@@ -268,43 +269,20 @@ absl::Status Zero(CudaContext* cuda, Tensor* tensor) {
       "cudaMemsetAsync");
 }
 
-std::pair<int64_t, int64_t> MatrixDims(const Dims& dims, bool transpose) {
-  const int64_t rows = dims[dims.size() - 2];
-  const int64_t cols = dims[dims.size() - 1];
-  return transpose ? std::make_pair(cols, rows) : std::make_pair(rows, cols);
-}
-
-absl::Span<const int64_t> BatchDims(const Dims& dims) {
-  return absl::MakeConstSpan(dims).first(dims.size() - 2);
-}
-
-// What the CPU kernel folds: a batch of X against one matrix Y, as one
-// product with the batches' rows stacked.
-bool Folds(const Tensor& x, const Tensor& y, bool tx, int64_t batches) {
-  const auto x_batch = BatchDims(x.dims());
-  const auto y_batch = BatchDims(y.dims());
-  return !tx && NumElements(y_batch) == 1 && x_batch.size() >= y_batch.size() &&
-         NumElements(x_batch) == batches;
-}
-
 template <typename T>
 absl::Status Matmul(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& y = context.Input("Y");
   Tensor* out = context.Output("Out");
   if (out->numel() == 0) return absl::OkStatus();
-  const bool tx = context.attrs().Get<bool>("transpose_x");
-  const bool ty = context.attrs().Get<bool>("transpose_y");
+  const auto [tx, ty, m, k, n, x_cols, y_cols, batches, fold] =
+      MatmulSizesOf(context.attrs(), x, y, out->dims());
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  const auto [m, k] = MatrixDims(x.dims(), tx);
-  const int64_t n = MatrixDims(y.dims(), ty).second;
-  const int64_t x_cols = x.dim(-1), y_cols = y.dim(-1);
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   // No terms: cuBLAS would reject the empty operands' leading dims.
   if (k == 0) return Zero(cuda, out);
   const auto out_batch = BatchDims(out->dims());
-  const int64_t batches = NumElements(out_batch);
-  if (Folds(x, y, tx, batches)) {
+  if (fold) {
     return RunProduct<T>(cuda,
                          {false, ty, batches * m, n, k, x_cols, y_cols, n},
                          alpha, x.data<T>(), y.data<T>(), T(0), out->data<T>());
@@ -423,15 +401,10 @@ absl::Status MatmulGrad(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& y = context.Input("Y");
   const Tensor& grad = context.Input("Out@GRAD");
-  const bool tx = context.attrs().Get<bool>("transpose_x");
-  const bool ty = context.attrs().Get<bool>("transpose_y");
+  const auto [tx, ty, m, k, n, x_cols, y_cols, batches, fold] =
+      MatmulSizesOf(context.attrs(), x, y, grad.dims());
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  const auto [m, k] = MatrixDims(x.dims(), tx);
-  const int64_t n = MatrixDims(y.dims(), ty).second;
-  const int64_t x_cols = x.dim(-1), y_cols = y.dim(-1);
   const auto out_batch = BatchDims(grad.dims());
-  const int64_t batches = NumElements(out_batch);
-  const bool fold = Folds(x, y, tx, batches);
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   const GradOperand<T> g{grad.data<T>(),
                          BroadcastSteps(out_batch, out_batch, m * n)};
@@ -516,10 +489,7 @@ absl::Status FcGrad(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& w = context.Input("W");
   const Tensor& grad = context.Input("Out@GRAD");
-  const int in_num_col_dims = context.attrs().Get<int32_t>("in_num_col_dims");
-  const int64_t m =
-      NumElements(absl::MakeConstSpan(x.dims()).first(in_num_col_dims));
-  const int64_t k = w.dim(0), n = w.dim(1);
+  const auto [m, k, n] = FcSizesOf(context.attrs(), x, w);
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   const T* g = grad.data<T>();
   if (context.HasOutput("X@GRAD")) {

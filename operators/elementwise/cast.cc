@@ -23,36 +23,23 @@
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/elementwise/convert.h"
 #include "operators/elementwise/grad_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
+// float16 on the host, for ConvertValue.
+struct HostHalf {
+  using Type = float16;
+  static float ToFloat(float16 v) { return HalfToFloat(v); }
+  static float16 FromFloat(float v) { return FloatToHalf(v); }
+};
+
 template <typename To, typename From>
 To Convert(From v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (std::is_same_v<From, float16>) {
-    return Convert<To>(HalfToFloat(v));
-  } else if constexpr (std::is_same_v<To, float16>) {
-    return FloatToHalf(Convert<float>(v));
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From{0};
-  } else if constexpr (std::is_floating_point_v<From> &&
-                       std::is_integral_v<To>) {
-    // Both limits are exact in double: 0 or -2^k, and 2^k.
-    constexpr double kLowest =
-        static_cast<double>(std::numeric_limits<To>::min());
-    constexpr double kBeyond =
-        static_cast<double>(std::numeric_limits<To>::max() / 2 + 1) * 2;
-    if (v != v) return To{0};
-    if (v <= kLowest) return std::numeric_limits<To>::min();
-    if (v >= kBeyond) return std::numeric_limits<To>::max();
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
+  return elementwise::ConvertValue<To, From, HostHalf>(v);
 }
 
 template <typename From, typename To>

@@ -24,6 +24,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/elementwise/arithmetic.h"
+#include "operators/elementwise/clip_bounds.h"
 #include "operators/elementwise/grad_util.h"
 #include "operators/value_input.h"
 #include "platform/parallel.h"
@@ -33,6 +34,8 @@ namespace scopeflow {
 namespace {
 
 using elementwise::Add;
+using elementwise::ClipBounds;
+using elementwise::KernelClipBounds;
 using elementwise::Mul;
 using elementwise::Neg;
 
@@ -164,25 +167,6 @@ absl::Status ScaleKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
-// The bounds clip applies to T: "min" and "max", for integers rounded
-// inward to whole numbers and saturated to T's range.
-template <typename T>
-std::pair<T, T> ClipBounds(float min, float max) {
-  if constexpr (std::is_integral_v<T>) {
-    constexpr double kLowest =
-        static_cast<double>(std::numeric_limits<T>::min());
-    constexpr double kBeyond = -2 * kLowest;  // 2^31 or 2^63.
-    auto saturate = [&](double v) {
-      if (v <= kLowest) return std::numeric_limits<T>::min();
-      if (v >= kBeyond) return std::numeric_limits<T>::max();
-      return static_cast<T>(v);
-    };
-    return {saturate(std::ceil(min)), saturate(std::floor(max))};
-  } else {
-    return {static_cast<T>(min), static_cast<T>(max)};
-  }
-}
-
 template <typename T>
 bool ClipIsEmpty(float min, float max) {
   const auto [lo, hi] = ClipBounds<T>(min, max);
@@ -209,38 +193,6 @@ absl::Status InferClip(InferContext& context) {
   }
   context.SetOutput("Out", x);
   return absl::OkStatus();
-}
-
-// Where a clip bound comes from, for errors.
-std::string ClipBoundSource(const KernelContext& context,
-                            absl::string_view slot, absl::string_view attr) {
-  return context.HasInput(slot)
-             ? absl::StrFormat("input \"%s\" (variable \"%s\")", slot,
-                               context.InputName(slot))
-             : absl::StrFormat("attribute \"%s\"", attr);
-}
-
-// The bounds of clip and clip_grad: "min" and "max" as ClipBounds gives
-// them, each replaced by input "Min" or "Max" (one element of X's dtype)
-// when that is bound. Inference checked the attributes; bounds from inputs
-// are known only here, so their order is checked here too.
-template <typename T>
-absl::StatusOr<std::pair<T, T>> KernelClipBounds(const KernelContext& context) {
-  std::pair<T, T> bounds = ClipBounds<T>(context.attrs().Get<float>("min"),
-                                         context.attrs().Get<float>("max"));
-  if (!context.HasInput("Min") && !context.HasInput("Max")) return bounds;
-  if (context.HasInput("Min")) {
-    SF_ASSIGN_OR_RETURN(bounds.first, ScalarInput<T>(context, "Min"));
-  }
-  if (context.HasInput("Max")) {
-    SF_ASSIGN_OR_RETURN(bounds.second, ScalarInput<T>(context, "Max"));
-  }
-  SF_CHECK(!(bounds.second < bounds.first),
-           "the lower bound %s (%s) exceeds the upper bound %s (%s): "
-           "expected min <= max",
-           absl::StrCat(bounds.first), ClipBoundSource(context, "Min", "min"),
-           absl::StrCat(bounds.second), ClipBoundSource(context, "Max", "max"));
-  return bounds;
 }
 
 // NaN stays NaN.

@@ -17,6 +17,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/elementwise/clip_bounds.h"
 #include "operators/elementwise/elementwise_cuda.h"
 #include "operators/value_input.h"
 #include "platform/cuda_context.h"
@@ -24,6 +25,8 @@
 
 namespace scopeflow {
 namespace {
+
+using elementwise::KernelClipBounds;
 
 template <typename T, cuda::UnaryOp kOp>
 absl::Status UnaryCuda(KernelContext& context) {
@@ -48,55 +51,6 @@ absl::Status ScaleCuda(KernelContext& context) {
                        context.attrs().Get<bool>("bias_after_scale"),
                        cuda->stream());
   return CudaLaunchCheck(context.op_type().c_str());
-}
-
-// clip's bounds as its CPU kernel takes them (unary.cc): "min" and "max",
-// for integers rounded inward to whole numbers and saturated to T's range.
-template <typename T>
-std::pair<T, T> ClipBounds(float min, float max) {
-  if constexpr (std::is_integral_v<T>) {
-    constexpr double kLowest =
-        static_cast<double>(std::numeric_limits<T>::min());
-    constexpr double kBeyond = -2 * kLowest;  // 2^31 or 2^63.
-    auto saturate = [&](double v) {
-      if (v <= kLowest) return std::numeric_limits<T>::min();
-      if (v >= kBeyond) return std::numeric_limits<T>::max();
-      return static_cast<T>(v);
-    };
-    return {saturate(std::ceil(min)), saturate(std::floor(max))};
-  } else {
-    return {static_cast<T>(min), static_cast<T>(max)};
-  }
-}
-
-std::string ClipBoundSource(const KernelContext& context,
-                            absl::string_view slot, absl::string_view attr) {
-  return context.HasInput(slot)
-             ? absl::StrFormat("input \"%s\" (variable \"%s\")", slot,
-                               context.InputName(slot))
-             : absl::StrFormat("attribute \"%s\"", attr);
-}
-
-// The bounds, each replaced by input "Min" or "Max" when bound (its one
-// element copied to the host, as the CPU kernel reads it), and checked in
-// order then.
-template <typename T>
-absl::StatusOr<std::pair<T, T>> KernelClipBounds(const KernelContext& context) {
-  std::pair<T, T> bounds = ClipBounds<T>(context.attrs().Get<float>("min"),
-                                         context.attrs().Get<float>("max"));
-  if (!context.HasInput("Min") && !context.HasInput("Max")) return bounds;
-  if (context.HasInput("Min")) {
-    SF_ASSIGN_OR_RETURN(bounds.first, ScalarInput<T>(context, "Min"));
-  }
-  if (context.HasInput("Max")) {
-    SF_ASSIGN_OR_RETURN(bounds.second, ScalarInput<T>(context, "Max"));
-  }
-  SF_CHECK(!(bounds.second < bounds.first),
-           "the lower bound %s (%s) exceeds the upper bound %s (%s): "
-           "expected min <= max",
-           absl::StrCat(bounds.first), ClipBoundSource(context, "Min", "min"),
-           absl::StrCat(bounds.second), ClipBoundSource(context, "Max", "max"));
-  return bounds;
 }
 
 template <typename T>

@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "operators/elementwise/convert.h"
 #include "operators/elementwise/elementwise_cuda.h"
 #include "operators/elementwise/kernel_util_cuda.h"
 #include "platform/cuda_launch.h"
@@ -280,32 +281,17 @@ __device__ float HalfBitsToFloat(uint16_t bits) {
   return __uint_as_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-// Convert of cast.cc: float to integer truncates and saturates (NaN gives
-// 0); integers narrow by wrapping; anything to bool is "not zero"; float16
-// goes through float32.
+// Half on the device, for ConvertValue.
+struct DeviceHalf {
+  using Type = Half;
+  __device__ static float ToFloat(Half v) { return HalfBitsToFloat(v.bits); }
+  __device__ static Half FromFloat(float v) { return Half{FloatToHalfBits(v)}; }
+};
+
+// Convert of cast.cc (convert.h).
 template <typename To, typename From>
 __device__ To Convert(From v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (std::is_same_v<From, Half>) {
-    return Convert<To>(HalfBitsToFloat(v.bits));
-  } else if constexpr (std::is_same_v<To, Half>) {
-    return Half{FloatToHalfBits(Convert<float>(v))};
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From{0};
-  } else if constexpr (std::is_floating_point_v<From> &&
-                       std::is_integral_v<To>) {
-    constexpr double kLowest =
-        static_cast<double>(std::numeric_limits<To>::min());
-    constexpr double kBeyond =
-        static_cast<double>(std::numeric_limits<To>::max() / 2 + 1) * 2;
-    if (v != v) return To{0};
-    if (v <= kLowest) return std::numeric_limits<To>::min();
-    if (v >= kBeyond) return std::numeric_limits<To>::max();
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
+  return elementwise::ConvertValue<To, From, DeviceHalf>(v);
 }
 
 template <typename To>

@@ -12,6 +12,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
+#include "operators/nn/kernel_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -78,12 +79,6 @@ Layout LayoutOf(const Tensor& x) {
   return {batch, channels, inner};
 }
 
-// The data of output `slot`, or null if it is not bound.
-template <typename T>
-T* OptionalOutput(KernelContext& context, absl::string_view slot) {
-  return context.HasOutput(slot) ? context.Output(slot)->data<T>() : nullptr;
-}
-
 // Y = (X - mean) * inv_std * scale + bias per channel, folded into
 // Y = X * a + b.
 template <typename T>
@@ -124,10 +119,10 @@ absl::Status BatchNormInference(KernelContext& context, double epsilon) {
   Normalize<T>(x, context.Input("Scale").data<T>(),
                context.Input("Bias").data<T>(), mean_d, inv_std,
                *context.Output("Y"));
-  T* mean_out = OptionalOutput<T>(context, "MeanOut");
-  T* variance_out = OptionalOutput<T>(context, "VarianceOut");
-  T* saved_mean = OptionalOutput<T>(context, "SavedMean");
-  T* saved_variance = OptionalOutput<T>(context, "SavedVariance");
+  T* mean_out = nn::OptionalOutputData<T>(context, "MeanOut");
+  T* variance_out = nn::OptionalOutputData<T>(context, "VarianceOut");
+  T* saved_mean = nn::OptionalOutputData<T>(context, "SavedMean");
+  T* saved_variance = nn::OptionalOutputData<T>(context, "SavedVariance");
   for (int64_t c = 0; c < channels; ++c) {
     // Harmless when MeanOut is Mean itself (in place).
     if (mean_out != nullptr) mean_out[c] = mean[c];
@@ -186,8 +181,8 @@ absl::Status BatchNormTraining(KernelContext& context, double epsilon) {
   const T* running_variance = context.Input("Variance").data<T>();
   T* mean_out = context.Output("MeanOut")->data<T>();
   T* variance_out = context.Output("VarianceOut")->data<T>();
-  T* saved_mean = OptionalOutput<T>(context, "SavedMean");
-  T* saved_variance = OptionalOutput<T>(context, "SavedVariance");
+  T* saved_mean = nn::OptionalOutputData<T>(context, "SavedMean");
+  T* saved_variance = nn::OptionalOutputData<T>(context, "SavedVariance");
   for (int64_t c = 0; c < l.channels; ++c) {
     mean_out[c] =
         static_cast<T>(momentum * running_mean[c] + (1 - momentum) * mean[c]);
@@ -282,9 +277,9 @@ absl::Status BatchNormGradKernel(KernelContext& context) {
   const T* scale = context.Input("Scale").data<T>();
   const T* in = x.data<T>();
   const T* dy = context.Input("Y@GRAD").data<T>();
-  T* d_x = OptionalOutput<T>(context, "X@GRAD");
-  T* d_scale = OptionalOutput<T>(context, "Scale@GRAD");
-  T* d_bias = OptionalOutput<T>(context, "Bias@GRAD");
+  T* d_x = nn::OptionalOutputData<T>(context, "X@GRAD");
+  T* d_scale = nn::OptionalOutputData<T>(context, "Scale@GRAD");
+  T* d_bias = nn::OptionalOutputData<T>(context, "Bias@GRAD");
   const double count = static_cast<double>(l.batch * l.inner);
   for (int64_t c = 0; c < l.channels; ++c) {
     double mean, inv_std;

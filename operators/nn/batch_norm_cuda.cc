@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
+#include "operators/nn/kernel_util.h"
 #include "platform/cuda_context.h"
 #include "platform/status_macros.h"
 
@@ -24,17 +25,6 @@ cuda::BatchNormShape ShapeOf(const Tensor& x) {
                     ? 0
                     : x.numel() / (shape.batch * shape.channels);
   return shape;
-}
-
-// The data of output `slot`, or null if it is not bound.
-template <typename T>
-T* OptionalOutput(KernelContext& context, absl::string_view slot) {
-  return context.HasOutput(slot) ? context.Output(slot)->data<T>() : nullptr;
-}
-
-template <typename T>
-const T* OptionalInput(const KernelContext& context, absl::string_view slot) {
-  return context.HasInput(slot) ? context.Input(slot).data<T>() : nullptr;
 }
 
 template <typename T>
@@ -54,10 +44,10 @@ absl::Status BatchNormCuda(KernelContext& context) {
   t.mean = context.Input("Mean").data<T>();
   t.variance = context.Input("Variance").data<T>();
   t.y = context.Output("Y")->data<T>();
-  t.mean_out = OptionalOutput<T>(context, "MeanOut");
-  t.variance_out = OptionalOutput<T>(context, "VarianceOut");
-  t.saved_mean = OptionalOutput<T>(context, "SavedMean");
-  t.saved_variance = OptionalOutput<T>(context, "SavedVariance");
+  t.mean_out = nn::OptionalOutputData<T>(context, "MeanOut");
+  t.variance_out = nn::OptionalOutputData<T>(context, "VarianceOut");
+  t.saved_mean = nn::OptionalOutputData<T>(context, "SavedMean");
+  t.saved_variance = nn::OptionalOutputData<T>(context, "SavedVariance");
   SF_ASSIGN_OR_RETURN(void* workspace,
                       cuda->Workspace(cuda::BatchNormWorkspaceBytes(shape)));
   const double epsilon = context.attrs().Get<float>("epsilon");
@@ -81,12 +71,12 @@ absl::Status BatchNormGradCuda(KernelContext& context) {
   t.x = x.data<T>();
   t.scale = context.Input("Scale").data<T>();
   t.y_grad = context.Input("Y@GRAD").data<T>();
-  t.mean = OptionalInput<T>(context, is_test ? "Mean" : "SavedMean");
+  t.mean = nn::OptionalInputData<T>(context, is_test ? "Mean" : "SavedMean");
   t.variance =
-      OptionalInput<T>(context, is_test ? "Variance" : "SavedVariance");
-  t.x_grad = OptionalOutput<T>(context, "X@GRAD");
-  t.scale_grad = OptionalOutput<T>(context, "Scale@GRAD");
-  t.bias_grad = OptionalOutput<T>(context, "Bias@GRAD");
+      nn::OptionalInputData<T>(context, is_test ? "Variance" : "SavedVariance");
+  t.x_grad = nn::OptionalOutputData<T>(context, "X@GRAD");
+  t.scale_grad = nn::OptionalOutputData<T>(context, "Scale@GRAD");
+  t.bias_grad = nn::OptionalOutputData<T>(context, "Bias@GRAD");
   const cuda::BatchNormShape shape = ShapeOf(x);
   SF_ASSIGN_OR_RETURN(void* workspace,
                       cuda->Workspace(cuda::BatchNormWorkspaceBytes(shape)));

@@ -24,6 +24,7 @@
 #include "operators/common.h"
 #include "operators/gemm.h"
 #include "operators/nn/grad_util.h"
+#include "operators/nn/kernel_util.h"
 #include "operators/nn/onednn.h"
 #include "operators/nn/window.h"
 #include "operators/strided_copy.h"
@@ -32,26 +33,6 @@
 
 namespace scopeflow {
 namespace {
-
-struct Conv2dAttrs {
-  std::array<int64_t, 2> strides;
-  std::array<int64_t, 2> dilations;
-  Padding2d padding;
-  int64_t groups;
-  // data_format "NHWC": Input and Output hold their channels last. Filter
-  // (OIHW) and Bias are the same in both formats.
-  bool nhwc;
-  // The forward op's fuse_relu: Output = relu(convolution).
-  bool fuse_relu = false;
-};
-
-Conv2dAttrs AttrsOf(const Attributes& attrs) {
-  return {PairOf(attrs.Get<std::vector<int32_t>>("strides")),
-          PairOf(attrs.Get<std::vector<int32_t>>("dilations")),
-          PaddingOf(attrs.Get<std::vector<int32_t>>("paddings")),
-          attrs.Get<int32_t>("groups"),
-          attrs.Get<std::string>("data_format") == "NHWC"};
-}
 
 // The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
 // W] order: the order the geometry and oneDNN's descriptors use.
@@ -106,7 +87,7 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
     SF_RETURN_IF_ERROR(CheckRank(context, "Bias", 1, 1));
     SF_RETURN_IF_ERROR(CheckSameDtype(context, "Input", "Bias"));
   }
-  const Conv2dAttrs a = AttrsOf(context.attrs());
+  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   const VarInfo& input_info = context.Input("Input");
   const Dims input = NchwOf(Rank4DimsOf(input_info), a.nhwc);
   const Dims filter = Rank4DimsOf(context.Input("Filter"));
@@ -705,7 +686,7 @@ absl::Status Conv2dKernel(KernelContext& context) {
       context.HasInput("Bias") ? &context.Input("Bias") : nullptr;
   Tensor& output = *context.Output("Output");
   if (output.numel() == 0) return absl::OkStatus();
-  Conv2dAttrs a = AttrsOf(context.attrs());
+  Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   a.fuse_relu = context.attrs().Get<bool>("fuse_relu");
   if (input.numel() == 0) {
     FillWithBias<T>(bias, a.nhwc, output);
@@ -759,12 +740,9 @@ absl::Status Conv2dGradKernel(KernelContext& context) {
   const Tensor& input = context.Input("Input");
   const Tensor& filter = context.Input("Filter");
   const Tensor& d_output = context.Input("Output@GRAD");
-  Tensor* d_input =
-      context.HasOutput("Input@GRAD") ? context.Output("Input@GRAD") : nullptr;
-  Tensor* d_filter = context.HasOutput("Filter@GRAD")
-                         ? context.Output("Filter@GRAD")
-                         : nullptr;
-  const Conv2dAttrs a = AttrsOf(context.attrs());
+  Tensor* d_input = nn::OptionalOutput(context, "Input@GRAD");
+  Tensor* d_filter = nn::OptionalOutput(context, "Filter@GRAD");
+  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   if (context.HasOutput("Bias@GRAD")) {
     BiasGrad<T>(d_output, a.nhwc, *context.Output("Bias@GRAD"));
   }

@@ -31,13 +31,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/nn/kernel_util.h"
 #include "operators/nn/window.h"
 #include "platform/allocator.h"
 #include "platform/cuda_context.h"
+#include "platform/mutex.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -49,22 +50,6 @@ using cuda::Image4d;
 constexpr size_t kMaxAlgoWorkspace = size_t{256} << 20;
 // The most elements a cuDNN tensor descriptor holds.
 constexpr int64_t kMaxCudnnElements = std::numeric_limits<int32_t>::max();
-
-struct Conv2dAttrs {
-  std::array<int64_t, 2> strides;
-  std::array<int64_t, 2> dilations;
-  Padding2d padding;
-  int64_t groups;
-  bool nhwc;
-};
-
-Conv2dAttrs AttrsOf(const Attributes& attrs) {
-  return {PairOf(attrs.Get<std::vector<int32_t>>("strides")),
-          PairOf(attrs.Get<std::vector<int32_t>>("dilations")),
-          PaddingOf(attrs.Get<std::vector<int32_t>>("paddings")),
-          attrs.Get<int32_t>("groups"),
-          attrs.Get<std::string>("data_format") == "NHWC"};
-}
 
 template <typename T>
 cudnnDataType_t CudnnType() {
@@ -201,7 +186,7 @@ struct Algorithms {
 class AlgorithmCache {
  public:
   bool Find(const std::string& key, Algorithms& algorithms) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = map_.find(key);
     if (it == map_.end()) return false;
     algorithms = it->second;
@@ -213,19 +198,19 @@ class AlgorithmCache {
     // Shapes may vary without end; entries are small, and a full cache is
     // emptied rather than ordered.
     constexpr size_t kMaxEntries = 4096;
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (map_.size() >= kMaxEntries) map_.clear();
     map_.emplace(key, algorithms);
   }
 
   void SetFirst(const std::string& key, size_t first) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = map_.find(key);
     if (it != map_.end()) it->second.first = first;
   }
 
  private:
-  absl::Mutex mu_;
+  Mutex mu_;
   absl::flat_hash_map<std::string, Algorithms> map_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -588,7 +573,7 @@ absl::Status Conv2dCuda(KernelContext& context) {
       context.HasInput("Bias") ? context.Input("Bias").data<T>() : nullptr;
   Tensor& output = *context.Output("Output");
   if (output.numel() == 0) return absl::OkStatus();
-  const Conv2dAttrs a = AttrsOf(context.attrs());
+  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   const bool relu = context.attrs().Get<bool>("fuse_relu");
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   const ChannelView out = ChannelsOf(output.dims(), a.nhwc);
@@ -730,13 +715,10 @@ absl::Status Conv2dGradCuda(KernelContext& context) {
   const Tensor& input = context.Input("Input");
   const Tensor& filter = context.Input("Filter");
   const Tensor& d_output = context.Input("Output@GRAD");
-  Tensor* d_input =
-      context.HasOutput("Input@GRAD") ? context.Output("Input@GRAD") : nullptr;
-  Tensor* d_filter = context.HasOutput("Filter@GRAD")
-                         ? context.Output("Filter@GRAD")
-                         : nullptr;
-  const Conv2dAttrs a = AttrsOf(context.attrs());
+  Tensor* d_input = nn::OptionalOutput(context, "Input@GRAD");
+  Tensor* d_filter = nn::OptionalOutput(context, "Filter@GRAD");
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
+  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   if (context.HasOutput("Bias@GRAD")) {
     SF_RETURN_IF_ERROR(
         BiasGrad<T>(cuda, d_output, a.nhwc, context.Output("Bias@GRAD")));

@@ -10,6 +10,7 @@
 
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/nn/dropout_mask.h"
 #include "operators/nn/grad_util.h"
 #include "platform/status_macros.h"
 
@@ -40,34 +41,7 @@ absl::Status InferDropout(InferContext& context) {
   return absl::OkStatus();
 }
 
-// The engine that draws the mask: seeded by attribute "seed" alone, or,
-// with a Seed input, by both through std::seed_seq, so that each value of
-// Seed (a step counter the training loop keeps) draws a new mask while the
-// same pair draws the same mask again.
-std::mt19937 MaskEngine(const KernelContext& context) {
-  const auto attr = static_cast<uint32_t>(context.attrs().Get<int32_t>("seed"));
-  if (!context.HasInput("Seed")) return std::mt19937(attr);
-  const auto step =
-      static_cast<uint64_t>(context.Input("Seed").data<int64_t>()[0]);
-  std::seed_seq seq{attr, static_cast<uint32_t>(step),
-                    static_cast<uint32_t>(step >> 32)};
-  return std::mt19937(seq);
-}
-
-// The factor kept elements are multiplied by, in the mode the attributes
-// say.
-template <typename T>
-T KeptScale(const Attributes& attrs) {
-  const float p = attrs.Get<float>("dropout_prob");
-  const bool upscale =
-      attrs.Get<std::string>("dropout_implementation") == "upscale_in_train";
-  if (attrs.Get<bool>("is_test")) {
-    return upscale ? T{1} : static_cast<T>(1.0 - p);
-  }
-  return upscale ? static_cast<T>(1.0 / (1.0 - p)) : T{1};
-}
-
-// Training draws one number per element from MaskEngine with
+// Training draws one number per element from nn::MaskEngine with
 // std::uniform_real_distribution. An element is kept (mask 1) if its draw
 // is at least dropout_prob. Mask, when bound, is always written (all ones
 // at inference), so the gradient can read it.
@@ -79,7 +53,7 @@ absl::Status DropoutKernel(KernelContext& context) {
                       ? context.Output("Mask")->data<uint8_t>()
                       : nullptr;
   const float p = context.attrs().Get<float>("dropout_prob");
-  const T scale = KeptScale<T>(context.attrs());
+  const T scale = nn::KeptScale<T>(context.attrs());
   const T* in = x.data<T>();
   T* o = out.data<T>();
   const int64_t n = x.numel();
@@ -88,7 +62,10 @@ absl::Status DropoutKernel(KernelContext& context) {
     if (mask != nullptr) std::fill(mask, mask + n, uint8_t{1});
     return absl::OkStatus();
   }
-  std::mt19937 engine = MaskEngine(context);
+  std::mt19937 engine = nn::MaskEngine(
+      context.attrs(), context.HasInput("Seed")
+                           ? context.Input("Seed").data<int64_t>()
+                           : nullptr);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   for (int64_t i = 0; i < n; ++i) {
     const bool keep = uniform(engine) >= p;
@@ -135,7 +112,7 @@ absl::Status DropoutGradKernel(KernelContext& context) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const Tensor& grad = context.Input("Out@GRAD");
   const uint8_t* mask = context.Input("Mask").data<uint8_t>();
-  const T scale = KeptScale<T>(context.attrs());
+  const T scale = nn::KeptScale<T>(context.attrs());
   const T* g = grad.data<T>();
   T* dx = context.Output("X@GRAD")->data<T>();
   for (int64_t i = 0; i < grad.numel(); ++i) {

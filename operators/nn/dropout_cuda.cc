@@ -12,6 +12,7 @@
 
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
+#include "operators/nn/dropout_mask.h"
 #include "operators/value_input.h"
 #include "platform/cuda_context.h"
 #include "platform/status_macros.h"
@@ -19,37 +20,13 @@
 namespace scopeflow {
 namespace {
 
-// MaskEngine of dropout.cc: seeded by attribute "seed" alone, or with a
-// Seed input by both through std::seed_seq. Seed is read on the host.
-absl::StatusOr<std::mt19937> MaskEngine(const KernelContext& context) {
-  const auto attr = static_cast<uint32_t>(context.attrs().Get<int32_t>("seed"));
-  if (!context.HasInput("Seed")) return std::mt19937(attr);
-  SF_ASSIGN_OR_RETURN(const Tensor seed, OnHost(context.Input("Seed")));
-  const auto step = static_cast<uint64_t>(seed.data<int64_t>()[0]);
-  std::seed_seq seq{attr, static_cast<uint32_t>(step),
-                    static_cast<uint32_t>(step >> 32)};
-  return std::mt19937(seq);
-}
-
-// KeptScale of dropout.cc: the factor kept elements are multiplied by.
-template <typename T>
-T KeptScale(const Attributes& attrs) {
-  const float p = attrs.Get<float>("dropout_prob");
-  const bool upscale =
-      attrs.Get<std::string>("dropout_implementation") == "upscale_in_train";
-  if (attrs.Get<bool>("is_test")) {
-    return upscale ? T{1} : static_cast<T>(1.0 - p);
-  }
-  return upscale ? static_cast<T>(1.0 / (1.0 - p)) : T{1};
-}
-
 template <typename T>
 absl::Status DropoutCuda(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   const Tensor& x = context.Input("X");
   T* out = context.Output("Out")->data<T>();
   const int64_t n = x.numel();
-  const T scale = KeptScale<T>(context.attrs());
+  const T scale = nn::KeptScale<T>(context.attrs());
   uint8_t* mask = context.HasOutput("Mask")
                       ? context.Output("Mask")->data<uint8_t>()
                       : nullptr;
@@ -62,7 +39,14 @@ absl::Status DropoutCuda(KernelContext& context) {
     }
     return CudaLaunchCheck(context.op_type().c_str());
   }
-  SF_ASSIGN_OR_RETURN(std::mt19937 engine, MaskEngine(context));
+  // Seed is read on the host.
+  Tensor seed;
+  if (context.HasInput("Seed")) {
+    SF_ASSIGN_OR_RETURN(seed, OnHost(context.Input("Seed")));
+  }
+  std::mt19937 engine =
+      nn::MaskEngine(context.attrs(),
+                     context.HasInput("Seed") ? seed.data<int64_t>() : nullptr);
   const float p = context.attrs().Get<float>("dropout_prob");
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   std::vector<uint8_t> keep(n);
@@ -89,7 +73,7 @@ absl::Status DropoutGradCuda(KernelContext& context) {
   const Tensor& grad = context.Input("Out@GRAD");
   cuda::LaunchDropoutMasked<T>(
       grad.data<T>(), context.Input("Mask").data<uint8_t>(),
-      KeptScale<T>(context.attrs()), context.Output("X@GRAD")->data<T>(),
+      nn::KeptScale<T>(context.attrs()), context.Output("X@GRAD")->data<T>(),
       grad.numel(), cuda->stream());
   return CudaLaunchCheck(context.op_type().c_str());
 }

@@ -15,6 +15,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
+#include "operators/nn/kernel_util.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -106,27 +107,6 @@ absl::Status InferLayerNormGrad(InferContext& context) {
   return GradsLikeInputs({"X", "Scale", "Bias"})(context);
 }
 
-// X seen as [rows, normalized] around begin_norm_axis.
-struct Rows {
-  int64_t rows, normalized;
-};
-
-absl::StatusOr<Rows> RowsOf(const KernelContext& context, const Tensor& x) {
-  SF_ASSIGN_OR_RETURN(
-      const int axis,
-      NormalizeAxis(context.attrs().Get<int32_t>("begin_norm_axis"), x.rank(),
-                    "begin_norm_axis"));
-  const absl::Span<const int64_t> dims = x.dims();
-  return Rows{NumElements(dims.subspan(0, axis)),
-              NumElements(dims.subspan(axis))};
-}
-
-// The data of output `slot`, or null if it is not bound.
-template <typename T>
-T* OptionalOutput(KernelContext& context, absl::string_view slot) {
-  return context.HasOutput(slot) ? context.Output(slot)->data<T>() : nullptr;
-}
-
 // Each row of `normalized` elements gets its mean and (biased) variance,
 // both accumulated in double, then
 // Y = (X - mean) / sqrt(variance + epsilon) * scale + bias. Mean and
@@ -136,10 +116,10 @@ template <typename T>
 absl::Status LayerNormKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor& y = *context.Output("Y");
-  SF_ASSIGN_OR_RETURN(const Rows shape, RowsOf(context, x));
+  SF_ASSIGN_OR_RETURN(const nn::Rows shape, nn::RowsOf(context, x));
   const int64_t rows = shape.rows, normalized = shape.normalized;
-  T* mean_out = OptionalOutput<T>(context, "Mean");
-  T* inv_std_out = OptionalOutput<T>(context, "InvStdDev");
+  T* mean_out = nn::OptionalOutputData<T>(context, "Mean");
+  T* inv_std_out = nn::OptionalOutputData<T>(context, "InvStdDev");
   if (normalized == 0) {
     const T nan = std::numeric_limits<T>::quiet_NaN();
     if (mean_out != nullptr) std::fill(mean_out, mean_out + rows, nan);
@@ -174,12 +154,6 @@ absl::Status LayerNormKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
-// The data of input `slot`, or null if it is not bound.
-template <typename T>
-const T* OptionalInput(const KernelContext& context, absl::string_view slot) {
-  return context.HasInput(slot) ? context.Input(slot).data<T>() : nullptr;
-}
-
 // Per row, with xhat = (x - mean) * inv_std and g = Y@GRAD * scale:
 // X@GRAD = inv_std * (g - mean(g) - xhat * mean(g * xhat)),
 // Scale@GRAD = sum over rows of Y@GRAD * xhat, Bias@GRAD = sum of Y@GRAD.
@@ -191,12 +165,12 @@ template <typename T>
 absl::Status LayerNormGradKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& d_y = context.Input("Y@GRAD");
-  SF_ASSIGN_OR_RETURN(const Rows shape, RowsOf(context, x));
+  SF_ASSIGN_OR_RETURN(const nn::Rows shape, nn::RowsOf(context, x));
   const int64_t normalized = shape.normalized;
   const int64_t rows = normalized == 0 ? 0 : shape.rows;
   const double epsilon = context.attrs().Get<float>("epsilon");
-  const T* d_mean = OptionalInput<T>(context, "Mean@GRAD");
-  const T* d_inv_std = OptionalInput<T>(context, "InvStdDev@GRAD");
+  const T* d_mean = nn::OptionalInputData<T>(context, "Mean@GRAD");
+  const T* d_inv_std = nn::OptionalInputData<T>(context, "InvStdDev@GRAD");
   const T* scale =
       context.HasInput("Scale") ? context.Input("Scale").data<T>() : nullptr;
   T* d_x = context.HasOutput("X@GRAD") ? context.Output("X@GRAD")->data<T>()

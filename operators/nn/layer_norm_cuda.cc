@@ -9,51 +9,25 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "operators/common.h"
+#include "operators/nn/kernel_util.h"
 #include "platform/cuda_context.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
-// X seen as [rows, normalized] around begin_norm_axis.
-struct Rows {
-  int64_t rows, normalized;
-};
-
-absl::StatusOr<Rows> RowsOf(const KernelContext& context, const Tensor& x) {
-  SF_ASSIGN_OR_RETURN(
-      const int axis,
-      NormalizeAxis(context.attrs().Get<int32_t>("begin_norm_axis"), x.rank(),
-                    "begin_norm_axis"));
-  const absl::Span<const int64_t> dims = x.dims();
-  return Rows{NumElements(dims.subspan(0, axis)),
-              NumElements(dims.subspan(axis))};
-}
-
-// The data of input `slot`, or null if it is not bound.
-template <typename T>
-const T* OptionalInput(const KernelContext& context, absl::string_view slot) {
-  return context.HasInput(slot) ? context.Input(slot).data<T>() : nullptr;
-}
-
-// The data of output `slot`, or null if it is not bound.
-template <typename T>
-T* OptionalOutput(KernelContext& context, absl::string_view slot) {
-  return context.HasOutput(slot) ? context.Output(slot)->data<T>() : nullptr;
-}
-
 template <typename T>
 absl::Status LayerNormCuda(KernelContext& context) {
   const Tensor& x = context.Input("X");
-  SF_ASSIGN_OR_RETURN(const Rows shape, RowsOf(context, x));
+  SF_ASSIGN_OR_RETURN(const nn::Rows shape, nn::RowsOf(context, x));
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   cuda::LayerNormTensors<T> t;
   t.x = x.data<T>();
-  t.scale = OptionalInput<T>(context, "Scale");
-  t.bias = OptionalInput<T>(context, "Bias");
+  t.scale = nn::OptionalInputData<T>(context, "Scale");
+  t.bias = nn::OptionalInputData<T>(context, "Bias");
   t.y = context.Output("Y")->data<T>();
-  t.mean = OptionalOutput<T>(context, "Mean");
-  t.inv_std = OptionalOutput<T>(context, "InvStdDev");
+  t.mean = nn::OptionalOutputData<T>(context, "Mean");
+  t.inv_std = nn::OptionalOutputData<T>(context, "InvStdDev");
   cuda::LaunchLayerNorm<T>(shape.rows, shape.normalized,
                            context.attrs().Get<float>("epsilon"), t,
                            cuda->stream());
@@ -63,17 +37,17 @@ absl::Status LayerNormCuda(KernelContext& context) {
 template <typename T>
 absl::Status LayerNormGradCuda(KernelContext& context) {
   const Tensor& x = context.Input("X");
-  SF_ASSIGN_OR_RETURN(const Rows shape, RowsOf(context, x));
+  SF_ASSIGN_OR_RETURN(const nn::Rows shape, nn::RowsOf(context, x));
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   cuda::LayerNormGradTensors<T> t;
   t.x = x.data<T>();
-  t.scale = OptionalInput<T>(context, "Scale");
+  t.scale = nn::OptionalInputData<T>(context, "Scale");
   t.y_grad = context.Input("Y@GRAD").data<T>();
-  t.mean_grad = OptionalInput<T>(context, "Mean@GRAD");
-  t.inv_std_grad = OptionalInput<T>(context, "InvStdDev@GRAD");
-  t.x_grad = OptionalOutput<T>(context, "X@GRAD");
-  t.scale_grad = OptionalOutput<T>(context, "Scale@GRAD");
-  t.bias_grad = OptionalOutput<T>(context, "Bias@GRAD");
+  t.mean_grad = nn::OptionalInputData<T>(context, "Mean@GRAD");
+  t.inv_std_grad = nn::OptionalInputData<T>(context, "InvStdDev@GRAD");
+  t.x_grad = nn::OptionalOutputData<T>(context, "X@GRAD");
+  t.scale_grad = nn::OptionalOutputData<T>(context, "Scale@GRAD");
+  t.bias_grad = nn::OptionalOutputData<T>(context, "Bias@GRAD");
   SF_ASSIGN_OR_RETURN(void* workspace,
                       cuda->Workspace(cuda::LayerNormGradWorkspaceBytes(
                           shape.rows, shape.normalized)));

@@ -90,4 +90,12 @@ Dims Rank4DimsOf(const VarInfo& info) {
   return info.has_dims ? info.dims : Dims(4, -1);
 }
 
+Conv2dAttrs Conv2dAttrsOf(const Attributes& attrs) {
+  return {PairOf(attrs.Get<std::vector<int32_t>>("strides")),
+          PairOf(attrs.Get<std::vector<int32_t>>("dilations")),
+          PaddingOf(attrs.Get<std::vector<int32_t>>("paddings")),
+          attrs.Get<int32_t>("groups"),
+          attrs.Get<std::string>("data_format") == "NHWC"};
+}
+
 }  // namespace scopeflow

@@ -39,6 +39,25 @@ Padding2d PaddingOf(const std::vector<int32_t>& values);
 // "[top, bottom, left, right]".
 std::string PaddingToString(const Padding2d& padding);
 
+// The attributes of conv2d and conv2d_grad, for the kernels of either
+// device.
+struct Conv2dAttrs {
+  std::array<int64_t, 2> strides;
+  std::array<int64_t, 2> dilations;
+  Padding2d padding;
+  int64_t groups;
+  // data_format "NHWC": Input and Output hold their channels last. Filter
+  // (OIHW) and Bias are the same in both formats.
+  bool nhwc;
+  // The forward op's fuse_relu: Output = relu(convolution). Conv2dAttrsOf
+  // leaves it false: the kernels that honour it read it themselves.
+  bool fuse_relu = false;
+};
+
+// conv2d's attributes (strides, dilations, paddings, groups, data_format),
+// as the op's checks accepted them.
+Conv2dAttrs Conv2dAttrsOf(const Attributes& attrs);
+
 // Number of positions of a window of `extent` cells (dilation included)
 // moving by `stride` over `input` cells padded by `pad_before` and
 // `pad_after`: floor((input + pads - extent) / stride) + 1, or with

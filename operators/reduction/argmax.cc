@@ -45,10 +45,7 @@ template <typename T>
 absl::Status ArgMaxKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  SF_ASSIGN_OR_RETURN(
-      const int axis,
-      NormalizeAxis(context.attrs().Get<int64_t>("axis"), x.rank()));
-  const AxisSplit split = SplitAtAxis(x.dims(), axis);
+  SF_ASSIGN_OR_RETURN(const AxisSplit split, ArgMaxSplit(context));
   // Inference rejects an empty axis unless the output is empty.
   if (out->numel() == 0) return absl::OkStatus();
   const bool last = context.attrs().Get<bool>("select_last_index");

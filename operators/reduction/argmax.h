@@ -1,10 +1,16 @@
-// The argmax rule shared by argmax and accuracy.
+// The argmax rule shared by argmax and accuracy, and the axis of argmax's
+// kernels (CPU and CUDA).
 #ifndef SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
 #define SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
 
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+
+#include "absl/status/statusor.h"
+#include "framework/op_context.h"
+#include "operators/common.h"
+#include "platform/status_macros.h"
 
 namespace scopeflow {
 
@@ -34,6 +40,16 @@ int64_t ArgMax(const T* x, int64_t n, int64_t stride = 1, bool last = false) {
     }
   }
   return index;
+}
+
+// X of an argmax kernel split at attribute "axis" (checked against X's
+// rank), the axis that argmax reduces.
+inline absl::StatusOr<AxisSplit> ArgMaxSplit(const KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  SF_ASSIGN_OR_RETURN(
+      const int axis,
+      NormalizeAxis(context.attrs().Get<int64_t>("axis"), x.rank()));
+  return SplitAtAxis(x.dims(), axis);
 }
 
 }  // namespace scopeflow

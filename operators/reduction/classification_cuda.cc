@@ -17,6 +17,7 @@
 #include "framework/op_context.h"
 #include "operators/activation/softmax_cuda.h"
 #include "operators/common.h"
+#include "operators/reduction/argmax.h"
 #include "operators/reduction/reduce_cuda.h"
 #include "platform/cuda_context.h"
 #include "platform/cuda_runtime.h"
@@ -44,10 +45,7 @@ template <typename T>
 absl::Status ArgMaxCuda(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  SF_ASSIGN_OR_RETURN(
-      const int axis,
-      NormalizeAxis(context.attrs().Get<int64_t>("axis"), x.rank()));
-  const AxisSplit split = SplitAtAxis(x.dims(), axis);
+  SF_ASSIGN_OR_RETURN(const AxisSplit split, ArgMaxSplit(context));
   // Inference rejects an empty axis unless the output is empty.
   if (out->numel() == 0) return absl::OkStatus();
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));

@@ -39,31 +39,17 @@
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/reduction/reduce_axes.h"
 #include "operators/value_input.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace {
 
-// Which axes of a rank-`rank` input `axes` reduces: every one if it is
-// empty, or none with `noop_with_empty_axes`. Errors say which axis is wrong
-// and what was expected.
-absl::StatusOr<std::vector<bool>> ReducedAxes(const IntValues& axes,
-                                              bool noop_with_empty_axes,
-                                              int rank) {
-  std::vector<bool> reduced(rank, axes.values.empty() && !noop_with_empty_axes);
-  for (int64_t axis : axes.values) {
-    SF_CHECK(axis >= -rank && axis < rank,
-             "%s: axis %d is out of range for rank %d (expected [%d, %d))",
-             axes.source(), axis, rank, -rank, rank);
-    const int64_t normalized = axis < 0 ? axis + rank : axis;
-    SF_CHECK(!reduced[normalized],
-             "%s names axis %d twice (expected distinct axes)", axes.source(),
-             normalized);
-    reduced[normalized] = true;
-  }
-  return reduced;
-}
+using reduction::Coalesce;
+using reduction::KernelReducedAxes;
+using reduction::ReducedAxes;
+using reduction::ReduceShape;
 
 // What the reduce_* ops make of input "X" under the axes (input "Axes" or
 // attribute "axes"), "noop_with_empty_axes" and "keep_dim": the output's
@@ -122,28 +108,6 @@ absl::Status ReducedInfo(const InferContext& context, bool needs_elements,
   return absl::OkStatus();
 }
 
-// A kernel's reduced axes of X, checked against the tensor `slot` of the
-// forward's output shape that the kernel indexes by: inference checks it,
-// but a gradient op whose shapes Prepare fully knew runs without it.
-absl::StatusOr<std::vector<bool>> KernelReducedAxes(
-    const KernelContext& context, const Tensor& x, absl::string_view slot) {
-  SF_ASSIGN_OR_RETURN(const IntValues axes, IntListOf(context, "Axes", "axes"));
-  SF_ASSIGN_OR_RETURN(
-      std::vector<bool> reduced,
-      ReducedAxes(axes, context.attrs().Get<bool>("noop_with_empty_axes"),
-                  x.rank()));
-  int64_t kept = 1;
-  for (int i = 0; i < x.rank(); ++i) {
-    if (!reduced[i]) kept *= x.dim(i);
-  }
-  const Tensor& indexed =
-      slot == "Out" ? *context.Output("Out") : context.Input(slot);
-  SF_CHECK(indexed.numel() == kept,
-           "%s reduces X's shape %s to %d elements, but \"%s\" holds %d",
-           axes.source(), DimsToString(x.dims()), kept, slot, indexed.numel());
-  return reduced;
-}
-
 // Inference of the reduce_* ops.
 InferFn InferReduce(std::vector<DataType> dtypes, bool needs_elements) {
   return [dtypes, needs_elements](InferContext& context) -> absl::Status {
@@ -153,28 +117,6 @@ InferFn InferReduce(std::vector<DataType> dtypes, bool needs_elements) {
     context.SetOutput("Out", out);
     return absl::OkStatus();
   };
-}
-
-// X's dimensions for a reduction: adjacent axes that are all reduced or all
-// kept merge into one, and axes of size 1 drop out (they move no offset).
-struct ReduceShape {
-  std::vector<int64_t> sizes;
-  std::vector<bool> reduced;
-};
-
-ReduceShape Coalesce(absl::Span<const int64_t> dims,
-                     const std::vector<bool>& reduced) {
-  ReduceShape shape;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 1) continue;
-    if (!shape.sizes.empty() && shape.reduced.back() == reduced[i]) {
-      shape.sizes.back() *= dims[i];
-    } else {
-      shape.sizes.push_back(dims[i]);
-      shape.reduced.push_back(reduced[i]);
-    }
-  }
-  return shape;
 }
 
 // The innermost run of a ReduceShape, which is contiguous in X: its length,

@@ -4,6 +4,7 @@
 #include "operators/reduction/reduce_cuda.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -11,6 +12,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "operators/common.h"
+#include "operators/reduction/reduce_axes.h"
 #include "operators/reduction/reduce_grad_cuda.h"
 #include "operators/value_input.h"
 #include "platform/cuda_context.h"
@@ -19,46 +21,7 @@
 namespace scopeflow {
 namespace {
 
-// Which axes of a rank-`rank` input `axes` reduces: every one if it is
-// empty, or none with `noop_with_empty_axes`.
-absl::StatusOr<std::vector<bool>> ReducedAxes(const IntValues& axes,
-                                              bool noop_with_empty_axes,
-                                              int rank) {
-  std::vector<bool> reduced(rank, axes.values.empty() && !noop_with_empty_axes);
-  for (int64_t axis : axes.values) {
-    SF_CHECK(axis >= -rank && axis < rank,
-             "%s: axis %d is out of range for rank %d (expected [%d, %d))",
-             axes.source(), axis, rank, -rank, rank);
-    const int64_t normalized = axis < 0 ? axis + rank : axis;
-    SF_CHECK(!reduced[normalized],
-             "%s names axis %d twice (expected distinct axes)", axes.source(),
-             normalized);
-    reduced[normalized] = true;
-  }
-  return reduced;
-}
-
-// X's reduced axes, checked against the tensor `slot` of the forward's
-// output shape that the kernel indexes by (a gradient op whose shapes
-// Prepare fully knew runs without inference).
-absl::StatusOr<std::vector<bool>> KernelReducedAxes(
-    const KernelContext& context, const Tensor& x, absl::string_view slot) {
-  SF_ASSIGN_OR_RETURN(const IntValues axes, IntListOf(context, "Axes", "axes"));
-  SF_ASSIGN_OR_RETURN(
-      std::vector<bool> reduced,
-      ReducedAxes(axes, context.attrs().Get<bool>("noop_with_empty_axes"),
-                  x.rank()));
-  int64_t kept = 1;
-  for (int i = 0; i < x.rank(); ++i) {
-    if (!reduced[i]) kept *= x.dim(i);
-  }
-  const Tensor& indexed =
-      slot == "Out" ? *context.Output("Out") : context.Input(slot);
-  SF_CHECK(indexed.numel() == kept,
-           "%s reduces X's shape %s to %d elements, but \"%s\" holds %d",
-           axes.source(), DimsToString(x.dims()), kept, slot, indexed.numel());
-  return reduced;
-}
+using reduction::KernelReducedAxes;
 
 // The number of elements each output reduces.
 int64_t ReducedCount(const Tensor& x, const std::vector<bool>& reduced) {
@@ -69,21 +32,11 @@ int64_t ReducedCount(const Tensor& x, const std::vector<bool>& reduced) {
   return count;
 }
 
-// X's dimensions for a reduction: adjacent axes that are all reduced or all
-// kept merge into one, and axes of size 1 drop out.
+// X's runs for a reduction, as the CPU kernels coalesce them.
 cuda::ReduceRuns Coalesce(absl::Span<const int64_t> dims,
                           const std::vector<bool>& reduced) {
-  cuda::ReduceRuns runs;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 1) continue;
-    if (!runs.sizes.empty() && runs.reduced.back() == reduced[i]) {
-      runs.sizes.back() *= dims[i];
-    } else {
-      runs.sizes.push_back(dims[i]);
-      runs.reduced.push_back(reduced[i]);
-    }
-  }
-  return runs;
+  reduction::ReduceShape shape = reduction::Coalesce(dims, reduced);
+  return cuda::ReduceRuns{std::move(shape.sizes), std::move(shape.reduced)};
 }
 
 // Reduces x as `runs` say into `out` (count elements per output).

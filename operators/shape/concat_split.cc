@@ -247,12 +247,6 @@ absl::Status SplitKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
-// The input of "X" whose gradient is variable i of "X@GRAD".
-int GradInputIndex(const Attributes& attrs, int i) {
-  const auto& grad_inputs = attrs.Get<std::vector<int32_t>>("grad_inputs");
-  return grad_inputs.empty() ? i : grad_inputs[i];
-}
-
 // concat's gradient cuts Out@GRAD back into the inputs' pieces. It is its
 // own op rather than split because split's sizes are attributes, while the
 // inputs' sizes along the axis may be known only at run time.
@@ -308,7 +302,8 @@ absl::Status InferConcatGrad(InferContext& context) {
   }
   for (int j = 0; j < grads; ++j) {
     context.SetOutput("X@GRAD", j,
-                      context.Input("X", GradInputIndex(context.attrs(), j)));
+                      context.Input("X", shape_util::ConcatGradInputIndex(
+                                             context.attrs(), j)));
   }
   return absl::OkStatus();
 }
@@ -332,7 +327,7 @@ absl::Status ConcatGradKernel(KernelContext& context) {
   }
   const char* src = static_cast<const char*>(grad.raw_data());
   for (int j = 0; j < context.OutputCount("X@GRAD"); ++j) {
-    const int i = GradInputIndex(context.attrs(), j);
+    const int i = shape_util::ConcatGradInputIndex(context.attrs(), j);
     const int64_t row = offsets[i + 1] - offsets[i];
     CopyStrided(context.Output("X@GRAD", j)->raw_data(), {row, 1},
                 src + offsets[i] * size, {out_row, 1}, {outer, row}, size);

@@ -7,6 +7,7 @@
 
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
+#include "operators/shape/shape_util.h"
 #include "operators/shape/strided_cuda.h"
 #include "platform/cuda_context.h"
 #include "platform/status_macros.h"
@@ -87,12 +88,6 @@ absl::Status SplitCuda(KernelContext& context) {
   return CudaLaunchCheck("split");
 }
 
-// The input of "X" whose gradient is variable j of "X@GRAD".
-int GradInputIndex(const Attributes& attrs, int j) {
-  const auto& grad_inputs = attrs.Get<std::vector<int32_t>>("grad_inputs");
-  return grad_inputs.empty() ? j : grad_inputs[j];
-}
-
 absl::Status ConcatGradCuda(KernelContext& context) {
   const Tensor& grad = context.Input("Out@GRAD");
   // Then every input is empty too, and there is no buffer to offset into.
@@ -107,7 +102,7 @@ absl::Status ConcatGradCuda(KernelContext& context) {
   }
   const char* joined = static_cast<const char*>(grad.raw_data());
   for (int j = 0; j < context.OutputCount("X@GRAD"); ++j) {
-    const int i = GradInputIndex(context.attrs(), j);
+    const int i = shape_util::ConcatGradInputIndex(context.attrs(), j);
     CopyOutOfJoined(*cuda, rows, joined,
                     context.Output("X@GRAD", j)->raw_data(),
                     offsets[i + 1] - offsets[i], offsets[i], size);

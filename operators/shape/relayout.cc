@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
+#include "operators/shape/relayout_util.h"
 #include "operators/shape/shape_util.h"
 #include "operators/strided_copy.h"
 #include "operators/value_input.h"
@@ -20,7 +21,12 @@ namespace scopeflow {
 namespace {
 
 using shape_util::AddStrided;
+using shape_util::CheckRepeats;
 using shape_util::DescribeInput;
+using shape_util::KernelRepeats;
+using shape_util::TileBox;
+using shape_util::TileBoxOf;
+using shape_util::TiledDims;
 
 absl::Status InferTranspose(InferContext& context) {
   const VarInfo& x = context.Input("X");
@@ -50,10 +56,8 @@ absl::Status InferTranspose(InferContext& context) {
 absl::Status TransposeKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  const auto& perm = context.attrs().Get<std::vector<int32_t>>("perm");
-  const Dims x_strides = StridesOf(x.dims());
-  Dims src_strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) src_strides[i] = x_strides[perm[i]];
+  const Dims src_strides = shape_util::TransposedStrides(
+      x.dims(), context.attrs().Get<std::vector<int32_t>>("perm"));
   CopyStrided(out->raw_data(), StridesOf(out->dims()), x.raw_data(),
               src_strides, out->dims(), SizeOf(x.dtype()));
   return absl::OkStatus();
@@ -129,46 +133,9 @@ absl::Status InferExpand(InferContext& context) {
 absl::Status ExpandKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  const int offset = out->rank() - x.rank();
-  const Dims x_strides = StridesOf(x.dims());
-  Dims src_strides(out->rank(), 0);
-  for (int i = 0; i < x.rank(); ++i) {
-    if (x.dims()[i] != 1) src_strides[offset + i] = x_strides[i];
-  }
+  const Dims src_strides = shape_util::BroadcastStrides(x.dims(), out->rank());
   CopyStrided(out->raw_data(), StridesOf(out->dims()), x.raw_data(),
               src_strides, out->dims(), SizeOf(x.dtype()));
-  return absl::OkStatus();
-}
-
-// numpy.tile: `x` (-1 for an unknown dim) and `repeats` are aligned to the
-// right, the shorter padded with leading 1s. Repeats of 0 make 0 whatever
-// the dim; nullopt where a dim overflows int64.
-std::optional<Dims> TiledDims(absl::Span<const int64_t> x,
-                              absl::Span<const int64_t> repeats) {
-  const int x_rank = static_cast<int>(x.size());
-  const int rep_rank = static_cast<int>(repeats.size());
-  const int rank = std::max(x_rank, rep_rank);
-  Dims out(rank);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = i < rank - x_rank ? 1 : x[i - (rank - x_rank)];
-    const int64_t r = i < rank - rep_rank ? 1 : repeats[i - (rank - rep_rank)];
-    if (r == 0 || d < 0) {
-      out[i] = r == 0 ? 0 : -1;
-      continue;
-    }
-    const std::optional<int64_t> size = CheckedMul(d, r);
-    if (!size.has_value()) return std::nullopt;
-    out[i] = *size;
-  }
-  return out;
-}
-
-// Tile's repeats, from input "RepeatTimes" or attribute "repeat_times",
-// each non-negative.
-absl::Status CheckRepeats(const IntValues& repeats) {
-  for (int64_t r : repeats.values) {
-    SF_CHECK(r >= 0, "%s: expected repeats >= 0, got %d", repeats.source(), r);
-  }
   return absl::OkStatus();
 }
 
@@ -201,45 +168,14 @@ absl::Status InferTile(InferContext& context) {
   return absl::OkStatus();
 }
 
-// Tile's repeats for a kernel, checked against the shapes it indexes by:
-// tiling `x` by them must make `out` (Out's or Out@GRAD's shape), which
-// inference checks, but a gradient op whose shapes Prepare fully knew runs
-// without it.
-absl::StatusOr<std::vector<int64_t>> KernelRepeats(
-    const KernelContext& context, absl::Span<const int64_t> x,
-    absl::Span<const int64_t> out, absl::string_view out_slot) {
-  SF_ASSIGN_OR_RETURN(IntValues repeats,
-                      IntListOf(context, "RepeatTimes", "repeat_times"));
-  SF_RETURN_IF_ERROR(CheckRepeats(repeats));
-  const std::optional<Dims> tiled = TiledDims(x, repeats.values);
-  SF_CHECK(tiled.has_value() && absl::Span<const int64_t>(*tiled) == out,
-           "%s tiles X's shape %s, but \"%s\" has shape %s", repeats.source(),
-           DimsToString(x), out_slot, DimsToString(out));
-  return std::move(repeats.values);
-}
-
 absl::Status TileKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
   SF_ASSIGN_OR_RETURN(const std::vector<int64_t> repeats,
                       KernelRepeats(context, x.dims(), out->dims(), "Out"));
-  const int rank = out->rank();
-  const int x_offset = rank - x.rank();
-  const int rep_offset = rank - static_cast<int>(repeats.size());
-  const Dims x_strides = StridesOf(x.dims());
-  // Output dim i, of size r * d, read as two dims [r, d]: row-major, the
-  // output is then the box [r_0, d_0, r_1, d_1, ...] where the source
-  // ignores every r.
-  Dims box, src_strides;
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = i < x_offset ? 1 : x.dims()[i - x_offset];
-    box.push_back(i < rep_offset ? 1 : repeats[i - rep_offset]);
-    src_strides.push_back(0);
-    box.push_back(d);
-    src_strides.push_back(i < x_offset ? 0 : x_strides[i - x_offset]);
-  }
-  CopyStrided(out->raw_data(), StridesOf(box), x.raw_data(), src_strides, box,
-              SizeOf(x.dtype()));
+  const TileBox tile = TileBoxOf(x.dims(), out->rank(), repeats);
+  CopyStrided(out->raw_data(), StridesOf(tile.box), x.raw_data(),
+              tile.x_strides, tile.box, SizeOf(x.dtype()));
   return absl::OkStatus();
 }
 
@@ -301,12 +237,8 @@ absl::Status ExpandGradKernel(KernelContext& context) {
   Tensor* x_grad = context.Output("X@GRAD");
   T* dst = x_grad->data<T>();
   std::fill(dst, dst + x_grad->numel(), T(0));
-  const int offset = grad.rank() - x_grad->rank();
-  const Dims x_strides = StridesOf(x_grad->dims());
-  Dims dst_strides(grad.rank(), 0);
-  for (int i = 0; i < x_grad->rank(); ++i) {
-    if (x_grad->dims()[i] != 1) dst_strides[offset + i] = x_strides[i];
-  }
+  const Dims dst_strides =
+      shape_util::BroadcastStrides(x_grad->dims(), grad.rank());
   AddStrided(dst, dst_strides, grad.data<T>(), StridesOf(grad.dims()),
              grad.dims());
   return absl::OkStatus();
@@ -324,18 +256,9 @@ absl::Status TileGradKernel(KernelContext& context) {
       KernelRepeats(context, x_grad->dims(), grad.dims(), "Out@GRAD"));
   T* dst = x_grad->data<T>();
   std::fill(dst, dst + x_grad->numel(), T(0));
-  const int rank = grad.rank();
-  const int x_offset = rank - x_grad->rank();
-  const int rep_offset = rank - static_cast<int>(repeats.size());
-  const Dims x_strides = StridesOf(x_grad->dims());
-  Dims box, dst_strides;
-  for (int i = 0; i < rank; ++i) {
-    box.push_back(i < rep_offset ? 1 : repeats[i - rep_offset]);
-    dst_strides.push_back(0);
-    box.push_back(i < x_offset ? 1 : x_grad->dims()[i - x_offset]);
-    dst_strides.push_back(i < x_offset ? 0 : x_strides[i - x_offset]);
-  }
-  AddStrided(dst, dst_strides, grad.data<T>(), StridesOf(box), box);
+  const TileBox tile = TileBoxOf(x_grad->dims(), grad.rank(), repeats);
+  AddStrided(dst, tile.x_strides, grad.data<T>(), StridesOf(tile.box),
+             tile.box);
   return absl::OkStatus();
 }
 

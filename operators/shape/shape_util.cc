@@ -75,6 +75,11 @@ absl::Status CheckOutGrad(const InferContext& context, const VarInfo& out) {
   return absl::OkStatus();
 }
 
+int ConcatGradInputIndex(const Attributes& attrs, int i) {
+  const auto& grad_inputs = attrs.Get<std::vector<int32_t>>("grad_inputs");
+  return grad_inputs.empty() ? i : grad_inputs[i];
+}
+
 absl::Status ViewKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");

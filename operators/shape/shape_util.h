@@ -99,6 +99,10 @@ void AddStrided(T* dst, absl::Span<const int64_t> dst_strides, const T* src,
   }
 }
 
+// concat_grad: the input of "X" whose gradient is variable i of "X@GRAD"
+// (attribute "grad_inputs" maps them; empty, one to one).
+int ConcatGradInputIndex(const Attributes& attrs, int i);
+
 // Makes `out` a view of `in` with the dims `out` was allocated with: the
 // kernel of ops that only change dims (reshape, flatten, squeeze,
 // unsqueeze).

@@ -15,6 +15,7 @@
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/shape/shape_util.h"
+#include "operators/shape/slice_pad_util.h"
 #include "operators/strided_copy.h"
 #include "operators/value_input.h"
 #include "platform/status_macros.h"
@@ -22,100 +23,19 @@
 namespace scopeflow {
 namespace {
 
+using shape_util::CheckPaddings;
 using shape_util::DescribeInput;
-
-// Where a slice of one dim begins and how many elements it takes.
-struct Range {
-  int64_t start;
-  int64_t size;
-};
-
-// numpy's rules for a[start:end:step] along a dim of size `dim`: negative
-// start and end count from the end, then both are clamped into the dim
-// ([0, dim] going forward, [-1, dim - 1] going backward). The counts round
-// up as (n - 1) / step + 1, not (n + step - 1) / step, which overflows for
-// a dim near the int64 limit.
-Range SliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start - 1) / step + 1 : 0};
-  }
-  start = std::clamp<int64_t>(start, -1, dim - 1);
-  end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, start > end ? (start - end - 1) / -step + 1 : 0};
-}
-
-// Slice's parameters, each from its input when bound, else from its
-// attribute; nullopt where inference cannot see an input's values yet.
-// Empty axes are the first len(starts) axes, empty steps all 1 (as in
-// ONNX).
-struct SliceParams {
-  std::optional<IntValues> starts, ends, axes, steps;
-
-  bool known() const {
-    return starts.has_value() && ends.has_value() && axes.has_value() &&
-           steps.has_value();
-  }
-};
-
-template <typename Context>
-absl::StatusOr<SliceParams> SliceParamsOf(const Context& context) {
-  SliceParams params;
-  SF_ASSIGN_OR_RETURN(params.starts, IntListOf(context, "Starts", "starts"));
-  SF_ASSIGN_OR_RETURN(params.ends, IntListOf(context, "Ends", "ends"));
-  SF_ASSIGN_OR_RETURN(params.axes, IntListOf(context, "Axes", "axes"));
-  SF_ASSIGN_OR_RETURN(params.steps, IntListOf(context, "Steps", "steps"));
-  return params;
-}
-
-// A slice resolved for an input of a known rank: per sliced axis, the axis
-// (non-negative), start, end and step (non-zero).
-struct Slice {
-  std::vector<int> axes;
-  std::vector<int64_t> starts, ends, steps;
-};
-
-// Checks known `params` (lengths, steps) and resolves them for `rank`.
-// Errors end with ", for " `input`, which describes the input.
-absl::StatusOr<Slice> ResolveSlice(const SliceParams& params, int rank,
-                                   absl::string_view input) {
-  const IntValues& axes = *params.axes;
-  const std::vector<int64_t>& starts = params.starts->values;
-  const size_t n = starts.size();
-  const std::vector<int64_t>& steps = params.steps->values;
-  SF_CHECK(params.ends->values.size() == n &&
-               (axes.values.empty() || axes.values.size() == n) &&
-               (steps.empty() || steps.size() == n),
-           "expected as many ends, axes (if any) and steps (if any) as "
-           "starts, got %s, %s, %s and %s, for %s",
-           params.starts->source(), params.ends->source(), axes.source(),
-           params.steps->source(), input);
-  for (int64_t step : steps) {
-    SF_CHECK(step != 0, "%s holds a 0, for %s", params.steps->source(), input);
-  }
-  Slice slice;
-  if (axes.values.empty()) {
-    SF_CHECK(static_cast<int64_t>(n) <= rank,
-             "%s slices %d axes, but the input has rank %d (no axes given: "
-             "expected one start per leading axis), for %s",
-             params.starts->source(), n, rank, input);
-    for (size_t i = 0; i < n; ++i) slice.axes.push_back(static_cast<int>(i));
-  } else {
-    SF_ASSIGN_OR_RETURN(slice.axes, NormalizeAxisList(axes, rank, input));
-  }
-  slice.starts = starts;
-  slice.ends = params.ends->values;
-  slice.steps = steps.empty() ? std::vector<int64_t>(n, 1) : steps;
-  // A step of INT64_MIN takes the first element only, as the largest
-  // negative step that can be negated does.
-  for (int64_t& step : slice.steps) {
-    step = std::max(step, -std::numeric_limits<int64_t>::max());
-  }
-  return slice;
-}
+using shape_util::KernelPaddings;
+using shape_util::PadMode;
+using shape_util::PadModeOf;
+using shape_util::PadValueAs;
+using shape_util::ResolveSlice;
+using shape_util::Slice;
+using shape_util::SliceBox;
+using shape_util::SliceBoxOf;
+using shape_util::SliceParams;
+using shape_util::SliceParamsOf;
+using shape_util::SliceRange;
 
 // The axes that unknown `params` slice, when those are known already.
 std::optional<std::vector<int>> KnownSlicedAxes(const InferContext& context,
@@ -169,49 +89,6 @@ absl::Status InferSlice(InferContext& context) {
   return absl::OkStatus();
 }
 
-// Where the slice of a tensor of `dims` starts (in elements) and the
-// strides that walk it: the box the forward kernel reads and the gradient
-// kernel writes.
-struct SliceBox {
-  int64_t offset = 0;
-  Dims strides;
-};
-
-// The box of the slice a kernel's inputs describe, for X of `dims`. The
-// box's extent is `box_dims` (Out's, or Out@GRAD's), which must be what the
-// slice makes of `dims`: inference checks that, but a gradient op whose
-// shapes Prepare fully knew runs without it.
-absl::StatusOr<SliceBox> SliceBoxOf(const KernelContext& context,
-                                    absl::Span<const int64_t> dims,
-                                    absl::Span<const int64_t> box_dims,
-                                    absl::string_view box_slot) {
-  SF_ASSIGN_OR_RETURN(const SliceParams params, SliceParamsOf(context));
-  const int rank = static_cast<int>(dims.size());
-  SF_ASSIGN_OR_RETURN(
-      const Slice slice,
-      ResolveSlice(params, rank,
-                   absl::StrCat("input \"X\" of shape ", DimsToString(dims))));
-  Dims expected(dims.begin(), dims.end());
-  const Dims x_strides = StridesOf(dims);
-  SliceBox box{0, x_strides};
-  for (size_t i = 0; i < slice.axes.size(); ++i) {
-    const int a = slice.axes[i];
-    const Range range =
-        SliceRange(slice.starts[i], slice.ends[i], slice.steps[i], dims[a]);
-    expected[a] = range.size;
-    box.offset += range.start * x_strides[a];
-    // A step beyond the dim takes one element; its stride is never used
-    // (and the product could overflow).
-    box.strides[a] = range.size > 1 ? x_strides[a] * slice.steps[i] : 0;
-  }
-  SF_CHECK(absl::Span<const int64_t>(expected) == box_dims,
-           "the slice of input \"X\" of shape %s has shape %s, but \"%s\" "
-           "has shape %s",
-           DimsToString(dims), DimsToString(expected), box_slot,
-           DimsToString(box_dims));
-  return box;
-}
-
 absl::Status SliceKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
@@ -250,42 +127,6 @@ absl::Status SliceGradKernel(KernelContext& context) {
   CopyStrided(static_cast<char*>(x_grad->raw_data()) + box.offset * size,
               box.strides, grad.raw_data(), StridesOf(grad.dims()), grad.dims(),
               size);
-  return absl::OkStatus();
-}
-
-// How pad fills the border: with the pad value (constant), or from X's
-// elements along each padded dim: the nearest one (edge), the mirror image
-// without repeating the end one (reflect, as numpy's), or cyclically from
-// the other end (wrap).
-enum class PadMode { kConstant, kEdge, kReflect, kWrap };
-
-PadMode PadModeOf(const Attributes& attrs) {
-  const std::string& mode = attrs.Get<std::string>("mode");
-  if (mode == "edge") return PadMode::kEdge;
-  if (mode == "reflect") return PadMode::kReflect;
-  if (mode == "wrap") return PadMode::kWrap;
-  return PadMode::kConstant;
-}
-
-// OK if `paddings` (from input "Paddings" or attribute "paddings") pads a
-// tensor of rank `rank` (-1: unknown) by non-negative amounts. `x`
-// describes that tensor.
-absl::Status CheckPaddings(const IntValues& paddings, int64_t rank,
-                           absl::string_view x) {
-  const int64_t n = static_cast<int64_t>(paddings.values.size());
-  SF_CHECK(n % 2 == 0,
-           "%s has odd length %d: expected [before_0, after_0, before_1, "
-           "after_1, ...], two per dim of %s",
-           paddings.source(), n, x);
-  SF_CHECK(rank < 0 || n == 2 * rank,
-           "%s pads %d dims, but %s has rank %d: expected 2 * rank = %d "
-           "entries",
-           paddings.source(), n / 2, x, rank, 2 * rank);
-  for (int64_t p : paddings.values) {
-    SF_CHECK(p >= 0,
-             "%s holds a negative value (expected non-negative), for %s",
-             paddings.source(), x);
-  }
   return absl::OkStatus();
 }
 
@@ -396,41 +237,6 @@ absl::Status InferPad(InferContext& context) {
   return absl::OkStatus();
 }
 
-// "pad_value" as T: integers truncate toward zero, bool is value != 0. A
-// value no T can hold (NaN, beyond the range) is an error.
-template <typename T>
-absl::StatusOr<T> PadValueAs(float value) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    const double low = static_cast<double>(std::numeric_limits<T>::min());
-    // -low is max + 1, a power of two that a double holds exactly.
-    SF_CHECK(value >= low && value < -low,
-             "attribute \"pad_value\" = %g does not fit the dtype %s", value,
-             DataTypeName(DataTypeOf<T>()));
-  }
-  return static_cast<T>(value);
-}
-
-// The paddings a pad kernel reads, checked against X's dims and the
-// output's (`x` and `out`, Out or Out@GRAD as `out_slot` says): inference
-// checked them, but a gradient op whose shapes Prepare knew runs without.
-absl::StatusOr<IntValues> KernelPaddings(const KernelContext& context,
-                                         absl::Span<const int64_t> x,
-                                         absl::Span<const int64_t> out,
-                                         absl::string_view out_slot) {
-  SF_ASSIGN_OR_RETURN(IntValues paddings,
-                      IntListOf(context, "Paddings", "paddings"));
-  const std::string x_text = absl::StrCat("X of shape ", DimsToString(x));
-  SF_RETURN_IF_ERROR(CheckPaddings(paddings, x.size(), x_text));
-  Dims padded(x.begin(), x.end());
-  for (size_t i = 0; i < x.size(); ++i) {
-    padded[i] += paddings.values[2 * i] + paddings.values[2 * i + 1];
-  }
-  SF_CHECK(absl::Span<const int64_t>(padded) == out,
-           "%s pads %s to %s, but \"%s\" has shape %s", paddings.source(),
-           x_text, DimsToString(padded), out_slot, DimsToString(out));
-  return paddings;
-}
-
 // Constant mode fills the output with the pad value (input "PadValue", or
 // attribute "pad_value"), then copies the input into its interior; the
 // other modes copy each output element from its source in X.
@@ -460,10 +266,8 @@ absl::Status PadKernel(KernelContext& context) {
   T* data = out->data<T>();
   std::fill(data, data + out->numel(), value);
   const Dims out_strides = StridesOf(out->dims());
-  int64_t dst_offset = 0;
-  for (int i = 0; i < x.rank(); ++i) dst_offset += p[2 * i] * out_strides[i];
-  CopyStrided(data + dst_offset, out_strides, x.raw_data(), StridesOf(x.dims()),
-              x.dims(), sizeof(T));
+  CopyStrided(data + shape_util::InteriorOffset(p, out_strides), out_strides,
+              x.raw_data(), StridesOf(x.dims()), x.dims(), sizeof(T));
   return absl::OkStatus();
 }
 
@@ -546,19 +350,10 @@ absl::Status PadGradKernel(KernelContext& context) {
   const bool want_value = context.HasOutput("PadValue@GRAD");
   if (!want_x && !want_value) return absl::OkStatus();
   const Tensor& grad = context.Input("Out@GRAD");
-  SF_ASSIGN_OR_RETURN(const IntValues paddings,
-                      IntListOf(context, "Paddings", "paddings"));
-  const std::string grad_text =
-      absl::StrCat("Out@GRAD of shape ", DimsToString(grad.dims()));
-  SF_RETURN_IF_ERROR(CheckPaddings(paddings, grad.rank(), grad_text));
-  const std::vector<int64_t>& p = paddings.values;
-  Dims x_dims(grad.dims().begin(), grad.dims().end());
-  for (int i = 0; i < grad.rank(); ++i) {
-    SF_CHECK(p[2 * i] <= x_dims[i] && p[2 * i + 1] <= x_dims[i] - p[2 * i],
-             "%s is smaller than %s along dim %d", grad_text, paddings.source(),
-             i);
-    x_dims[i] -= p[2 * i] + p[2 * i + 1];
-  }
+  SF_ASSIGN_OR_RETURN(const shape_util::PadGradParams params,
+                      shape_util::KernelPadGradParams(context, grad.dims()));
+  const std::vector<int64_t>& p = params.paddings.values;
+  const Dims& x_dims = params.x_dims;
   const PadMode mode = PadModeOf(context.attrs());
   if (want_value) {
     *context.Output("PadValue@GRAD")->data<T>() =
@@ -566,9 +361,7 @@ absl::Status PadGradKernel(KernelContext& context) {
   }
   if (!want_x) return absl::OkStatus();
   Tensor* x_grad = context.Output("X@GRAD");
-  SF_CHECK(absl::Span<const int64_t>(x_dims) == x_grad->dims(),
-           "%s unpads %s to %s, but \"X@GRAD\" has shape %s", paddings.source(),
-           grad_text, DimsToString(x_dims), DimsToString(x_grad->dims()));
+  SF_RETURN_IF_ERROR(shape_util::CheckUnpaddedDims(params, x_grad->dims()));
   if (x_grad->numel() == 0) return absl::OkStatus();
   if (mode != PadMode::kConstant) {
     const T* g = grad.data<T>();
@@ -579,13 +372,9 @@ absl::Status PadGradKernel(KernelContext& context) {
     return absl::OkStatus();
   }
   const Dims grad_strides = StridesOf(grad.dims());
-  int64_t src_offset = 0;
-  for (int i = 0; i < grad.rank(); ++i) {
-    src_offset += p[2 * i] * grad_strides[i];
-  }
   CopyStrided(x_grad->raw_data(), StridesOf(x_grad->dims()),
-              grad.data<T>() + src_offset, grad_strides, x_grad->dims(),
-              sizeof(T));
+              grad.data<T>() + shape_util::InteriorOffset(p, grad_strides),
+              grad_strides, x_grad->dims(), sizeof(T));
   return absl::OkStatus();
 }
 

@@ -90,51 +90,6 @@ Tensor SpecialValues() {
   return tensor;
 }
 
-// MatchesOnCuda checks |cuda - cpu| against a tolerance, which infinite
-// results never meet (inf - inf is NaN). For the special values, this runs
-// the op on both places itself and lets equal values match too.
-::testing::AssertionResult MatchesWithInfinities(
-    const std::string& op, const std::vector<Feed>& feeds,
-    const std::vector<std::string>& fetches) {
-  absl::StatusOr<DeviceType> device = KernelDeviceOnCuda(op, feeds);
-  if (!device.ok() || *device != DeviceType::kCUDA) {
-    return ::testing::AssertionFailure() << "no CUDA kernel for " << op;
-  }
-  absl::StatusOr<std::vector<Tensor>> cpu =
-      RunOpOnPlace(CPUPlace(), op, feeds, fetches);
-  absl::StatusOr<std::vector<Tensor>> gpu =
-      RunOpOnPlace(CUDAPlace(0), op, feeds, fetches);
-  if (!cpu.ok() || !gpu.ok()) {
-    return ::testing::AssertionFailure()
-           << "cpu: " << cpu.status() << ", cuda: " << gpu.status();
-  }
-  for (size_t f = 0; f < fetches.size(); ++f) {
-    const Tensor& want = (*cpu)[f];
-    const Tensor& got = (*gpu)[f];
-    if (want.dtype() != got.dtype() || want.dims() != got.dims()) {
-      return ::testing::AssertionFailure()
-             << "fetch " << fetches[f] << ": cpu " << want.DebugString()
-             << ", cuda " << got.DebugString();
-    }
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const double w = want.dtype() == kFloat32 ? want.data<float>()[i]
-                                                : want.data<double>()[i];
-      const double g = got.dtype() == kFloat32 ? got.data<float>()[i]
-                                               : got.data<double>()[i];
-      const bool match =
-          std::isnan(w)
-              ? std::isnan(g)
-              : (g == w || std::fabs(g - w) <= 1e-6 + 1e-5 * std::fabs(w));
-      if (!match) {
-        return ::testing::AssertionFailure()
-               << "fetch " << fetches[f] << " element " << i << ": cpu " << w
-               << ", cuda " << g;
-      }
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 TEST(ActivationCudaTest, ForwardMatchesCpu) {
   SF_REQUIRE_CUDA();
   for (const ActivationCase& c : Activations()) {
@@ -171,10 +126,9 @@ TEST(ActivationCudaTest, SpecialValuesMatchCpu) {
   SF_REQUIRE_CUDA();
   for (const ActivationCase& c : Activations()) {
     for (const Tensor& x : {SpecialValues<float>(), SpecialValues<double>()}) {
-      EXPECT_TRUE(
-          MatchesWithInfinities(Unary(c.type, c.attrs), {{"x", x}}, {"y"}))
+      EXPECT_TRUE(MatchesOnCuda(Unary(c.type, c.attrs), {{"x", x}}, {"y"}))
           << c.type << " " << c.attrs << " " << DataTypeName(x.dtype());
-      EXPECT_TRUE(MatchesWithInfinities(
+      EXPECT_TRUE(MatchesOnCuda(
           UnaryGrad(c.type + "_grad", c.reads, c.attrs),
           {{"v", x}, {"g", RandomTensor(x.dtype(), x.dims(), 4)}}, {"dx"}))
           << c.type << "_grad " << c.attrs << " " << DataTypeName(x.dtype());
@@ -268,8 +222,7 @@ TEST(SoftmaxCudaTest, SpecialValuesMatchCpu) {
     for (const char* type : {"softmax", "log_softmax"}) {
       // Rows of the [6, n] shapes; for [6, 40, 3] the slices along axis 1
       // cross the marked rows too.
-      EXPECT_TRUE(
-          MatchesWithInfinities(Unary(type, Axis(1)), {{"x", x}}, {"y"}))
+      EXPECT_TRUE(MatchesOnCuda(Unary(type, Axis(1)), {{"x", x}}, {"y"}))
           << type;
     }
   }

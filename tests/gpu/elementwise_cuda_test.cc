@@ -91,85 +91,6 @@ std::string Describe(const Dims& a, const Dims& b) {
   return DimsToString(a) + " with " + DimsToString(b);
 }
 
-// Element i of a CPU tensor as a double (float16 through float).
-double ValueOf(const Tensor& tensor, int64_t i) {
-  switch (tensor.dtype()) {
-    case kFloat32:
-      return tensor.data<float>()[i];
-    case kFloat64:
-      return tensor.data<double>()[i];
-    case kFloat16:
-      return HalfToFloat(tensor.data<float16>()[i]);
-    case kInt32:
-      return tensor.data<int32_t>()[i];
-    case kInt64:
-      return static_cast<double>(tensor.data<int64_t>()[i]);
-    case kUInt8:
-      return tensor.data<uint8_t>()[i];
-    case kBool:
-      return tensor.data<bool>()[i] ? 1.0 : 0.0;
-    default:
-      return std::nan("");
-  }
-}
-
-// MatchesOnCuda for outputs that may hold infinities or float16 (where
-// MatchesOnCuda cannot compare): equal values, infinities included, match;
-// float16 bit for bit (any NaN matches any NaN); int64 exactly.
-::testing::AssertionResult SpecialsMatchOnCuda(
-    const std::string& op_text, const std::vector<Feed>& feeds,
-    const std::vector<std::string>& fetches, double rtol = 1e-5,
-    double atol = 1e-6) {
-  absl::StatusOr<DeviceType> device = KernelDeviceOnCuda(op_text, feeds);
-  if (!device.ok()) {
-    return ::testing::AssertionFailure()
-           << "preparing on cuda:0: " << device.status();
-  }
-  if (*device != DeviceType::kCUDA) {
-    return ::testing::AssertionFailure() << "no CUDA kernel for " << op_text;
-  }
-  absl::StatusOr<std::vector<Tensor>> cpu =
-      RunOpOnPlace(CPUPlace(), op_text, feeds, fetches);
-  absl::StatusOr<std::vector<Tensor>> gpu =
-      RunOpOnPlace(CUDAPlace(0), op_text, feeds, fetches);
-  if (!cpu.ok() || !gpu.ok()) {
-    return ::testing::AssertionFailure()
-           << "cpu: " << cpu.status() << ", cuda: " << gpu.status();
-  }
-  for (size_t f = 0; f < fetches.size(); ++f) {
-    const Tensor& want = (*cpu)[f];
-    const Tensor& got = (*gpu)[f];
-    if (want.dtype() != got.dtype() || want.dims() != got.dims()) {
-      return ::testing::AssertionFailure()
-             << "fetch " << fetches[f] << ": cpu " << want.DebugString()
-             << ", cuda " << got.DebugString();
-    }
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      bool match;
-      if (want.dtype() == kFloat16) {
-        const float16 w = want.data<float16>()[i];
-        const float16 g = got.data<float16>()[i];
-        match = w == g ||
-                (std::isnan(HalfToFloat(w)) && std::isnan(HalfToFloat(g)));
-      } else if (want.dtype() == kInt64) {
-        match = want.data<int64_t>()[i] == got.data<int64_t>()[i];
-      } else {
-        const double w = ValueOf(want, i);
-        const double g = ValueOf(got, i);
-        match = std::isnan(w)
-                    ? std::isnan(g)
-                    : g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w);
-      }
-      if (!match) {
-        return ::testing::AssertionFailure() << absl::StrFormat(
-                   "fetch %s element %d of %d: cpu %.9g, cuda %.9g", fetches[f],
-                   i, want.numel(), ValueOf(want, i), ValueOf(got, i));
-      }
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // The CUDA kernel fails as the CPU kernel does: same code and message.
 ::testing::AssertionResult SameErrorOnCuda(
     const std::string& op_text, const std::vector<Feed>& feeds,
@@ -443,13 +364,13 @@ TEST(ElementwiseCudaTest, SpecialFloatValuesMatchCpu) {
     ASSERT_TRUE(x.Reshape({n, 1}).ok());
     for (const std::string& type : BinaryTypes()) {
       EXPECT_TRUE(
-          SpecialsMatchOnCuda(Binary(type), {{"x", x}, {"y", y}}, {"out"}))
+          MatchesOnCudaAnyNaN(Binary(type), {{"x", x}, {"y", y}}, {"out"}))
           << type << " " << DataTypeName(dtype);
     }
     for (const std::string& type :
          {"equal", "less", "greater", "less_equal", "greater_equal"}) {
       EXPECT_TRUE(
-          SpecialsMatchOnCuda(Binary(type), {{"x", x}, {"y", y}}, {"out"}))
+          MatchesOnCudaAnyNaN(Binary(type), {{"x", x}, {"y", y}}, {"out"}))
           << type << " " << DataTypeName(dtype);
     }
   }
@@ -521,7 +442,7 @@ TEST(ElementwiseCudaTest, PowAndDivGradEdgesMatchCpu) {
     Tensor y = FloatValues(dtype, {0, 2, -1, 0.5, 3, 0.5, 0, -2, 0});
     Tensor g = FloatValues(dtype, {1, -1, 2, 0.5, 1, 1, 3, -1, 1});
     for (const std::string& type : {"pow_grad", "div_grad", "max_grad"}) {
-      EXPECT_TRUE(SpecialsMatchOnCuda(BinaryGrad(type, {"dx", "dy"}),
+      EXPECT_TRUE(MatchesOnCudaAnyNaN(BinaryGrad(type, {"dx", "dy"}),
                                       {{"x", x}, {"y", y}, {"g", g}},
                                       {"dx", "dy"}))
           << type << " " << DataTypeName(dtype);
@@ -531,7 +452,7 @@ TEST(ElementwiseCudaTest, PowAndDivGradEdgesMatchCpu) {
     Tensor b = FloatValues(dtype, {1, kNan, kNan, 2, 3});
     Tensor h = FloatValues(dtype, {1, -1, 2, 0.5, 3});
     for (const std::string& type : {"max_grad", "min_grad"}) {
-      EXPECT_TRUE(SpecialsMatchOnCuda(BinaryGrad(type, {"dx", "dy"}),
+      EXPECT_TRUE(MatchesOnCudaAnyNaN(BinaryGrad(type, {"dx", "dy"}),
                                       {{"x", a}, {"y", b}, {"g", h}},
                                       {"dx", "dy"}))
           << type << " " << DataTypeName(dtype);
@@ -684,7 +605,7 @@ TEST(ElementwiseCudaTest, UnaryOpsMatchCpu) {
       }
     }
     for (DataType dtype : {kFloat32, kFloat64}) {
-      EXPECT_TRUE(SpecialsMatchOnCuda(
+      EXPECT_TRUE(MatchesOnCudaAnyNaN(
           Unary(c.type), {{"x", FloatValues(dtype, SpecialValues())}}, {"out"}))
           << c.type << " " << DataTypeName(dtype);
     }
@@ -731,7 +652,7 @@ TEST(ElementwiseCudaTest, UnaryGradsMatchCpu) {
             << DimsToString(dims);
       }
       const std::vector<double> values = SpecialValues();
-      EXPECT_TRUE(SpecialsMatchOnCuda(
+      EXPECT_TRUE(MatchesOnCudaAnyNaN(
           UnaryGrad(c.type, c.reads),
           {{"v", FloatValues(dtype, values)},
            {"g", RandomTensor(dtype, {static_cast<int64_t>(values.size())},
@@ -852,9 +773,9 @@ TEST(ElementwiseCudaTest, ClipMatchesCpu) {
         << DataTypeName(dtype);
     // NaN passes through clip and its gradient.
     Tensor specials = FloatValues(dtype, SpecialValues());
-    EXPECT_TRUE(SpecialsMatchOnCuda(Unary("clip", ClipAttrs(-1, 2)),
+    EXPECT_TRUE(MatchesOnCudaAnyNaN(Unary("clip", ClipAttrs(-1, 2)),
                                     {{"x", specials}}, {"out"}));
-    EXPECT_TRUE(SpecialsMatchOnCuda(
+    EXPECT_TRUE(MatchesOnCudaAnyNaN(
         UnaryGrad("clip_grad", "X", ClipAttrs(-1, 2)),
         {{"v", specials}, {"g", FloatValues(dtype, SpecialValues())}}, {"dx"}));
   }
@@ -931,7 +852,7 @@ TEST(ElementwiseCudaTest, CastMatchesCpuForEveryPair) {
   uint64_t seed = 10000;
   for (DataType from : CastTypes()) {
     for (DataType to : CastTypes()) {
-      EXPECT_TRUE(SpecialsMatchOnCuda(
+      EXPECT_TRUE(MatchesOnCudaAnyNaN(
           Cast(to), {{"x", CastInput(from, ++seed)}}, {"out"}, 0, 0))
           << DataTypeName(from) << " to " << DataTypeName(to);
     }
@@ -959,7 +880,7 @@ TEST(ElementwiseCudaTest, CastGradMatchesCpu) {
       Tensor xs;
       ASSERT_TRUE(xs.Allocate(CPUPlace(), x, g.dims()).ok());
       std::memset(xs.raw_data(), 0, xs.nbytes());
-      EXPECT_TRUE(SpecialsMatchOnCuda(op, {{"x", xs}, {"g", g}}, {"dx"}, 0, 0))
+      EXPECT_TRUE(MatchesOnCudaAnyNaN(op, {{"x", xs}, {"g", g}}, {"dx"}, 0, 0))
           << DataTypeName(grad) << " to " << DataTypeName(x);
     }
   }
