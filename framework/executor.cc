@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -999,7 +1000,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
   // Parameters the caller left on another place (loaded on the host for a
   // net on a device): a run reads a copy on its place. One the net updates
   // must be on the place, or the update would go to the copy.
-  std::deque<Tensor> persistable_copies;
+  std::vector<std::unique_ptr<Tensor>> persistable_copies;
   for (int v = 0; v < n; ++v) {
     if (!prepared.persistable_[v] || !prepared.is_tensor_[v] ||
         prepared.external_[v] || !tensors[v]->initialized() ||
@@ -1013,8 +1014,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                   prepared.names_[v], tensors[v]->place().ToString(),
                   place.ToString(), place.ToString());
     SF_ASSIGN_OR_RETURN(Tensor copy, tensors[v]->CopyTo(place));
-    persistable_copies.push_back(std::move(copy));
-    tensors[v] = &persistable_copies.back();
+    persistable_copies.push_back(std::make_unique<Tensor>(std::move(copy)));
+    tensors[v] = persistable_copies.back().get();
   }
 
   std::vector<bool> fed(n, false);
@@ -1073,9 +1074,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     // An op with no kernel on the run's device runs its CPU kernel on host
     // copies of its inputs and outputs.
     const bool on_host = op.kernel_place != place;
-    HostStaging staging;
+    // Made only for such an op: a deque allocates as it is constructed.
+    std::optional<HostStaging> staging;
     if (on_host) {
-      absl::Status staged = staging.StageInputs(op, tensors);
+      staging.emplace();
+      absl::Status staged = staging->StageInputs(op, tensors);
       if (!staged.ok()) {
         return absl::Status(
             staged.code(),
@@ -1088,7 +1091,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
       for (size_t k = 0; k < op.outputs[o].size(); ++k) {
         const int v = op.outputs[o][k];
-        if (on_host) staging.StageOutput(v, tensors);
+        if (on_host) staging->StageOutput(v, tensors);
         if (in_place >= 0 && k < op.inputs[in_place].size() &&
             op.inputs[in_place][k] == v) {
           SF_RETURN_IF_ERROR(
@@ -1121,7 +1124,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
           std::chrono::duration<double>(Clock::now() - kernel_start).count();
     }
     if (on_host && status.ok()) {
-      status = staging.Finish(op, place, tensors);
+      status = staging->Finish(op, place, tensors);
     }
     if (!status.ok()) {
       return absl::Status(status.code(),
