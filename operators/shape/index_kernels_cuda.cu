@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "operators/shape/shape_kernels_cuda.h"
+#include "operators/shape/word_cuda.h"
 #include "platform/cuda_launch.h"
 
 namespace scopeflow {
@@ -157,29 +158,6 @@ __global__ void BorderSumFinishKernel(
   sum = BlockSum(sum);
   if (threadIdx.x == 0) *out = static_cast<T>(sum);
 }
-
-template <int kBytes>
-struct Word;
-template <>
-struct Word<1> {
-  using Type = uint8_t;
-};
-template <>
-struct Word<2> {
-  using Type = uint16_t;
-};
-template <>
-struct Word<4> {
-  using Type = uint32_t;
-};
-template <>
-struct Word<8> {
-  using Type = uint2;
-};
-template <>
-struct Word<16> {
-  using Type = uint4;
-};
 
 // Out [outer, count, inner] from X [outer, n, inner], in units of T.
 template <typename T, typename I, typename Index>

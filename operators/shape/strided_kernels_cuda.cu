@@ -3,36 +3,12 @@
 #include <cstdint>
 
 #include "operators/shape/shape_kernels_cuda.h"
+#include "operators/shape/word_cuda.h"
 #include "platform/cuda_launch.h"
 
 namespace scopeflow {
 namespace cuda {
 namespace {
-
-// Elements move as unsigned words of their size: the copies never look at
-// values, so one kernel serves every dtype of that size.
-template <int kBytes>
-struct Word;
-template <>
-struct Word<1> {
-  using Type = uint8_t;
-};
-template <>
-struct Word<2> {
-  using Type = uint16_t;
-};
-template <>
-struct Word<4> {
-  using Type = uint32_t;
-};
-template <>
-struct Word<8> {
-  using Type = uint2;
-};
-template <>
-struct Word<16> {
-  using Type = uint4;
-};
 
 // A StridedBox in the index type the kernel computes offsets in: 32-bit
 // where every offset fits, as 64-bit division is several times slower.
