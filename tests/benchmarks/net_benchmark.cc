@@ -206,6 +206,60 @@ void BM_MatmulNet1024(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulNet1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// Memory-bound elementwise work on 4096x4096 float32 tensors, 8 ops in a
+// chain: kind 0 adds two tensors of that shape, kind 1 adds a row of 4096
+// (broadcast), kind 2 is mul_grad's gradient of that row, a reduction over
+// the rows. GB/s counts the bytes each op must read and write once, so on a
+// device it compares with the memory's bandwidth.
+void BM_Elementwise(benchmark::State& state) {
+  constexpr int64_t rows = 4096, cols = 4096, chain = 8;
+  constexpr double tensor_bytes = rows * cols * sizeof(float);
+  const int64_t kind = state.range(0);
+  NetText text;
+  text.Var("x", {rows, cols}, true);
+  text.Var("g", {rows, cols}, true);
+  text.Var("row", {cols}, true);
+  std::vector<std::pair<std::string, Tensor>> parameters = {
+      {"x", Filled({rows, cols}, 0.5f)},
+      {"g", Filled({rows, cols}, 0.25f)},
+      {"row", Filled({cols}, 1.0f)}};
+  double bytes = 0;
+  std::string in = "x";
+  for (int64_t i = 0; i < chain; ++i) {
+    const std::string out = absl::StrCat("t", i);
+    if (kind == 0) {
+      text.Op("add", {{"X", in}, {"Y", "g"}}, out);
+      bytes += 3 * tensor_bytes;
+    } else if (kind == 1) {
+      text.Op("add", {{"X", in}, {"Y", "row"}}, out);
+      bytes += 2 * tensor_bytes;
+    } else {
+      // Only Y@GRAD is asked for; Y's value is not read for it, so the
+      // chain runs through Y to order the ops.
+      text.Op("mul_grad",
+              {{"X", "x"}, {"Y", i == 0 ? "row" : in}, {"Out@GRAD", "g"}}, out,
+              "", "Y@GRAD");
+      bytes += 2 * tensor_bytes;
+    }
+    in = out;
+  }
+  std::string fetch = in;
+  if (kind != 2) {  // Fetch a row, not 64 MiB.
+    text.Op("reduce_sum", {{"X", in}}, "sum",
+            "attrs { name: 'axes' ints { values: [0] } }");
+    bytes += tensor_bytes;
+    fetch = "sum";
+  }
+  RunNet(state, text.Build(), parameters, {}, fetch);
+  state.counters["GB/s"] = benchmark::Counter(
+      bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Elementwise)
+    ->ArgName("kind")
+    ->DenseRange(0, 2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace scopeflow
 

@@ -4,7 +4,10 @@
 # CUDA tests, the example nets on cuda:0 against the CPU, a short training
 # run on each, and the net benchmarks on cuda:0. Full logs go to $OUT (or
 # ./gpu_logs); a summary is printed last. `check.sh quick` leaves out the
-# training runs and the benchmarks.
+# training runs and the benchmarks. FIRST=<gtest filter> runs those tests
+# before everything else (device time is short; what matters most goes
+# first), and the full test run then leaves them out. BENCH=<regex> picks
+# the benchmarks.
 set -uo pipefail
 logs=${OUT:-gpu_logs}
 mkdir -p "$logs"
@@ -34,25 +37,15 @@ step() {  # step NAME COMMAND...: runs it, logs it, records the outcome
   fi
 }
 nvidia-smi -L | tee "$logs/device.txt"
-
-
 sf=$pack/bin/scopeflow
-for example in mlp cnn; do
-  for place in cpu cuda:0; do
-    step "run_${example}_${place%%:*}" "$sf" run "examples/$example/main.pbtxt" \
-      --startup "examples/$example/startup.pbtxt" \
-      --feed image=examples/mlp/digit.npy --repeat 20 --place "$place"
-  done
-done
 full=true
 if [[ "${1:-}" == quick ]]; then full=false; fi
-if $full; then
-  step benchmark_cuda "$pack/bin/net_benchmark" --place=cuda:0 \
-    --benchmark_filter='BM_(AddChain|Mlp|Cnn/batch:[0-9]+/channels_last:0|MatmulNet1024)' \
-    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+rest_filter='*'
+default_benchmarks='BM_(AddChain|Mlp|Cnn/batch:[0-9]+/channels_last:0|MatmulNet1024|Elementwise)'
+if [[ -n "${FIRST:-}" ]]; then
+  step cuda_ops_first "$pack/bin/cuda_ops_test" --gtest_filter="$FIRST"
+  rest_filter="-$FIRST"
 fi
-step cuda_ops_test "$pack/bin/cuda_ops_test"
-grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$logs/cuda_ops_test.log" | head -40
 if $full && [[ -f "$pack/digits.csv.gz" ]]; then
   for place in cpu cuda:0; do
     step "train_mlp_${place%%:*}" "$sf" train \
@@ -60,6 +53,24 @@ if $full && [[ -f "$pack/digits.csv.gz" ]]; then
       --epochs=3 --place="$place"
   done
 fi
+if $full; then
+  step benchmark_cuda "$pack/bin/net_benchmark" --place=cuda:0 \
+    --benchmark_filter="${BENCH:-$default_benchmarks}" \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+fi
+step cuda_ops_test "$pack/bin/cuda_ops_test" --gtest_filter="$rest_filter"
+for example in mlp cnn; do
+  for place in cpu cuda:0; do
+    step "run_${example}_${place%%:*}" "$sf" run "examples/$example/main.pbtxt" \
+      --startup "examples/$example/startup.pbtxt" \
+      --feed image=examples/mlp/digit.npy --repeat 20 --place "$place"
+  done
+done
+for log in cuda_ops_first cuda_ops_test; do
+  if [[ -f "$logs/$log.log" ]]; then
+    grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$logs/$log.log" | head -40
+  fi
+done
 for example in mlp cnn; do
   for place in cpu cuda; do
     echo "== $example on $place"
