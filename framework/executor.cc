@@ -14,6 +14,7 @@
 #include "framework/host_staging.h"
 #include "framework/layout_rewrite.h"
 #include "framework/net_io.h"
+#include "framework/run_buffer_pool.h"
 #include "framework/step_scopes.h"
 #include "platform/cuda_runtime.h"
 #include "platform/device.h"
@@ -1057,6 +1058,9 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
   }
 
   if (profile != nullptr) profile->ops.resize(prepared.ops_.size());
+  // Dead temporaries' buffers for later outputs, in runs on the host.
+  std::optional<RunBufferPool> spare_buffers;
+  if (free_dead_tensors && place.is_cpu()) spare_buffers.emplace();
   for (size_t position = 0; position < prepared.ops_.size(); ++position) {
     const PreparedOp& op = prepared.ops_[position];
     const Clock::time_point op_start =
@@ -1074,10 +1078,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     // An op with no kernel on the run's device runs its CPU kernel on host
     // copies of its inputs and outputs.
     const bool on_host = op.kernel_place != place;
-    // Made only for such an op: a deque allocates as it is constructed.
-    std::optional<HostStaging> staging;
+    // Made only for such an op: a deque allocates as it is constructed,
+    // and an empty std::optional of it is zeroed for every op.
+    std::unique_ptr<HostStaging> staging;
     if (on_host) {
-      staging.emplace();
+      staging = std::make_unique<HostStaging>();
       absl::Status staged = staging->StageInputs(op, tensors);
       if (!staged.ok()) {
         return absl::Status(
@@ -1103,6 +1108,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                       "time",
                       op.index, op.spec->type(), prepared.names_[v],
                       InfoToString(infos[v]));
+        if (spare_buffers && !tensors[v]->initialized()) {
+          size_t bytes = SizeOf(infos[v].dtype);
+          for (int64_t d : infos[v].dims) bytes *= static_cast<size_t>(d);
+          spare_buffers->Lend(bytes, *tensors[v]);
+        }
         absl::Status allocated = tensors[v]->Allocate(
             op.kernel_place, infos[v].dtype, infos[v].dims);
         if (!allocated.ok()) {
@@ -1136,7 +1146,12 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     }
     if (free_dead_tensors) {
       for (int v : prepared.dies_after_[position]) {
-        if (!fetched[v]) tensors[v]->Clear();
+        if (fetched[v]) continue;
+        if (spare_buffers) {
+          spare_buffers->Keep(*tensors[v]);
+        } else {
+          tensors[v]->Clear();
+        }
       }
     }
     if (profile != nullptr) {

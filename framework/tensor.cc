@@ -52,16 +52,21 @@ std::string DimsToString(absl::Span<const int64_t> dims) {
 absl::Status Tensor::Allocate(const Place& place, DataType dtype, Dims dims) {
   SF_CHECK(IsValidDataType(dtype), "cannot allocate a tensor of dtype %s",
            DataTypeName(dtype));
+  // Overflow is checked by the multiplications themselves: a 64-bit
+  // division per dimension cost more than a small op's kernel.
   int64_t count = 1;
   for (int64_t d : dims) {
     SF_CHECK(d >= 0, "cannot allocate a tensor of shape %s: negative dimension",
              DimsToString(dims));
-    SF_CHECK(d == 0 || count <= INT64_MAX / d,
+    SF_CHECK(!__builtin_mul_overflow(count, d, &count),
              "cannot allocate a tensor of shape %s: too many elements",
              DimsToString(dims));
-    count *= d;
   }
-  const size_t bytes = static_cast<size_t>(count) * SizeOf(dtype);
+  size_t bytes = 0;
+  SF_CHECK(!__builtin_mul_overflow(static_cast<size_t>(count), SizeOf(dtype),
+                                   &bytes),
+           "cannot allocate a tensor of shape %s and dtype %s: too many bytes",
+           DimsToString(dims), DataTypeName(dtype));
   const bool reuse = buffer_ != nullptr && place_ == place &&
                      buffer_.use_count() == 1 &&
                      buffer_->size() - byte_offset_ >= bytes;
@@ -114,6 +119,19 @@ absl::StatusOr<Tensor> Tensor::FromExternal(void* data, DataType dtype,
 }
 
 void Tensor::ShareBufferWith(const Tensor& other) { *this = other; }
+
+std::shared_ptr<Allocation> Tensor::ReleaseBuffer() {
+  std::shared_ptr<Allocation> buffer;
+  if (OwnsBufferAlone()) buffer = std::move(buffer_);
+  Clear();
+  return buffer;
+}
+
+void Tensor::AdoptBuffer(std::shared_ptr<Allocation> spare) {
+  Clear();
+  place_ = spare->place();
+  buffer_ = std::move(spare);
+}
 
 absl::StatusOr<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
   SF_CHECK(rank() >= 1, "cannot slice %s: a scalar has no dimension 0",

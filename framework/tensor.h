@@ -88,6 +88,16 @@ class Tensor {
   // Makes this tensor a view of `other`: same buffer, dims, dtype and place.
   void ShareBufferWith(const Tensor& other);
 
+  // Clears the tensor (see Clear) and returns its buffer if no other tensor
+  // viewed it, else null: a buffer a later Allocate may reuse.
+  std::shared_ptr<Allocation> ReleaseBuffer();
+
+  // Makes `spare`, a buffer no tensor views (from ReleaseBuffer), the
+  // buffer of this tensor, which must have none, as an empty tensor of
+  // shape [0] on the buffer's place; the next Allocate reuses it if it is
+  // large enough.
+  void AdoptBuffer(std::shared_ptr<Allocation> spare);
+
   // A view of rows [begin, end) along dimension 0, sharing the buffer.
   // InvalidArgument unless 0 <= begin <= end <= dim(0) and rank >= 1.
   absl::StatusOr<Tensor> Slice(int64_t begin, int64_t end) const;

@@ -79,6 +79,14 @@ TEST(TensorTest, AllocateErrors) {
 
   absl::Status huge = t.Allocate(CPUPlace(), kFloat32, {1 << 30, 1 << 30, 64});
   EXPECT_THAT(huge.message(), HasSubstr("too many elements"));
+  // Elements that fit in int64 but whose bytes do not fit in size_t.
+  absl::Status huge_bytes =
+      t.Allocate(CPUPlace(), kFloat64, {int64_t{1} << 60, 4});
+  EXPECT_THAT(huge_bytes.message(), HasSubstr("too many bytes"));
+  // A zero dimension after others still checks each for overflow.
+  absl::Status zero_after_huge =
+      t.Allocate(CPUPlace(), kFloat32, {int64_t{1} << 62, 4, 0});
+  EXPECT_THAT(zero_after_huge.message(), HasSubstr("too many elements"));
 
   absl::Status no_device =
       t.Allocate(CUDAPlace(CudaDeviceCount()), kFloat32, {2});

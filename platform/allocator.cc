@@ -19,6 +19,12 @@ const Place& Allocation::place() const { return allocator_->place(); }
 
 bool Allocation::tracks_writes() const { return allocator_->OwnsMemory(); }
 
+KeptCopies& Allocation::kept_copies() const {
+  std::call_once(kept_copies_made_,
+                 [this] { kept_copies_ = std::make_unique<KeptCopies>(); });
+  return *kept_copies_;
+}
+
 absl::StatusOr<std::shared_ptr<Allocation>> Allocator::Allocate(size_t bytes) {
   if (bytes == 0) {
     return std::make_shared<Allocation>(nullptr, 0, shared_from_this());
@@ -29,7 +35,7 @@ absl::StatusOr<std::shared_ptr<Allocation>> Allocator::Allocate(size_t bytes) {
         "out of memory on %s: asked for %d bytes with %d bytes in use in %d "
         "allocations (%s)",
         place_.ToString(), bytes, bytes_in_use_.load(),
-        live_allocations_.load(), data.status().message()));
+        stats().live_allocations, data.status().message()));
   }
   const int64_t in_use =
       bytes_in_use_.fetch_add(static_cast<int64_t>(bytes)) + bytes;
@@ -38,22 +44,26 @@ absl::StatusOr<std::shared_ptr<Allocation>> Allocator::Allocate(size_t bytes) {
          !peak_bytes_in_use_.compare_exchange_weak(peak, in_use)) {
   }
   num_allocations_.fetch_add(1, std::memory_order_relaxed);
-  live_allocations_.fetch_add(1, std::memory_order_relaxed);
   return std::make_shared<Allocation>(*data, bytes, shared_from_this());
 }
 
 void Allocator::Free(void* data, size_t bytes) {
   FreeRaw(data, bytes);
   bytes_in_use_.fetch_sub(static_cast<int64_t>(bytes));
-  live_allocations_.fetch_sub(1, std::memory_order_relaxed);
+  // Release, with the acquire in stats(): whoever sees this free sees
+  // the allocation it frees counted.
+  num_frees_.fetch_add(1, std::memory_order_release);
 }
 
 AllocatorStats Allocator::stats() const {
   AllocatorStats stats;
   stats.bytes_in_use = bytes_in_use_.load();
   stats.peak_bytes_in_use = peak_bytes_in_use_.load();
+  // Frees read first: an allocation counted among the frees is counted
+  // among the allocations too, so live_allocations is never negative.
+  const int64_t frees = num_frees_.load(std::memory_order_acquire);
   stats.num_allocations = num_allocations_.load();
-  stats.live_allocations = live_allocations_.load();
+  stats.live_allocations = stats.num_allocations - frees;
   return stats;
 }
 

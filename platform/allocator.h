@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "absl/status/statusor.h"
 #include "platform/kept_copies.h"
@@ -58,14 +59,18 @@ class Allocation {
   bool tracks_writes() const;
 
   // Copies derived from the contents, kept with them (see KeptCopies).
-  KeptCopies& kept_copies() const { return kept_copies_; }
+  KeptCopies& kept_copies() const;
 
  private:
   void* data_;
   size_t size_;
   std::shared_ptr<Allocator> allocator_;
   std::atomic<uint64_t> version_{0};
-  mutable KeptCopies kept_copies_;
+  // Made on first use: a run's temporaries never keep copies, and
+  // constructing and destroying KeptCopies' mutex for each of them was a
+  // measurable part of an op's cost in nets of small tensors.
+  mutable std::once_flag kept_copies_made_;
+  mutable std::unique_ptr<KeptCopies> kept_copies_;
 };
 
 // Base of the allocators of each place. Thread-safe: Allocate and stats may
@@ -108,7 +113,10 @@ class Allocator : public std::enable_shared_from_this<Allocator> {
   std::atomic<int64_t> bytes_in_use_{0};
   std::atomic<int64_t> peak_bytes_in_use_{0};
   std::atomic<int64_t> num_allocations_{0};
-  std::atomic<int64_t> live_allocations_{0};
+  // Live allocations are the difference: each allocation and free then
+  // updates two counters, not three (an atomic add costs an op of a net of
+  // small tensors about as much as a small kernel's loop).
+  std::atomic<int64_t> num_frees_{0};
 };
 
 // The allocator of `place`, made on first use and kept for the life of the
