@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "framework/net_io.h"
 #include "framework/training/checkpoint.h"
 #include "framework/training/optimizer.h"
+#include "framework/training/toy_problem.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -32,82 +32,6 @@ NetDef Parse(const std::string& text) {
   return net;
 }
 
-std::string Fc(const std::string& x, const std::string& w, const std::string& b,
-               const std::string& out) {
-  return "ops { type: \"fc\" inputs { slot: \"X\" vars: \"" + x +
-         "\" } inputs { slot: \"W\" vars: \"" + w +
-         "\" } inputs { slot: \"Bias\" vars: \"" + b +
-         "\" } outputs { slot: \"Out\" vars: \"" + out + "\" } }";
-}
-
-std::string Param(const std::string& name, const std::string& shape) {
-  return "vars { name: \"" + name +
-         "\" dtype: DATA_TYPE_FLOAT32 persistable: true shape: [" + shape +
-         "] }";
-}
-
-// 4 features -> 8 (relu) -> 3 classes.
-NetDef MainNet() {
-  return Parse(
-      "format_version: 1 name: \"toy\" blocks { "
-      "vars { name: \"image\" dtype: DATA_TYPE_FLOAT32 shape: [-1, 4] } "
-      "vars { name: \"label\" dtype: DATA_TYPE_INT64 shape: [-1, 1] } " +
-      Param("w1", "4, 8") + Param("b1", "8") + Param("w2", "8, 3") +
-      Param("b2", "3") + Fc("image", "w1", "b1", "h") +
-      "ops { type: \"relu\" inputs { slot: \"X\" vars: \"h\" } outputs { "
-      "slot: \"Out\" vars: \"hr\" } } " +
-      Fc("hr", "w2", "b2", "logits") +
-      "ops { type: \"softmax_with_cross_entropy\" inputs { slot: \"Logits\" "
-      "vars: \"logits\" } inputs { slot: \"Label\" vars: \"label\" } outputs "
-      "{ slot: \"Softmax\" vars: \"prob\" } outputs { slot: \"Loss\" vars: "
-      "\"losses\" } } "
-      "ops { type: \"mean\" inputs { slot: \"X\" vars: \"losses\" } outputs { "
-      "slot: \"Out\" vars: \"loss\" } } "
-      "ops { type: \"accuracy\" inputs { slot: \"Out\" vars: \"prob\" } "
-      "inputs { slot: \"Label\" vars: \"label\" } outputs { slot: "
-      "\"Accuracy\" vars: \"accuracy\" } } }");
-}
-
-std::string Gaussian(const std::string& name, const std::string& shape,
-                     int seed) {
-  return "ops { type: \"gaussian_random\" outputs { slot: \"Out\" vars: \"" +
-         name + "\" } attrs { name: \"shape\" i64s { values: [" + shape +
-         "] } } attrs { name: \"std\" f: 0.5 } attrs { name: \"seed\" i: " +
-         std::to_string(seed) + " } }";
-}
-
-std::string Zeros(const std::string& name, const std::string& shape) {
-  return "ops { type: \"fill_constant\" outputs { slot: \"Out\" vars: \"" +
-         name + "\" } attrs { name: \"shape\" i64s { values: [" + shape +
-         "] } } attrs { name: \"value\" f: 0 } }";
-}
-
-NetDef StartupNet() {
-  return Parse("format_version: 1 name: \"toy_startup\" blocks { " +
-               Param("w1", "4, 8") + Param("b1", "8") + Param("w2", "8, 3") +
-               Param("b2", "3") + Gaussian("w1", "4, 8", 1) + Zeros("b1", "8") +
-               Gaussian("w2", "8, 3", 2) + Zeros("b2", "3") + "}");
-}
-
-// Three noisy clusters in 4 dimensions.
-Dataset Clusters(int64_t n) {
-  Dataset data;
-  EXPECT_TRUE(data.features.Allocate(CPUPlace(), kFloat32, {n, 4}).ok());
-  EXPECT_TRUE(data.labels.Allocate(CPUPlace(), kInt64, {n, 1}).ok());
-  std::mt19937 rng(5);
-  std::normal_distribution<float> noise(0.0f, 0.3f);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t label = i % 3;
-    for (int64_t j = 0; j < 4; ++j) {
-      data.features.data<float>()[i * 4 + j] =
-          (j == label ? 2.0f : 0.0f) + noise(rng);
-    }
-    data.labels.data<int64_t>()[i] = label;
-  }
-  data.num_classes = 3;
-  return data;
-}
-
 TrainerOptions Options(const std::string& optimizer) {
   TrainerOptions options;
   options.batch_size = 16;
@@ -127,7 +51,8 @@ class TrainerTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainerTest, LearnsSeparableClusters) {
   const Dataset data = Clusters(240);
-  auto trainer = Trainer::Create(StartupNet(), MainNet(), Options(GetParam()));
+  auto trainer =
+      Trainer::Create(ToyStartupNet(), ToyMainNet(), Options(GetParam()));
   ASSERT_TRUE(trainer.ok()) << trainer.status();
   ASSERT_TRUE((*trainer)->Initialize().ok());
   auto before = (*trainer)->Evaluate(data);
@@ -145,20 +70,20 @@ TEST_P(TrainerTest, ResumingIsBitIdenticalToTrainingStraight) {
   TrainerOptions options = Options(GetParam());
   options.checkpoint_dir = TempDir("resume_" + GetParam());
 
-  auto straight = Trainer::Create(StartupNet(), MainNet(), options);
+  auto straight = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
   ASSERT_TRUE(straight.ok()) << straight.status();
   ASSERT_TRUE((*straight)->Initialize().ok());
   ASSERT_TRUE((*straight)->TrainUntil(data, 17, nullptr).ok());
 
   {
-    auto first = Trainer::Create(StartupNet(), MainNet(), options);
+    auto first = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
     ASSERT_TRUE(first.ok());
     ASSERT_TRUE((*first)->Initialize().ok());
     // Stops in the middle of an epoch.
     ASSERT_TRUE((*first)->TrainUntil(data, 8, nullptr).ok());
     ASSERT_TRUE((*first)->SaveCheckpoint().ok());
   }
-  auto resumed = Trainer::Create(StartupNet(), MainNet(), options);
+  auto resumed = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
   ASSERT_TRUE(resumed.ok());
   ASSERT_TRUE((*resumed)->Initialize().ok());
   auto loaded = (*resumed)->Resume();
@@ -183,24 +108,24 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, TrainerTest,
 TEST(TrainerErrorsTest, NamesWhatIsWrong) {
   TrainerOptions options = Options("adam");
   options.features_feed = "pixels";
-  auto no_feed = Trainer::Create(StartupNet(), MainNet(), options);
+  auto no_feed = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
   ASSERT_FALSE(no_feed.ok());
   EXPECT_THAT(no_feed.status().message(), HasSubstr("no input \"pixels\""));
 
   options = Options("adagrad");
-  auto bad_optimizer = Trainer::Create(StartupNet(), MainNet(), options);
+  auto bad_optimizer = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
   ASSERT_FALSE(bad_optimizer.ok());
   EXPECT_THAT(bad_optimizer.status().message(),
               HasSubstr("unknown optimizer \"adagrad\""));
 
   options = Options("sgd");
   options.loss = "label";
-  auto int_loss = Trainer::Create(StartupNet(), MainNet(), options);
+  auto int_loss = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
   ASSERT_FALSE(int_loss.ok());
   EXPECT_THAT(int_loss.status().message(), HasSubstr("target \"label\""));
 
   options = Options("sgd");
-  auto trainer = Trainer::Create(StartupNet(), MainNet(), options);
+  auto trainer = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
   ASSERT_TRUE(trainer.ok());
   EXPECT_THAT((*trainer)->Resume().status().message(),
               HasSubstr("no checkpoint directory"));
@@ -212,7 +137,7 @@ TEST(TrainerErrorsTest, NamesWhatIsWrong) {
 // Seeded by its attribute alone, dropout would drop the same units at every
 // step; training seeds it with the step counter too.
 TEST(AppendTrainingOpsTest, SeedsDropoutWithTheStepCounter) {
-  NetDef main = MainNet();
+  NetDef main = ToyMainNet();
   OpDef& dropout = *main.mutable_blocks(0)->mutable_ops()->Add();
   dropout.set_type("dropout");
   OpSlot* in = dropout.add_inputs();
@@ -228,7 +153,7 @@ TEST(AppendTrainingOpsTest, SeedsDropoutWithTheStepCounter) {
   auto* ops = main.mutable_blocks(0)->mutable_ops();
   for (int i = ops->size() - 1; i > 2; --i) ops->SwapElements(i, i - 1);
   ops->Mutable(3)->mutable_inputs(0)->set_vars(0, "hr.dropped");
-  NetDef startup = StartupNet();
+  NetDef startup = ToyStartupNet();
   const auto appended =
       AppendTrainingOps(main, startup, "loss", OptimizerConfig());
   ASSERT_TRUE(appended.ok()) << appended.status();

@@ -3,18 +3,20 @@
 // concurrent runs, and the caching allocator's behaviour across runs.
 #include <cmath>
 #include <memory>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "framework/cuda_test_util.h"
 #include "framework/executor.h"
 #include "framework/net_io.h"
 #include "framework/op_test_util.h"
+#include "framework/training/toy_problem.h"
 #include "framework/training/trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operators/control/while/counter_net.h"
 #include "platform/cuda_allocator.h"
 #include "platform/cuda_runtime.h"
 
@@ -182,81 +184,10 @@ TEST(ExecutorCudaTest, ParametersLeftOnTheHostAreCopiedForEachRun) {
   EXPECT_TRUE(host->FindVar("fc1.w")->Get<Tensor>().value()->place().is_cpu());
 }
 
-// i counts from 0 to n in a while loop; s sums the i of each iteration:
-// s = 1 + 2 + ... + n. The loop's condition lives on the device.
-constexpr char kCounterLoop[] = R"pb(
-  format_version: 1
-  name: "counter"
-  blocks {
-    vars {
-      name: "n"
-      dtype: DATA_TYPE_INT64
-      shape: [ 1 ]
-    }
-    ops {
-      type: "fill_constant"
-      outputs { slot: "Out" vars: "i0" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 1 ] }
-      }
-      attrs { name: "dtype" i: 5 }
-    }
-    ops {
-      type: "fill_constant"
-      outputs { slot: "Out" vars: "s0" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 1 ] }
-      }
-      attrs { name: "dtype" i: 5 }
-    }
-    ops {
-      type: "less"
-      inputs { slot: "X" vars: "i0" }
-      inputs { slot: "Y" vars: "n" }
-      outputs { slot: "Out" vars: "c" }
-    }
-    ops {
-      type: "while"
-      inputs { slot: "Condition" vars: "c" }
-      inputs { slot: "X" vars: "n" }
-      inputs {
-        slot: "Init"
-        vars: [ "i0", "s0" ]
-      }
-      outputs {
-        slot: "Out"
-        vars: [ "i", "s", "c" ]
-      }
-      attrs { name: "sub_block" block_idx: 1 }
-    }
-  }
-  blocks {
-    parent_idx: 0
-    ops {
-      type: "increment"
-      inputs { slot: "X" vars: "i" }
-      outputs { slot: "Out" vars: "i" }
-    }
-    ops {
-      type: "add"
-      inputs { slot: "X" vars: "s" }
-      inputs { slot: "Y" vars: "i" }
-      outputs { slot: "Out" vars: "s" }
-    }
-    ops {
-      type: "less"
-      inputs { slot: "X" vars: "i" }
-      inputs { slot: "Y" vars: "n" }
-      outputs { slot: "Out" vars: "c" }
-    }
-  }
-)pb";
-
 TEST(ExecutorCudaTest, WhileLoopRunsItsBlockOnTheDevice) {
   SF_REQUIRE_CUDA();
-  absl::StatusOr<NetDef> net = ParseNetText(kCounterLoop);
+  absl::StatusOr<NetDef> net = ParseNetText(
+      absl::StrCat("format_version: 1 name: \"counter\" ", kCounterLoopBlocks));
   ASSERT_TRUE(net.ok()) << net.status();
   Executor executor;
   auto prepared = executor.Prepare(*net, 0, CUDAPlace(0));
@@ -414,177 +345,12 @@ TEST(ExecutorCudaTest, DeviceToHostCopiesLandInPageLockedMemory) {
   EXPECT_EQ(Values<float>(back), Values<float>(x));
 }
 
-// Three clusters in 4 dimensions, as trainer_test draws them.
-Dataset Clusters(int64_t n) {
-  Dataset data;
-  EXPECT_TRUE(data.features.Allocate(CPUPlace(), kFloat32, {n, 4}).ok());
-  EXPECT_TRUE(data.labels.Allocate(CPUPlace(), kInt64, {n, 1}).ok());
-  std::mt19937 rng(5);
-  std::normal_distribution<float> noise(0.0f, 0.3f);
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < 4; ++j) {
-      data.features.data<float>()[i * 4 + j] =
-          (j == i % 3 ? 2.0f : 0.0f) + noise(rng);
-    }
-    data.labels.data<int64_t>()[i] = i % 3;
-  }
-  data.num_classes = 3;
-  return data;
-}
-
-constexpr char kToyStartup[] = R"pb(
-  format_version: 1
-  name: "toy_startup"
-  blocks {
-    vars {
-      name: "w1"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 4, 8 ]
-      persistable: true
-    }
-    vars {
-      name: "b1"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 8 ]
-      persistable: true
-    }
-    vars {
-      name: "w2"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 8, 3 ]
-      persistable: true
-    }
-    vars {
-      name: "b2"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 3 ]
-      persistable: true
-    }
-    ops {
-      type: "gaussian_random"
-      outputs { slot: "Out" vars: "w1" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 4, 8 ] }
-      }
-      attrs { name: "std" f: 0.5 }
-      attrs { name: "seed" i: 1 }
-    }
-    ops {
-      type: "fill_constant"
-      outputs { slot: "Out" vars: "b1" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 8 ] }
-      }
-      attrs { name: "value" f: 0 }
-    }
-    ops {
-      type: "gaussian_random"
-      outputs { slot: "Out" vars: "w2" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 8, 3 ] }
-      }
-      attrs { name: "std" f: 0.5 }
-      attrs { name: "seed" i: 2 }
-    }
-    ops {
-      type: "fill_constant"
-      outputs { slot: "Out" vars: "b2" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 3 ] }
-      }
-      attrs { name: "value" f: 0 }
-    }
-  }
-)pb";
-
-constexpr char kToyMain[] = R"pb(
-  format_version: 1
-  name: "toy"
-  blocks {
-    vars {
-      name: "image"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 4 ]
-    }
-    vars {
-      name: "label"
-      dtype: DATA_TYPE_INT64
-      shape: [ -1, 1 ]
-    }
-    vars {
-      name: "w1"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 4, 8 ]
-      persistable: true
-    }
-    vars {
-      name: "b1"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 8 ]
-      persistable: true
-    }
-    vars {
-      name: "w2"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 8, 3 ]
-      persistable: true
-    }
-    vars {
-      name: "b2"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 3 ]
-      persistable: true
-    }
-    ops {
-      type: "fc"
-      inputs { slot: "X" vars: "image" }
-      inputs { slot: "W" vars: "w1" }
-      inputs { slot: "Bias" vars: "b1" }
-      outputs { slot: "Out" vars: "h" }
-    }
-    ops {
-      type: "relu"
-      inputs { slot: "X" vars: "h" }
-      outputs { slot: "Out" vars: "hr" }
-    }
-    ops {
-      type: "fc"
-      inputs { slot: "X" vars: "hr" }
-      inputs { slot: "W" vars: "w2" }
-      inputs { slot: "Bias" vars: "b2" }
-      outputs { slot: "Out" vars: "logits" }
-    }
-    ops {
-      type: "softmax_with_cross_entropy"
-      inputs { slot: "Logits" vars: "logits" }
-      inputs { slot: "Label" vars: "label" }
-      outputs { slot: "Softmax" vars: "prob" }
-      outputs { slot: "Loss" vars: "losses" }
-    }
-    ops {
-      type: "mean"
-      inputs { slot: "X" vars: "losses" }
-      outputs { slot: "Out" vars: "loss" }
-    }
-    ops {
-      type: "accuracy"
-      inputs { slot: "Out" vars: "prob" }
-      inputs { slot: "Label" vars: "label" }
-      outputs { slot: "Accuracy" vars: "accuracy" }
-    }
-  }
-)pb";
-
 class TrainingCudaTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainingCudaTest, StepsMatchTheCpu) {
   SF_REQUIRE_CUDA();
-  const NetDef startup = ParseNetText(kToyStartup).value();
-  const NetDef main = ParseNetText(kToyMain).value();
+  const NetDef startup = ToyStartupNet();
+  const NetDef main = ToyMainNet();
   const Dataset data = Clusters(96);
   std::vector<std::vector<double>> losses(2);
   std::vector<std::unique_ptr<Trainer>> trainers;

@@ -12,6 +12,7 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operators/control/while/counter_net.h"
 #include "platform/allocator.h"
 #include "platform/status_macros.h"
 
@@ -67,78 +68,8 @@ absl::Status PrepareNet(const NetDef& net) {
 Tensor Int64(int64_t value) { return MakeTensor<int64_t>({1}, {value}); }
 Tensor Float(float value) { return MakeTensor<float>({1}, {value}); }
 
-// i counts from 0 to n; s sums the i of each iteration after its increment
-// (a read after a write sees the new version): s = 1 + 2 + ... + n.
-constexpr char kCounter[] = R"pb(
-  blocks {
-    vars {
-      name: "n"
-      dtype: DATA_TYPE_INT64
-      shape: [ 1 ]
-    }
-    ops {
-      type: "fill_constant"
-      outputs { slot: "Out" vars: "i0" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 1 ] }
-      }
-      attrs { name: "dtype" i: 5 }
-    }
-    ops {
-      type: "fill_constant"
-      outputs { slot: "Out" vars: "s0" }
-      attrs {
-        name: "shape"
-        i64s { values: [ 1 ] }
-      }
-      attrs { name: "dtype" i: 5 }
-    }
-    ops {
-      type: "less"
-      inputs { slot: "X" vars: "i0" }
-      inputs { slot: "Y" vars: "n" }
-      outputs { slot: "Out" vars: "c" }
-    }
-    ops {
-      type: "while"
-      inputs { slot: "Condition" vars: "c" }
-      inputs { slot: "X" vars: "n" }
-      inputs {
-        slot: "Init"
-        vars: [ "i0", "s0" ]
-      }
-      outputs {
-        slot: "Out"
-        vars: [ "i", "s", "c" ]
-      }
-      attrs { name: "sub_block" block_idx: 1 }
-    }
-  }
-  blocks {
-    parent_idx: 0
-    ops {
-      type: "increment"
-      inputs { slot: "X" vars: "i" }
-      outputs { slot: "Out" vars: "i" }
-    }
-    ops {
-      type: "add"
-      inputs { slot: "X" vars: "s" }
-      inputs { slot: "Y" vars: "i" }
-      outputs { slot: "Out" vars: "s" }
-    }
-    ops {
-      type: "less"
-      inputs { slot: "X" vars: "i" }
-      inputs { slot: "Y" vars: "n" }
-      outputs { slot: "Out" vars: "c" }
-    }
-  }
-)pb";
-
 TEST(WhileTest, CounterLoop) {
-  const NetDef net = Net(kCounter);
+  const NetDef net = Net(kCounterLoopBlocks);
   for (int64_t n : {0, 1, 5, 100}) {
     absl::StatusOr<std::vector<Tensor>> out =
         RunNet(net, {{"n", Int64(n)}}, {"i", "s", "c"});
@@ -150,7 +81,7 @@ TEST(WhileTest, CounterLoop) {
 }
 
 TEST(WhileTest, StepScopesGiveTheSameResults) {
-  NetDef net = Net(kCounter);
+  NetDef net = Net(kCounterLoopBlocks);
   OpSlot* steps = net.mutable_blocks(0)->mutable_ops(3)->add_outputs();
   steps->set_slot("StepScopes");
   steps->add_vars("steps");
@@ -562,7 +493,7 @@ TEST(WhileTest, ACarriedVariableKeepsItsShape) {
 // The counter loop with a [4096] float temporary per iteration and the
 // probe counting the while op's live iteration scopes.
 NetDef CounterWithProbe(bool training) {
-  NetDef net = Net(kCounter);
+  NetDef net = Net(kCounterLoopBlocks);
   BlockDef& body = *net.mutable_blocks(1);
   absl::StatusOr<NetDef> extra = ParseNetText(R"pb(
     format_version: 1
