@@ -841,7 +841,23 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
   SF_ASSIGN_OR_RETURN(PreparedNet as_written,
                       PrepareAsWritten(net, block, place));
   if (!options_.channels_last || !place.is_cpu()) return as_written;
-  std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(net.blocks(block));
+  const ActivationLayout layout =
+      options_.activation_layout == ActivationLayout::kAuto
+          ? PreferredCpuActivationLayout()
+          : options_.activation_layout;
+  std::optional<LayoutRewrite> rewrite;
+  if (layout == ActivationLayout::kNchw8c) {
+    absl::flat_hash_map<std::string, int64_t> channels;
+    for (size_t v = 0; v < as_written.var_names().size(); ++v) {
+      const VarInfo& info = as_written.var_infos()[v];
+      if (info.has_dims && info.dims.size() == 4) {
+        channels[as_written.var_names()[v]] = info.dims[1];
+      }
+    }
+    rewrite = RewriteChannelBlocked(net.blocks(block), channels);
+  } else {
+    rewrite = RewriteChannelsLast(net.blocks(block));
+  }
   if (!rewrite.has_value()) return as_written;
   NetDef rewritten_net = net;
   *rewritten_net.mutable_blocks(block) = std::move(rewrite->block);
@@ -849,7 +865,7 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
       PrepareAsWritten(rewritten_net, block, place);
   SF_CHECK_CODE(
       rewritten.ok(), absl::StatusCode::kInternal,
-      "the channels-last rewrite of net \"%s\" block %d does not "
+      "the layout rewrite of net \"%s\" block %d does not "
       "prepare (ExecutorOptions::channels_last = false avoids it): %s",
       net.name(), block, rewritten.status().message());
   // Errors name the op of the net as written.

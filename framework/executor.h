@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "framework/layout_rewrite.h"
 #include "framework/op_context.h"
 #include "framework/run_scope_cache.h"
 #include "framework/scope.h"
@@ -131,12 +132,15 @@ struct ExecutorOptions {
   // replaces a parameter while the net is in use (a Predictor's root).
   bool resolve_persistables_once = false;
   // On the CPU, run chains of conv2d, pool2d and elementwise ops on
-  // channels-last (NHWC) activations, as oneDNN's convolutions want them,
-  // instead of reordering around each convolution
-  // (framework/layout_rewrite.h). A run that fetches a variable the rewrite
-  // renamed runs the block as written. Off, a PreparedNet's ops and
-  // variables are exactly the net's (as analyses of a net expect).
+  // channels-last (NHWC) or channel-blocked (NCHW8c) activations, as
+  // oneDNN's convolutions want them, instead of reordering around each
+  // convolution (framework/layout_rewrite.h). A run that fetches a variable
+  // the rewrite renamed runs the block as written. Off, a PreparedNet's ops
+  // and variables are exactly the net's (as analyses of a net expect).
   bool channels_last = true;
+  // The layout channels_last keeps activations in; kAuto: the one this
+  // CPU's convolutions run fastest on.
+  ActivationLayout activation_layout = ActivationLayout::kAuto;
 };
 
 // Runs prepared nets. Thread-safe: Prepare and Run may be called from any

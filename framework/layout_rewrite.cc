@@ -16,6 +16,25 @@ namespace scopeflow {
 namespace {
 
 constexpr absl::string_view kDataFormatAttr = "data_format";
+constexpr int64_t kChannelBlock = 8;
+
+// What the rewrite turns regions into.
+struct Target {
+  ActivationLayout layout;
+  // NCHW8c: the channel counts inference found (RewriteChannelBlocked).
+  const absl::flat_hash_map<std::string, int64_t>* channels = nullptr;
+
+  bool blocked() const { return layout == ActivationLayout::kNchw8c; }
+  const char* format() const { return blocked() ? "NCHW8c" : "NHWC"; }
+  // Whether `name` may take the layout: always in NHWC; in NCHW8c, where
+  // its channels are a known multiple of the block.
+  bool Fits(const std::string& name) const {
+    if (!blocked()) return true;
+    auto it = channels->find(name);
+    return it != channels->end() && it->second > 0 &&
+           it->second % kChannelBlock == 0;
+  }
+};
 
 // An op the rewrite may change: its role and the one variable of each of
 // its data slots (its spec's first input and output slots).
@@ -39,7 +58,11 @@ const AttrDef* FindAttr(const OpDef& op, absl::string_view name) {
 // it a layout role, one variable is bound to each data slot, and nothing
 // to other outputs (pool2d's Indices number NCHW positions); elementwise
 // ops take no other input either, and data-format ops must be NCHW now.
-DataOp DataOpOf(const OpDef& op) {
+//
+// A blocked op also needs its variables to fit blocks: a conv2d its output
+// (it reads NCHW input of any channel count itself), other ops their input
+// (whose channels their output shares).
+DataOp DataOpOf(const OpDef& op, const Target& target) {
   const OpSpec* spec = OpRegistry::Global().Find(op.type());
   if (spec == nullptr || spec->layout_role() == LayoutRole::kFixed ||
       spec->inputs().empty() || spec->outputs().empty()) {
@@ -70,6 +93,9 @@ DataOp DataOpOf(const OpDef& op) {
     const AttrDef* format = FindAttr(op, kDataFormatAttr);
     if (format != nullptr && format->s() != "NCHW") return {};
   }
+  const std::string& must_fit =
+      data.role == LayoutRole::kPrefersChannelsLast ? *data.out : *data.in;
+  if (!target.Fits(must_fit)) return {};
   return data;
 }
 
@@ -103,12 +129,13 @@ class Components {
   absl::flat_hash_map<std::string, std::string> parent_;
 };
 
-// The variables to keep NHWC: temporaries one data op writes and only data
-// ops read, after it; an elementwise op's input and output both or
-// neither; and only regions with an op that prefers channels-last.
-absl::flat_hash_set<std::string> ChannelsLastVars(
+// The variables to rewrite: temporaries one data op writes and only data
+// ops read, after it, that fit the target layout; an elementwise op's
+// input and output both or neither; and only regions with an op that
+// prefers channels-last.
+absl::flat_hash_set<std::string> RegionVars(
     const BlockDef& block, const std::vector<DataOp>& data_ops,
-    const absl::flat_hash_map<std::string, Uses>& uses) {
+    const absl::flat_hash_map<std::string, Uses>& uses, const Target& target) {
   absl::flat_hash_set<std::string> persistable;
   for (const VarDef& var : block.vars()) {
     if (var.persistable()) persistable.insert(var.name());
@@ -116,7 +143,8 @@ absl::flat_hash_set<std::string> ChannelsLastVars(
   absl::flat_hash_set<std::string> chosen;
   for (const auto& [name, use] : uses) {
     if (use.writers != 1 || use.data_writer < 0 || use.other_reader ||
-        use.data_readers.empty() || persistable.contains(name)) {
+        use.data_readers.empty() || persistable.contains(name) ||
+        !target.Fits(name)) {
       continue;
     }
     bool read_after_write = true;
@@ -158,19 +186,41 @@ absl::flat_hash_set<std::string> ChannelsLastVars(
   return kept;
 }
 
-OpDef Transpose(const std::string& in, const std::string& out,
-                std::vector<int32_t> perm) {
+// An op of `type` from X = `in` to Out = `out`.
+OpDef XToOut(const std::string& type, const std::string& in,
+             const std::string& out) {
   OpDef op;
-  op.set_type("transpose");
+  op.set_type(type);
   OpSlot* x = op.add_inputs();
   x->set_slot("X");
   x->add_vars(in);
   OpSlot* y = op.add_outputs();
   y->set_slot("Out");
   y->add_vars(out);
-  AttrDef* attr = op.add_attrs();
-  attr->set_name("perm");
-  for (int32_t axis : perm) attr->mutable_ints()->add_values(axis);
+  return op;
+}
+
+// The op taking `in` from NCHW into the target layout (`entering`) or
+// back out of it to `out`.
+OpDef Relayout(const Target& target, bool entering, const std::string& in,
+               const std::string& out) {
+  if (target.blocked()) {
+    OpDef op = XToOut("transfer_layout", in, out);
+    AttrDef* src = op.add_attrs();
+    src->set_name("src_format");
+    src->set_s(entering ? "NCHW" : "NCHW8c");
+    AttrDef* dst = op.add_attrs();
+    dst->set_name("dst_format");
+    dst->set_s(entering ? "NCHW8c" : "NCHW");
+    return op;
+  }
+  OpDef op = XToOut("transpose", in, out);
+  AttrDef* perm = op.add_attrs();
+  perm->set_name("perm");
+  for (int32_t axis : entering ? std::vector<int32_t>{0, 2, 3, 1}
+                               : std::vector<int32_t>{0, 3, 1, 2}) {
+    perm->mutable_ints()->add_values(axis);
+  }
   return op;
 }
 
@@ -195,7 +245,8 @@ AttrDef& MutableAttr(OpDef& op, absl::string_view name) {
 // Names for the new variables, unused in the block.
 class FreshNames {
  public:
-  explicit FreshNames(const BlockDef& block) {
+  FreshNames(const BlockDef& block, const char* format)
+      : suffix_(absl::StrCat("@", format)) {
     for (const VarDef& var : block.vars()) used_.insert(var.name());
     for (const OpDef& op : block.ops()) {
       for (const auto* slots : {&op.inputs(), &op.outputs()}) {
@@ -206,30 +257,32 @@ class FreshNames {
     }
   }
   std::string For(const std::string& base) {
-    std::string name = absl::StrCat(base, "@NHWC");
+    std::string name = absl::StrCat(base, suffix_);
     for (int k = 2; used_.contains(name); ++k) {
-      name = absl::StrCat(base, "@NHWC", k);
+      name = absl::StrCat(base, suffix_, k);
     }
     used_.insert(name);
     return name;
   }
 
  private:
+  std::string suffix_;
   absl::flat_hash_set<std::string> used_;
 };
 
 // Per op index, for each op that prefers channels-last and has a fuse_relu
-// attribute (conv2d) whose NHWC output only a relu reads: that relu's index.
+// attribute (conv2d) whose rewritten output only a relu reads: that relu's
+// index.
 // The op then writes the relu's output itself, in one pass.
 absl::flat_hash_map<int, int> ReluFusions(
     const BlockDef& block, const std::vector<DataOp>& data_ops,
     const absl::flat_hash_map<std::string, Uses>& uses,
-    const absl::flat_hash_set<std::string>& nhwc) {
+    const absl::flat_hash_set<std::string>& region) {
   absl::flat_hash_map<int, int> fusions;
   for (int i = 0; i < block.ops_size(); ++i) {
     const DataOp& op = data_ops[i];
     if (op.role != LayoutRole::kPrefersChannelsLast ||
-        !nhwc.contains(*op.out)) {
+        !region.contains(*op.out)) {
       continue;
     }
     const OpSpec* spec = OpRegistry::Global().Find(block.ops(i).type());
@@ -240,22 +293,21 @@ absl::flat_hash_map<int, int> ReluFusions(
     }
     const std::vector<int>& readers = uses.at(*op.out).data_readers;
     if (readers.size() == 1 && block.ops(readers[0]).type() == "relu" &&
-        nhwc.contains(*data_ops[readers[0]].out)) {
+        region.contains(*data_ops[readers[0]].out)) {
       fusions[i] = readers[0];
     }
   }
   return fusions;
 }
 
-}  // namespace
-
-std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
+std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
+                                     const Target& target) {
   const int n = block.ops_size();
   std::vector<DataOp> data_ops(n);
   absl::flat_hash_map<std::string, Uses> uses;
   for (int i = 0; i < n; ++i) {
     const OpDef& op = block.ops(i);
-    const DataOp& data = data_ops[i] = DataOpOf(op);
+    const DataOp& data = data_ops[i] = DataOpOf(op, target);
     for (const OpSlot& slot : op.inputs()) {
       for (const std::string& var : slot.vars()) {
         if (data.rewritable() && slot.slot() == *data.in_slot) {
@@ -274,17 +326,18 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
       }
     }
   }
-  const absl::flat_hash_set<std::string> nhwc =
-      ChannelsLastVars(block, data_ops, uses);
-  if (nhwc.empty()) return std::nullopt;
+  // The variables the rewrite renames into the target layout.
+  const absl::flat_hash_set<std::string> region =
+      RegionVars(block, data_ops, uses, target);
+  if (region.empty()) return std::nullopt;
 
   const absl::flat_hash_map<int, int> fusions =
-      ReluFusions(block, data_ops, uses, nhwc);
+      ReluFusions(block, data_ops, uses, region);
   absl::flat_hash_set<int> fused_relus;
   for (const auto& [conv, relu] : fusions) fused_relus.insert(relu);
-  FreshNames fresh(block);
+  FreshNames fresh(block, target.format());
   // In name order, so that the same net always gets the same names.
-  std::vector<std::string> names(nhwc.begin(), nhwc.end());
+  std::vector<std::string> names(region.begin(), region.end());
   std::sort(names.begin(), names.end());
   absl::flat_hash_map<std::string, std::string> renamed;
   for (const std::string& name : names) renamed[name] = fresh.For(name);
@@ -292,28 +345,34 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
   LayoutRewrite rewrite;
   if (block.has_parent_idx()) rewrite.block.set_parent_idx(block.parent_idx());
   for (const VarDef& var : block.vars()) {
-    // A declared NCHW shape would not fit the NHWC variable.
-    if (!nhwc.contains(var.name())) *rewrite.block.add_vars() = var;
+    // A declared NCHW shape would not fit the renamed variable.
+    if (!region.contains(var.name())) *rewrite.block.add_vars() = var;
   }
   auto append = [&rewrite](OpDef op, int source) {
     *rewrite.block.add_ops() = std::move(op);
     rewrite.source_op.push_back(source);
   };
-  // NCHW inputs already transposed for an earlier op: (name, position).
+  // NCHW inputs already taken into the layout for an earlier op: (name,
+  // position).
   absl::flat_hash_map<std::string, std::pair<std::string, int>> entered;
   for (int i = 0; i < n; ++i) {
     const OpDef& op = block.ops(i);
     const DataOp& data = data_ops[i];
     if (!data.rewritable() ||
-        (!nhwc.contains(*data.in) && !nhwc.contains(*data.out))) {
+        (!region.contains(*data.in) && !region.contains(*data.out))) {
       append(op, i);
       continue;
     }
     if (fused_relus.contains(i)) continue;
     OpDef changed = op;
     std::string in;
-    if (nhwc.contains(*data.in)) {
+    if (region.contains(*data.in)) {
       in = renamed[*data.in];
+    } else if (target.blocked() &&
+               data.role == LayoutRole::kPrefersChannelsLast &&
+               !target.Fits(*data.in)) {
+      // A blocked conv2d reads NCHW input of any channel count itself.
+      in = *data.in;
     } else {
       auto it = entered.find(*data.in);
       if (it != entered.end() &&
@@ -321,13 +380,13 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
         in = it->second.first;
       } else {
         in = fresh.For(*data.in);
-        append(Transpose(*data.in, in, {0, 2, 3, 1}), i);
+        append(Relayout(target, /*entering=*/true, *data.in, in), i);
         entered[*data.in] = {in, i};
       }
     }
     SetDataInput(changed, *data.in_slot, in);
-    const bool out_nhwc = nhwc.contains(*data.out);
-    std::string out = out_nhwc ? renamed[*data.out] : fresh.For(*data.out);
+    const bool out_in_region = region.contains(*data.out);
+    std::string out = out_in_region ? renamed[*data.out] : fresh.For(*data.out);
     if (auto fusion = fusions.find(i); fusion != fusions.end()) {
       out = renamed[*data_ops[fusion->second].out];
       MutableAttr(changed, "fuse_relu").set_b(true);
@@ -338,12 +397,34 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
       }
     }
     if (data.role != LayoutRole::kElementwise) {
-      MutableAttr(changed, kDataFormatAttr).set_s("NHWC");
+      MutableAttr(changed, kDataFormatAttr).set_s(target.format());
     }
     append(std::move(changed), i);
-    if (!out_nhwc) append(Transpose(out, *data.out, {0, 3, 1, 2}), i);
+    if (!out_in_region) {
+      append(Relayout(target, /*entering=*/false, out, *data.out), i);
+    }
   }
   return rewrite;
+}
+
+}  // namespace
+
+ActivationLayout PreferredCpuActivationLayout() {
+  static const ActivationLayout layout =
+      __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f")
+          ? ActivationLayout::kNchw8c
+          : ActivationLayout::kNhwc;
+  return layout;
+}
+
+std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
+  return Rewrite(block, Target{ActivationLayout::kNhwc});
+}
+
+std::optional<LayoutRewrite> RewriteChannelBlocked(
+    const BlockDef& block,
+    const absl::flat_hash_map<std::string, int64_t>& channels) {
+  return Rewrite(block, Target{ActivationLayout::kNchw8c, &channels});
 }
 
 }  // namespace scopeflow

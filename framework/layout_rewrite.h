@@ -1,5 +1,6 @@
-// The channels-last rewrite: runs chains of convolutions, pooling and
-// elementwise activations on NHWC activations instead of NCHW.
+// The layout rewrite: runs chains of convolutions, pooling and elementwise
+// activations on NHWC or channel-blocked (NCHW8c) activations instead of
+// NCHW.
 //
 // oneDNN's fastest CPU convolutions want channels-last data, so a conv2d on
 // NCHW tensors pays two reorders per call (input in, output back), about a
@@ -12,6 +13,13 @@
 // the region, a relu that alone reads a conv2d's output is fused into it
 // (conv2d's fuse_relu, a oneDNN post-op): one pass over the output less.
 //
+// NCHW8c (operators/channel_blocks.h) is oneDNN's own layout on CPUs whose
+// vectors hold 8 floats (AVX2): there its convolutions run about a tenth
+// faster than on NHWC. Only variables whose channel count inference knows
+// to be a multiple of 8 are blocked; a region enters and leaves through
+// transfer_layout ops, and a convolution whose NCHW input has another
+// channel count (an image's 3) reads it as it is and writes blocks.
+//
 // Only temporaries written by one op and read only by ops of the region
 // change; parameters, inputs, variables that control-flow ops or gradient
 // ops read, and every other variable keep their names and layouts. A
@@ -21,9 +29,12 @@
 #ifndef SCOPEFLOW_FRAMEWORK_LAYOUT_REWRITE_H_
 #define SCOPEFLOW_FRAMEWORK_LAYOUT_REWRITE_H_
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
@@ -35,10 +46,31 @@ struct LayoutRewrite {
   std::vector<int> source_op;
 };
 
+// The layout a rewritten region keeps its activations in.
+enum class ActivationLayout {
+  // The layout this CPU runs convolutions fastest on
+  // (PreferredCpuActivationLayout).
+  kAuto,
+  kNhwc,
+  kNchw8c,
+};
+
+// NCHW8c where the CPU's widest vectors hold 8 floats (AVX2 without
+// AVX-512), where oneDNN itself prefers it; NHWC otherwise (with AVX-512,
+// oneDNN's NHWC convolutions are as fast as its blocked ones).
+ActivationLayout PreferredCpuActivationLayout();
+
 // `block` rewritten channels-last, or nullopt when no region with an op that
 // prefers channels-last (conv2d) can be rewritten. Expects a block that
 // Prepare has accepted (ops registered, slots bound as their specs say).
 std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block);
+
+// The same rewrite to NCHW8c. `channels` gives the channel count inference
+// found for each rank-4 variable (-1, or absent, where unknown): only
+// variables with a known positive multiple of 8 are blocked.
+std::optional<LayoutRewrite> RewriteChannelBlocked(
+    const BlockDef& block,
+    const absl::flat_hash_map<std::string, int64_t>& channels);
 
 }  // namespace scopeflow
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "framework/op_spec.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -63,7 +64,8 @@ std::string Unary(const std::string& type, const std::string& in,
          "' } outputs { slot: 'Out' vars: '" + out + "' } }\n";
 }
 
-// "type(inputs -> outputs)[NHWC]" per op, to compare blocks at a glance.
+// "type(inputs -> outputs)[NHWC]" per op, to compare blocks at a glance
+// (transfer_layout: "[NCHW>NCHW8c]").
 std::vector<std::string> Summary(const BlockDef& block) {
   std::vector<std::string> ops;
   for (const OpDef& op : block.ops()) {
@@ -79,6 +81,8 @@ std::vector<std::string> Summary(const BlockDef& block) {
     line += ")";
     for (const AttrDef& attr : op.attrs()) {
       if (attr.name() == "data_format") line += "[" + attr.s() + "]";
+      if (attr.name() == "src_format") line += "[" + attr.s();
+      if (attr.name() == "dst_format") line += ">" + attr.s() + "]";
       if (attr.name() == "fuse_relu" && attr.b()) line += "[relu]";
       if (attr.name() == "perm") {
         line += "[";
@@ -253,6 +257,70 @@ TEST(LayoutRewriteTest, FusesNoReluWhereAnotherOpReadsTheConvolution) {
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_EQ(Summary(rewrite->block)[1], "lr_conv(x@NHWC -> c1@NHWC)[NHWC]");
   EXPECT_EQ(Summary(rewrite->block)[2], "relu(c1@NHWC -> r1@NHWC)");
+}
+
+// Channel counts as inference would give them to RewriteChannelBlocked.
+using Channels = absl::flat_hash_map<std::string, int64_t>;
+
+TEST(ChannelBlockedRewriteTest, KeepsAChainBlockedFromAnImageInput) {
+  // x holds an image's 3 channels: the first convolution reads it as it is.
+  const BlockDef block =
+      ParseBlock(Conv("x", "c1") + Unary("relu", "c1", "r1") +
+                 Conv("r1", "c2") + Unary("lr_act", "c2", "r2") +
+                 Unary("lr_pool", "r2", "p") + Unary("lr_fixed", "p", "y"));
+  const Channels channels = {{"x", 3},   {"c1", 8}, {"r1", 8}, {"c2", 16},
+                             {"r2", 16}, {"p", 16}, {"y", 16}};
+  const std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, channels);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("lr_conv(x -> r1@NCHW8c)[relu][NCHW8c]",
+                          "lr_conv(r1@NCHW8c -> c2@NCHW8c)[NCHW8c]",
+                          "lr_act(c2@NCHW8c -> r2@NCHW8c)",
+                          "lr_pool(r2@NCHW8c -> p@NCHW8c)[NCHW8c]",
+                          "transfer_layout(p@NCHW8c -> p)[NCHW8c>NCHW]",
+                          "lr_fixed(p -> y)"));
+  EXPECT_THAT(rewrite->source_op, ElementsAre(0, 2, 3, 4, 4, 5));
+}
+
+TEST(ChannelBlockedRewriteTest, EntersThroughATransferWhereChannelsFit) {
+  const BlockDef block = ParseBlock(Conv("x", "c1") + Conv("c1", "c2") +
+                                    Unary("lr_fixed", "c2", "y"));
+  const std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, {{"x", 16}, {"c1", 8}, {"c2", 8}, {"y", 8}});
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transfer_layout(x -> x@NCHW8c)[NCHW>NCHW8c]",
+                          "lr_conv(x@NCHW8c -> c1@NCHW8c)[NCHW8c]",
+                          "lr_conv(c1@NCHW8c -> c2@NCHW8c)[NCHW8c]",
+                          "transfer_layout(c2@NCHW8c -> c2)[NCHW8c>NCHW]",
+                          "lr_fixed(c2 -> y)"));
+}
+
+TEST(ChannelBlockedRewriteTest, LeavesConvolutionsWhoseOutputsDoNotFit) {
+  // b has 12 channels: the convolution writing it stays NCHW, and so does
+  // the one before (a would have to leave the layout again at once); the
+  // convolution reading b reads it as NCHW and starts a region.
+  const BlockDef block =
+      ParseBlock(Conv("x", "a") + Conv("a", "b") + Conv("b", "c") +
+                 Conv("c", "d") + Unary("lr_fixed", "d", "y"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelBlocked(
+      block, {{"x", 3}, {"a", 8}, {"b", 12}, {"c", 8}, {"d", 8}});
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("lr_conv(x -> a)", "lr_conv(a -> b)",
+                          "lr_conv(b -> c@NCHW8c)[NCHW8c]",
+                          "lr_conv(c@NCHW8c -> d@NCHW8c)[NCHW8c]",
+                          "transfer_layout(d@NCHW8c -> d)[NCHW8c>NCHW]",
+                          "lr_fixed(d -> y)"));
+}
+
+TEST(ChannelBlockedRewriteTest, LeavesVariablesOfUnknownChannels) {
+  const BlockDef block = ParseBlock(Conv("x", "c1") + Conv("c1", "c2") +
+                                    Unary("lr_fixed", "c2", "y"));
+  EXPECT_FALSE(RewriteChannelBlocked(block, {}).has_value());
+  EXPECT_FALSE(
+      RewriteChannelBlocked(block, {{"c1", -1}, {"c2", -1}}).has_value());
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The executor's channels-last rewrite on real ops: a CNN gives the same
-// results rewritten as written, fetches of renamed variables still work,
-// and errors name the ops of the net as written.
+// The executor's layout rewrite on real ops, to NHWC and to NCHW8c: a CNN
+// gives the same results rewritten as written, fetches of renamed
+// variables still work, and errors name the ops of the net as written.
 #include <cmath>
 #include <random>
 #include <string>
@@ -106,17 +106,22 @@ void ExpectNear(const Tensor& actual, const Tensor& expected) {
   }
 }
 
-class ChannelsLastTest : public ::testing::Test {
+class ChannelsLastTest : public ::testing::TestWithParam<ActivationLayout> {
  protected:
   ChannelsLastTest() : net_(Cnn(scope_)) {}
+
+  ExecutorOptions Options(bool channels_last) const {
+    ExecutorOptions options;
+    options.channels_last = channels_last;
+    options.activation_layout = GetParam();
+    return options;
+  }
 
   // Runs the CNN on a random [batch, 3, size, size] input, fetching
   // `fetches`, rewritten (`channels_last`) or as written.
   std::vector<Tensor> Run(bool channels_last, int64_t batch, int64_t size,
                           const std::vector<std::string>& fetches) {
-    ExecutorOptions options;
-    options.channels_last = channels_last;
-    Executor executor(options);
+    Executor executor(Options(channels_last));
     absl::StatusOr<PreparedNet> prepared =
         executor.Prepare(net_, 0, CPUPlace());
     EXPECT_TRUE(prepared.ok()) << prepared.status();
@@ -134,35 +139,40 @@ class ChannelsLastTest : public ::testing::Test {
   NetDef net_;
 };
 
-TEST_F(ChannelsLastTest, RewritesTheConvolutionsToNhwc) {
+TEST_P(ChannelsLastTest, RewritesTheConvolutions) {
   absl::StatusOr<PreparedNet> prepared =
-      Executor().Prepare(net_, 0, CPUPlace());
+      Executor(Options(true)).Prepare(net_, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   ASSERT_TRUE(prepared->rewritten());
-  int nhwc_convs = 0;
+  const bool blocked = GetParam() == ActivationLayout::kNchw8c;
+  int rewritten_convs = 0;
   int fused_relus = 0;
-  int transposes = 0;
+  int relayouts = 0;
   int relus = 0;
   for (const PreparedOp& op : prepared->ops()) {
-    if (op.spec->type() == "transpose") ++transposes;
+    if (op.spec->type() == (blocked ? "transfer_layout" : "transpose")) {
+      ++relayouts;
+    }
     if (op.spec->type() == "relu") ++relus;
     if (op.spec->type() == "conv2d" &&
-        op.attrs.Get<std::string>("data_format") == "NHWC") {
-      ++nhwc_convs;
+        op.attrs.Get<std::string>("data_format") ==
+            (blocked ? "NCHW8c" : "NHWC")) {
+      ++rewritten_convs;
       fused_relus += op.attrs.Get<bool>("fuse_relu");
     }
   }
-  EXPECT_EQ(nhwc_convs, 4);
+  EXPECT_EQ(rewritten_convs, 4);
   // Both relus run inside their convolutions; the sigmoid stays an op.
   EXPECT_EQ(fused_relus, 2);
   EXPECT_EQ(relus, 0);
-  // Into the region before the first conv, out of it after the global pool.
-  EXPECT_EQ(transposes, 2);
+  // NHWC: into the region before the first conv, out of it after the
+  // global pool. NCHW8c: only out; the first conv reads the NCHW image.
+  EXPECT_EQ(relayouts, blocked ? 1 : 2);
   EXPECT_EQ(prepared->VarIndex("conv1.act"), -1);
   EXPECT_GE(prepared->VarIndex("logits"), 0);
 }
 
-TEST_F(ChannelsLastTest, GivesTheResultsOfTheNetAsWritten) {
+TEST_P(ChannelsLastTest, GivesTheResultsOfTheNetAsWritten) {
   for (int64_t batch : {1, 3}) {
     for (int64_t size : {9, 16}) {
       SCOPED_TRACE(absl::StrCat("batch ", batch, ", size ", size));
@@ -175,7 +185,7 @@ TEST_F(ChannelsLastTest, GivesTheResultsOfTheNetAsWritten) {
   }
 }
 
-TEST_F(ChannelsLastTest, FetchesARenamedVariableInNchw) {
+TEST_P(ChannelsLastTest, FetchesARenamedVariableInNchw) {
   // conv0 is not even computed apart from its relu in the rewritten block.
   const std::vector<std::string> fetches = {"logits", "conv1.act", "pooled",
                                             "conv0"};
@@ -189,14 +199,12 @@ TEST_F(ChannelsLastTest, FetchesARenamedVariableInNchw) {
   for (int i = 0; i < 4; ++i) ExpectNear(rewritten[i], written[i]);
 }
 
-TEST_F(ChannelsLastTest, ErrorsNameTheOpOfTheNetAsWritten) {
+TEST_P(ChannelsLastTest, ErrorsNameTheOpOfTheNetAsWritten) {
   // After the pool, a 1x1 image is too small for conv2 (3x3, no padding):
   // op 5 of the net as written, whichever plan runs.
   for (bool channels_last : {true, false}) {
     SCOPED_TRACE(channels_last ? "rewritten" : "as written");
-    ExecutorOptions options;
-    options.channels_last = channels_last;
-    Executor executor(options);
+    Executor executor(Options(channels_last));
     absl::StatusOr<PreparedNet> prepared =
         executor.Prepare(net_, 0, CPUPlace());
     ASSERT_TRUE(prepared.ok()) << prepared.status();
@@ -209,13 +217,36 @@ TEST_F(ChannelsLastTest, ErrorsNameTheOpOfTheNetAsWritten) {
   }
 }
 
-TEST_F(ChannelsLastTest, LeavesTheNetAloneOffTheOption) {
+TEST_P(ChannelsLastTest, LeavesTheNetAloneOffTheOption) {
   absl::StatusOr<PreparedNet> prepared =
       Executor(AsWritten()).Prepare(net_, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   EXPECT_FALSE(prepared->rewritten());
   EXPECT_EQ(prepared->ops().size(),
             static_cast<size_t>(net_.blocks(0).ops_size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, ChannelsLastTest,
+    ::testing::Values(ActivationLayout::kNhwc, ActivationLayout::kNchw8c),
+    [](const ::testing::TestParamInfo<ActivationLayout>& info) {
+      return info.param == ActivationLayout::kNhwc ? "Nhwc" : "Nchw8c";
+    });
+
+// kAuto picks the layout this CPU prefers.
+TEST(ActivationLayoutTest, AutoIsThePreferredLayout) {
+  Scope scope;
+  const NetDef net = Cnn(scope);
+  absl::StatusOr<PreparedNet> prepared = Executor().Prepare(net, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const std::string expected =
+      PreferredCpuActivationLayout() == ActivationLayout::kNchw8c ? "NCHW8c"
+                                                                  : "NHWC";
+  for (const PreparedOp& op : prepared->ops()) {
+    if (op.spec->type() == "conv2d") {
+      EXPECT_EQ(op.attrs.Get<std::string>("data_format"), expected);
+    }
+  }
 }
 
 }  // namespace

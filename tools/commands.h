@@ -26,6 +26,8 @@ struct RunCommandOptions {
   std::string output_dir;
   // ExecutorOptions::channels_last: off runs the net exactly as written.
   bool channels_last = true;
+  // ExecutorOptions::activation_layout: "auto", "nhwc" or "nchw8c".
+  std::string layout = "auto";
 };
 
 // Runs the startup net (if any) once in a root scope, then the net `repeat`

@@ -95,6 +95,15 @@ void PrintProfile(const PreparedNet& prepared, const RunProfile& profile,
   }
 }
 
+// --layout's value as ExecutorOptions::activation_layout.
+absl::StatusOr<ActivationLayout> ParseLayout(const std::string& layout) {
+  if (layout == "auto") return ActivationLayout::kAuto;
+  if (layout == "nhwc") return ActivationLayout::kNhwc;
+  if (layout == "nchw8c") return ActivationLayout::kNchw8c;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--layout must be auto, nhwc or nchw8c, got \"", layout, "\""));
+}
+
 }  // namespace
 
 absl::Status RunCommand(const RunCommandOptions& options) {
@@ -103,6 +112,8 @@ absl::Status RunCommand(const RunCommandOptions& options) {
   SF_ASSIGN_OR_RETURN(Place place, ParsePlace(options.place));
   ExecutorOptions executor_options;
   executor_options.channels_last = options.channels_last;
+  SF_ASSIGN_OR_RETURN(executor_options.activation_layout,
+                      ParseLayout(options.layout));
   const Executor executor(executor_options);
   Scope root;
   if (!options.startup.empty()) {

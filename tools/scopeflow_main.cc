@@ -4,6 +4,7 @@
 //                 [--feed name=FILE.npy,...]
 //                 [--fetch name,...] [--repeat N] [--profile] [--place P]
 //                 [--output_dir DIR] [--nochannels_last]
+//                 [--layout auto|nhwc|nchw8c]
 //   scopeflow check NET    validate and print each variable's inferred
 //                          shape and dtype
 //   scopeflow dot NET      print the main block as a Graphviz graph
@@ -49,8 +50,11 @@ ABSL_FLAG(int, repeat, 1,
           "run: how many timed runs (after one warm-up run when above 1)");
 ABSL_FLAG(bool, profile, false, "run: print the time per op type");
 ABSL_FLAG(bool, channels_last, true,
-          "run: keep convolutions' activations NHWC and fuse their relus on "
-          "the CPU (false: run the net exactly as written)");
+          "run: keep convolutions' activations in a faster layout and fuse "
+          "their relus on the CPU (false: run the net exactly as written)");
+ABSL_FLAG(std::string, layout, "auto",
+          "run: that layout: nhwc, nchw8c (channel blocks of 8), or auto "
+          "(the one this CPU's convolutions run fastest on)");
 ABSL_FLAG(std::string, place, "cpu", "where to run: cpu or cuda:N");
 ABSL_FLAG(std::string, output_dir, "",
           "run: also write each fetched tensor to DIR/NAME.npy");
@@ -165,7 +169,7 @@ constexpr char kUsage[] =
     "  run NET     run a net: --startup NET --params FILE --save_params FILE\n"
     "              --feed name=FILE.npy,... --fetch name,...\n"
     "              --repeat N --profile --place cpu|cuda:N --output_dir DIR\n"
-    "              --nochannels_last\n"
+    "              --nochannels_last --layout auto|nhwc|nchw8c\n"
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
     "  dot NET     print NET's main block as a Graphviz graph\n"
@@ -224,6 +228,7 @@ int main(int argc, char** argv) {
     options.repeat = absl::GetFlag(FLAGS_repeat);
     options.profile = absl::GetFlag(FLAGS_profile);
     options.channels_last = absl::GetFlag(FLAGS_channels_last);
+    options.layout = absl::GetFlag(FLAGS_layout);
     options.place = absl::GetFlag(FLAGS_place);
     options.output_dir = absl::GetFlag(FLAGS_output_dir);
     status = scopeflow::RunCommand(options);

@@ -73,13 +73,29 @@ cnn=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pb
   --feed="image=$mlp/digit.npy")
 grep -q 'probabilities: float32 \[1, 10\] .*mean 0.1$' <<<"$cnn" || fail "cnn run: $cnn"
 
-# By default its convolutions run channels-last with their relus fused
-# (transposes lead in and out of the NHWC region); --nochannels_last runs
-# the net as written. Both give the same probabilities.
+# By default its convolutions run in a faster layout with their relus
+# fused: with --layout=nhwc, transposes lead in and out of the NHWC region;
+# with --layout=nchw8c, the first convolution reads the NCHW image and a
+# transfer_layout leads out. --nochannels_last runs the net as written.
+# All give the same probabilities.
 fast=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
-  --feed="image=$mlp/digit.npy" --profile)
+  --feed="image=$mlp/digit.npy" --profile --layout=nhwc)
 grep -q '^  transpose ' <<<"$fast" || fail "channels-last: no transpose: $fast"
 grep -q '^  relu ' <<<"$fast" && fail "channels-last: relu not fused: $fast"
+grep -q 'probabilities: .*mean 0.1$' <<<"$fast" || fail "channels-last: $fast"
+blocked=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
+  --feed="image=$mlp/digit.npy" --profile --layout=nchw8c)
+grep -q '^  transfer_layout ' <<<"$blocked" || fail "nchw8c: no transfer: $blocked"
+grep -q '^  transpose ' <<<"$blocked" && fail "nchw8c: transposed: $blocked"
+grep -q '^  relu ' <<<"$blocked" && fail "nchw8c: relu not fused: $blocked"
+grep -qF "$(grep probabilities <<<"$fast")" <<<"$blocked" ||
+  fail "nchw8c and nhwc differ: $blocked"
+if err=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
+  --feed="image=$mlp/digit.npy" --layout=nchw16c 2>&1); then
+  fail "unknown layout accepted"
+fi
+grep -q -- '--layout must be auto, nhwc or nchw8c, got "nchw16c"' <<<"$err" ||
+  fail "unknown layout message: $err"
 plain=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
   --feed="image=$mlp/digit.npy" --profile --nochannels_last)
 grep -q '^  relu ' <<<"$plain" || fail "as written: no relu: $plain"

@@ -1,7 +1,8 @@
-// conv2d: 2-D convolution of NCHW (or, with data_format "NHWC", NHWC)
-// tensors by OIHW filters, with strides, padding, dilation and groups.
-// float32 runs on oneDNN; float64, which numeric gradient checks need, on a
-// reference im2col + gemm.
+// conv2d: 2-D convolution of NCHW (or, with data_format "NHWC", NHWC, or
+// with "NCHW8c", channel-blocked: operators/channel_blocks.h) tensors by
+// OIHW filters, with strides, padding, dilation and groups. float32 runs on
+// oneDNN; float64, which numeric gradient checks need, on a reference
+// im2col + gemm in NCHW.
 //
 // conv2d_grad: the gradients of Input, Filter and Bias, by oneDNN's
 // backward-data and backward-weights primitives in float32 and by the
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
+#include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
 #include "operators/nn/grad_util.h"
@@ -34,15 +36,44 @@
 namespace scopeflow {
 namespace {
 
-// The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
-// W] order: the order the geometry and oneDNN's descriptors use.
-Dims NchwOf(const Dims& dims, bool nhwc) {
-  return nhwc ? Dims{dims[0], dims[3], dims[1], dims[2]} : dims;
+// How an Input or Output (or its gradient) lays out its image: the op's
+// data_format, except that a blocked op's Input may be NCHW (rank 4).
+enum class ImageFormat { kNchw, kNhwc, kBlocked };
+
+ImageFormat FormatOf(const Dims& dims, const Conv2dAttrs& a) {
+  if (a.blocked && dims.size() == 5) return ImageFormat::kBlocked;
+  return a.nhwc ? ImageFormat::kNhwc : ImageFormat::kNchw;
 }
 
-// The inverse of NchwOf.
-Dims InFormat(const Dims& nchw, bool nhwc) {
-  return nhwc ? Dims{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
+// The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
+// W] order: the order the geometry and oneDNN's descriptors use.
+Dims NchwOf(const Dims& dims, const Conv2dAttrs& a) {
+  switch (FormatOf(dims, a)) {
+    case ImageFormat::kBlocked:
+      return {dims[0], dims[1] < 0 ? -1 : dims[1] * kChannelBlock, dims[2],
+              dims[3]};
+    case ImageFormat::kNhwc:
+      return {dims[0], dims[3], dims[1], dims[2]};
+    case ImageFormat::kNchw:
+      break;
+  }
+  return dims;
+}
+
+// The inverse of NchwOf for an Output: `nchw` in the op's data_format.
+Dims OutputInFormat(const Dims& nchw, const Conv2dAttrs& a) {
+  if (a.blocked) {
+    return {nchw[0], nchw[1] < 0 ? -1 : nchw[1] / kChannelBlock, nchw[2],
+            nchw[3], kChannelBlock};
+  }
+  return a.nhwc ? Dims{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
+}
+
+// Input's dims as inference knows them, in its format: a blocked op's
+// Input may have rank 4 (NCHW) or 5; unknown rank, four unknown dims.
+Dims InputDimsOf(const VarInfo& info, const Conv2dAttrs& a) {
+  if (a.blocked && info.has_dims && info.dims.size() == 5) return info.dims;
+  return Rank4DimsOf(info);
 }
 
 // Output [height, width] of `input` [N, C, H, W] convolved with `filter`
@@ -79,7 +110,8 @@ absl::StatusOr<std::array<int64_t, 2>> OutputSize(const Conv2dAttrs& a,
 // Checks the inputs of conv2d (which its gradient op reads too) and
 // returns what the forward op writes to "Output".
 absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
-  SF_RETURN_IF_ERROR(CheckRank(context, "Input", 4, 4));
+  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
+  SF_RETURN_IF_ERROR(CheckRank(context, "Input", 4, a.blocked ? 5 : 4));
   SF_RETURN_IF_ERROR(CheckRank(context, "Filter", 4, 4));
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "Input", "Filter"));
   const bool has_bias = context.HasInput("Bias");
@@ -87,19 +119,35 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
     SF_RETURN_IF_ERROR(CheckRank(context, "Bias", 1, 1));
     SF_RETURN_IF_ERROR(CheckSameDtype(context, "Input", "Bias"));
   }
-  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   const VarInfo& input_info = context.Input("Input");
-  const Dims input = NchwOf(Rank4DimsOf(input_info), a.nhwc);
+  const Dims input_dims = InputDimsOf(input_info, a);
+  const Dims input = NchwOf(input_dims, a);
   const Dims filter = Rank4DimsOf(context.Input("Filter"));
   const std::string& input_name = context.InputName("Input");
   const std::string& filter_name = context.InputName("Filter");
-  // Input's shape as given, and in NHWC the format that says which axis
-  // holds the channels.
-  const std::string input_shape =
-      absl::StrCat(DimsToString(Rank4DimsOf(input_info)),
-                   a.nhwc ? " (data_format \"NHWC\")" : "");
+  // Input's shape as given, and the format that says which axis holds the
+  // channels where it is not NCHW.
+  const ImageFormat input_format = FormatOf(input_dims, a);
+  const std::string input_shape = absl::StrCat(
+      DimsToString(input_dims),
+      input_format == ImageFormat::kNhwc      ? " (data_format \"NHWC\")"
+      : input_format == ImageFormat::kBlocked ? " (data_format \"NCHW8c\")"
+                                              : "");
+  if (input_format == ImageFormat::kBlocked) {
+    SF_CHECK(input_dims[4] < 0 || input_dims[4] == kChannelBlock,
+             "input \"Input\" (variable \"%s\") has shape %s: expected its "
+             "last dimension to be the %d channels of a block",
+             input_name, input_shape, kChannelBlock);
+  }
   const int64_t channels = input[1];
   const int64_t filters = filter[0];
+  if (a.blocked) {
+    SF_CHECK(filters < 0 || filters % kChannelBlock == 0,
+             "input \"Filter\" (variable \"%s\") has shape %s: data_format "
+             "\"NCHW8c\" writes output channels in blocks of %d, but the "
+             "filter has %d output channels",
+             filter_name, DimsToString(filter), kChannelBlock, filters);
+  }
   SF_CHECK(channels < 0 || channels % a.groups == 0,
            "input \"Input\" (variable \"%s\") has shape %s: its %d channels "
            "are not divisible by groups = %d",
@@ -148,7 +196,7 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
            PaddingToString(a.padding), a.strides[0], a.strides[1],
            a.dilations[0], a.dilations[1], DimsToString(out));
   return VarInfo{input_info.dtype,
-                 InFormat(Dims{input[0], filters, out[0], out[1]}, a.nhwc),
+                 OutputInFormat(Dims{input[0], filters, out[0], out[1]}, a),
                  /*has_dims=*/true};
 }
 
@@ -183,27 +231,91 @@ void Zero(Tensor& tensor) {
   std::fill(tensor.data<T>(), tensor.data<T>() + tensor.numel(), T{0});
 }
 
+// The channel of element `i` of an Output (or its gradient) of `dims` in
+// the op's format.
+int64_t ChannelOfElement(int64_t i, const Dims& dims, const Conv2dAttrs& a) {
+  switch (FormatOf(dims, a)) {
+    case ImageFormat::kBlocked: {
+      const int64_t block_size = dims[2] * dims[3] * kChannelBlock;
+      return (i / block_size) % dims[1] * kChannelBlock + i % kChannelBlock;
+    }
+    case ImageFormat::kNhwc:
+      return i % dims[3];
+    case ImageFormat::kNchw:
+      break;
+  }
+  return i / (dims[2] * dims[3]) % dims[1];
+}
+
 // Output with no input channels: the bias, or zeros.
 template <typename T>
-void FillWithBias(const Tensor* bias, bool nhwc, Tensor& output) {
-  const int64_t channels = output.dim(nhwc ? 3 : 1);
-  // Elements between one channel and the next.
-  const int64_t stride = nhwc ? 1 : output.dim(2) * output.dim(3);
+void FillWithBias(const Tensor* bias, const Conv2dAttrs& a, Tensor& output) {
   T* out = output.data<T>();
   for (int64_t i = 0; i < output.numel(); ++i) {
-    out[i] = bias == nullptr ? T{0} : bias->data<T>()[(i / stride) % channels];
+    out[i] = bias == nullptr
+                 ? T{0}
+                 : bias->data<T>()[ChannelOfElement(i, output.dims(), a)];
   }
 }
 
-// `to` [batch, cols, rows] = `from` [batch, rows, cols] with its last two
-// axes swapped: NHWC to NCHW with rows = H * W and cols = C, and back with
-// rows = C and cols = H * W.
+// The strides, in elements, of an image of `nchw` sizes laid out in
+// `format`, given in [N, C, H, W] order.
+std::array<int64_t, 4> StridesOf(const Dims& nchw, ImageFormat format) {
+  const int64_t c = nchw[1], h = nchw[2], w = nchw[3];
+  if (format == ImageFormat::kNhwc) return {h * w * c, 1, w * c, c};
+  return {c * h * w, h * w, w, 1};
+}
+
+// Copies an image of `nchw` sizes from `from_format` to `to_format`, one of
+// them NCHW: the reference convolution's way in and out of the others.
 template <typename T>
-void SwapLastAxes(const T* from, int64_t batch, int64_t rows, int64_t cols,
-                  T* to) {
-  const int64_t plane = rows * cols;
-  CopyStrided(to, {plane, rows, 1}, from, {plane, 1, cols}, {batch, cols, rows},
-              sizeof(T));
+void CopyImage(const T* from, ImageFormat from_format, const Dims& nchw,
+               ImageFormat to_format, T* to) {
+  if (from_format == ImageFormat::kBlocked ||
+      to_format == ImageFormat::kBlocked) {
+    const ChannelBlockBox box =
+        ChannelBlockBoxOf(nchw[0], nchw[1], nchw[2], nchw[3]);
+    const bool to_blocked = to_format == ImageFormat::kBlocked;
+    CopyStrided(to, to_blocked ? box.blocked_strides : box.nchw_strides, from,
+                to_blocked ? box.nchw_strides : box.blocked_strides, box.dims,
+                sizeof(T));
+    return;
+  }
+  CopyStrided(to, StridesOf(nchw, to_format), from,
+              StridesOf(nchw, from_format), nchw, sizeof(T));
+}
+
+// A tensor's data in NCHW: `tensor`'s own where it is NCHW, else a copy
+// held in `copy`.
+template <typename T>
+const T* NchwData(const Tensor& tensor, const Conv2dAttrs& a,
+                  std::vector<T>& copy) {
+  const ImageFormat format = FormatOf(tensor.dims(), a);
+  if (format == ImageFormat::kNchw) return tensor.data<T>();
+  copy.resize(tensor.numel());
+  CopyImage(tensor.data<T>(), format, NchwOf(tensor.dims(), a),
+            ImageFormat::kNchw, copy.data());
+  return copy.data();
+}
+
+// Where to compute a result for `tensor` in NCHW: `tensor`'s own data where
+// it is NCHW, else `scratch`, which StoreNchw then copies back.
+template <typename T>
+T* NchwTarget(Tensor& tensor, const Conv2dAttrs& a, std::vector<T>& scratch) {
+  if (FormatOf(tensor.dims(), a) == ImageFormat::kNchw) {
+    return tensor.data<T>();
+  }
+  scratch.resize(tensor.numel());
+  return scratch.data();
+}
+
+template <typename T>
+void StoreNchw(const std::vector<T>& scratch, const Conv2dAttrs& a,
+               Tensor& tensor) {
+  const ImageFormat format = FormatOf(tensor.dims(), a);
+  if (format == ImageFormat::kNchw) return;
+  CopyImage(scratch.data(), ImageFormat::kNchw, NchwOf(tensor.dims(), a),
+            format, tensor.data<T>());
 }
 
 // The sizes the reference convolution works with.
@@ -370,22 +482,39 @@ dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
                             dnnl::memory::format_tag::any);
 }
 
-// A convolution as oneDNN describes it, in our layouts (NCHW or NHWC data,
-// OIHW filters seen as GOIHW with groups).
+// A convolution as oneDNN describes it, in our layouts (NCHW, NHWC or
+// nChw8c data, OIHW filters seen as GOIHW with groups).
 struct OneDnnConv {
   // In [N, C, H, W] order whatever the layout: oneDNN's logical order.
   dnnl::memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
   dnnl::memory::desc src_md, weights_md, dst_md;
   // The src (and diff_src) and dst (and diff_dst) layouts the primitives
-  // are asked for. NHWC: ours, which oneDNN's channels-last kernels run on,
-  // so activations are never reordered. NCHW: any, as oneDNN prefers its
-  // blocked layouts to plain NCHW, reordered to and from.
+  // are asked for. NHWC and NCHW8c: ours, which oneDNN's kernels run on,
+  // so activations are never reordered (a blocked op's NCHW Input too: its
+  // first-convolution kernels read NCHW and write blocks). NCHW: any, as
+  // oneDNN prefers its blocked layouts to plain NCHW, reordered to and
+  // from.
   dnnl::memory::desc src_want, dst_want;
 };
 
-// `input` and `output` in [N, C, H, W] order (NchwOf).
+dnnl::memory::format_tag TagOf(ImageFormat format) {
+  using Tag = dnnl::memory::format_tag;
+  switch (format) {
+    case ImageFormat::kBlocked:
+      return Tag::nChw8c;
+    case ImageFormat::kNhwc:
+      return Tag::nhwc;
+    case ImageFormat::kNchw:
+      break;
+  }
+  return Tag::nchw;
+}
+
+// `input` and `output` in [N, C, H, W] order (NchwOf), `input_format` the
+// layout of Input (FormatOf).
 OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
-                        const Dims& filter, const Dims& output) {
+                        ImageFormat input_format, const Dims& filter,
+                        const Dims& output) {
   using dnnl::memory;
   using Tag = memory::format_tag;
   OneDnnConv c;
@@ -400,13 +529,16 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
   c.dilates = {a.dilations[0] - 1, a.dilations[1] - 1};
   c.pad_l = {a.padding.top, a.padding.left};
   c.pad_r = {a.padding.bottom, a.padding.right};
-  const Tag data = a.nhwc ? Tag::nhwc : Tag::nchw;
-  c.src_md = memory::desc(c.src, memory::data_type::f32, data);
+  const ImageFormat output_format = a.blocked ? ImageFormat::kBlocked
+                                    : a.nhwc  ? ImageFormat::kNhwc
+                                              : ImageFormat::kNchw;
+  c.src_md = memory::desc(c.src, memory::data_type::f32, TagOf(input_format));
   c.weights_md = memory::desc(c.weights, memory::data_type::f32,
                               g == 1 ? Tag::oihw : Tag::goihw);
-  c.dst_md = memory::desc(c.dst, memory::data_type::f32, data);
-  c.src_want = a.nhwc ? c.src_md : AnyLayout(c.src);
-  c.dst_want = a.nhwc ? c.dst_md : AnyLayout(c.dst);
+  c.dst_md = memory::desc(c.dst, memory::data_type::f32, TagOf(output_format));
+  const bool ours = a.nhwc || a.blocked;
+  c.src_want = ours ? c.src_md : AnyLayout(c.src);
+  c.dst_want = ours ? c.dst_md : AnyLayout(c.dst);
   return c;
 }
 
@@ -455,11 +587,11 @@ struct ConvForward {
 };
 
 ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
-                            const Dims& filter, const Dims& output,
-                            bool has_bias) {
+                            ImageFormat input_format, const Dims& filter,
+                            const Dims& output, bool has_bias) {
   using dnnl::memory;
   dnnl::engine& engine = ThreadCpuEngine();
-  const OneDnnConv c = DescribeConv(a, input, filter, output);
+  const OneDnnConv c = DescribeConv(a, input, input_format, filter, output);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
   const memory::desc bias_md({filter[0]}, memory::data_type::f32,
@@ -509,8 +641,8 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
 // because shapes may vary without end (a full cache is emptied: simpler
 // than an LRU and rare in practice).
 ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
-                            const Dims& filter, const Dims& output,
-                            bool has_bias) {
+                            ImageFormat input_format, const Dims& filter,
+                            const Dims& output, bool has_bias) {
   constexpr size_t kMaxEntries = 32;
   // The engine and stream first, so that as thread-locals they outlive the
   // cache, whose memories and primitives belong to them.
@@ -521,12 +653,14 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
       absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
       absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
       a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
-      a.groups, ";", a.nhwc ? "NHWC" : "NCHW", ";", has_bias, ";", a.fuse_relu);
+      a.groups, ";", a.nhwc, a.blocked, static_cast<int>(input_format), ";",
+      has_bias, ";", a.fuse_relu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   // Made before the eviction so that a throwing oneDNN leaves the cache as
   // it was.
-  ConvForward made = MakeConvForward(a, input, filter, output, has_bias);
+  ConvForward made =
+      MakeConvForward(a, input, input_format, filter, output, has_bias);
   // Never 0, the form of plain re-spaced copies.
   made.weights_form = std::hash<std::string>{}(key) | 1;
   if (cache.size() >= kMaxEntries) cache.clear();
@@ -558,8 +692,8 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
                        Tensor& output) {
   dnnl::stream& stream = ThreadCpuStream();
   ConvForward& f =
-      ConvForwardFor(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
-                     NchwOf(output.dims(), a.nhwc), bias != nullptr);
+      ConvForwardFor(a, NchwOf(input.dims(), a), FormatOf(input.dims(), a),
+                     filter.dims(), NchwOf(output.dims(), a), bias != nullptr);
   f.user_src.set_data_handle(ReadOnlyHandle(input.raw_data()));
   f.user_weights.set_data_handle(ReadOnlyHandle(filter.raw_data()));
   f.user_dst.set_data_handle(output.raw_data());
@@ -601,8 +735,8 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   dnnl::engine& engine = ThreadCpuEngine();
   dnnl::stream& stream = ThreadCpuStream();
   const OneDnnConv c =
-      DescribeConv(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
-                   NchwOf(d_output.dims(), a.nhwc));
+      DescribeConv(a, NchwOf(input.dims(), a), FormatOf(input.dims(), a),
+                   filter.dims(), NchwOf(d_output.dims(), a));
   const auto algo = dnnl::algorithm::convolution_direct;
   // oneDNN picks backward implementations to match a forward-training one.
   const dnnl::convolution_forward::primitive_desc hint(
@@ -654,27 +788,19 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   return absl::OkStatus();
 }
 
-// The float64 convolution in either format.
+// The float64 convolution in any format: the reference works in NCHW, so
+// other formats go through NCHW copies.
 template <typename T>
 absl::Status ReferenceConv2dInFormat(const Conv2dAttrs& a, const Tensor& input,
                                      const Tensor& filter, const Tensor* bias,
                                      Tensor& output) {
-  const ConvGeometry g =
-      GeometryOf(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
-                 NchwOf(output.dims(), a.nhwc));
-  const T* b = bias == nullptr ? nullptr : bias->data<T>();
-  if (!a.nhwc) {
-    return ReferenceConv2d<T>(g, input.data<T>(), filter.data<T>(), b,
-                              output.data<T>());
-  }
-  // The reference works in NCHW: through NCHW copies.
-  std::vector<T> x(input.numel());
-  std::vector<T> y(output.numel());
-  SwapLastAxes(input.data<T>(), g.batch, g.height * g.width, g.channels,
-               x.data());
-  SF_RETURN_IF_ERROR(
-      ReferenceConv2d<T>(g, x.data(), filter.data<T>(), b, y.data()));
-  SwapLastAxes(y.data(), g.batch, g.filters, g.OutPlane(), output.data<T>());
+  const ConvGeometry g = GeometryOf(a, NchwOf(input.dims(), a), filter.dims(),
+                                    NchwOf(output.dims(), a));
+  std::vector<T> x, y;
+  SF_RETURN_IF_ERROR(ReferenceConv2d<T>(
+      g, NchwData(input, a, x), filter.data<T>(),
+      bias == nullptr ? nullptr : bias->data<T>(), NchwTarget(output, a, y)));
+  StoreNchw(y, a, output);
   return absl::OkStatus();
 }
 
@@ -689,7 +815,7 @@ absl::Status Conv2dKernel(KernelContext& context) {
   Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   a.fuse_relu = context.attrs().Get<bool>("fuse_relu");
   if (input.numel() == 0) {
-    FillWithBias<T>(bias, a.nhwc, output);
+    FillWithBias<T>(bias, a, output);
     if (a.fuse_relu) Relu<T>(output);
     return absl::OkStatus();
   }
@@ -707,31 +833,32 @@ absl::Status Conv2dKernel(KernelContext& context) {
 // Bias@GRAD: the sum of Output@GRAD over samples and positions, per output
 // channel, accumulated in double.
 template <typename T>
-void BiasGrad(const Tensor& d_output, bool nhwc, Tensor& d_bias) {
-  if (nhwc) {
-    const int64_t channels = d_output.dim(3);
-    const int64_t rows = d_output.numel() / std::max<int64_t>(channels, 1);
-    std::vector<double> sums(channels, 0.0);
-    const T* dy = d_output.data<T>();
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t m = 0; m < channels; ++m) sums[m] += dy[r * channels + m];
-    }
-    for (int64_t m = 0; m < channels; ++m) {
-      d_bias.data<T>()[m] = static_cast<T>(sums[m]);
-    }
-    return;
-  }
-  const int64_t batch = d_output.dim(0);
-  const int64_t channels = d_output.dim(1);
-  const int64_t plane = d_output.dim(2) * d_output.dim(3);
+void BiasGrad(const Tensor& d_output, const Conv2dAttrs& a, Tensor& d_bias) {
+  const int64_t channels = d_bias.numel();
+  std::vector<double> sums(channels, 0.0);
   const T* dy = d_output.data<T>();
-  for (int64_t m = 0; m < channels; ++m) {
-    double sum = 0;
-    for (int64_t n = 0; n < batch; ++n) {
-      const T* row = dy + (n * channels + m) * plane;
-      for (int64_t p = 0; p < plane; ++p) sum += row[p];
+  if (a.nhwc || a.blocked) {
+    // Runs of `run` channels, the last axis: all of them (NHWC) or one
+    // block, each run starting `run_stride` channels after the last until
+    // the channels wrap (blocks of one pixel sit a plane apart).
+    const int64_t run = a.nhwc ? channels : kChannelBlock;
+    const int64_t plane = a.nhwc ? 1 : d_output.dim(2) * d_output.dim(3);
+    const int64_t runs = d_output.numel() / std::max<int64_t>(run, 1);
+    for (int64_t r = 0; r < runs; ++r) {
+      const int64_t first = a.nhwc ? 0 : (r / plane) % (channels / run) * run;
+      for (int64_t k = 0; k < run; ++k) sums[first + k] += dy[r * run + k];
     }
-    d_bias.data<T>()[m] = static_cast<T>(sum);
+  } else {
+    const int64_t plane = d_output.dim(2) * d_output.dim(3);
+    for (int64_t n = 0; n < d_output.dim(0); ++n) {
+      for (int64_t m = 0; m < channels; ++m) {
+        const T* row = dy + (n * channels + m) * plane;
+        for (int64_t p = 0; p < plane; ++p) sums[m] += row[p];
+      }
+    }
+  }
+  for (int64_t m = 0; m < channels; ++m) {
+    d_bias.data<T>()[m] = static_cast<T>(sums[m]);
   }
 }
 
@@ -744,7 +871,7 @@ absl::Status Conv2dGradKernel(KernelContext& context) {
   Tensor* d_filter = nn::OptionalOutput(context, "Filter@GRAD");
   const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   if (context.HasOutput("Bias@GRAD")) {
-    BiasGrad<T>(d_output, a.nhwc, *context.Output("Bias@GRAD"));
+    BiasGrad<T>(d_output, a, *context.Output("Bias@GRAD"));
   }
   if (d_input == nullptr && d_filter == nullptr) return absl::OkStatus();
   if (input.numel() == 0 || filter.numel() == 0 || d_output.numel() == 0) {
@@ -759,29 +886,15 @@ absl::Status Conv2dGradKernel(KernelContext& context) {
       return RunConv2dGrad(a, input, filter, d_output, d_input, d_filter);
     });
   } else {
-    const ConvGeometry g =
-        GeometryOf(a, NchwOf(input.dims(), a.nhwc), filter.dims(),
-                   NchwOf(d_output.dims(), a.nhwc));
-    T* dw = d_filter == nullptr ? nullptr : d_filter->data<T>();
-    if (!a.nhwc) {
-      return ReferenceConv2dGrad<T>(
-          g, input.data<T>(), filter.data<T>(), d_output.data<T>(),
-          d_input == nullptr ? nullptr : d_input->data<T>(), dw);
-    }
-    // The reference works in NCHW: through NCHW copies.
-    const int64_t plane = g.height * g.width;
-    std::vector<T> x(input.numel());
-    std::vector<T> dy(d_output.numel());
-    std::vector<T> dx(d_input == nullptr ? 0 : d_input->numel());
-    SwapLastAxes(input.data<T>(), g.batch, plane, g.channels, x.data());
-    SwapLastAxes(d_output.data<T>(), g.batch, g.OutPlane(), g.filters,
-                 dy.data());
-    SF_RETURN_IF_ERROR(
-        ReferenceConv2dGrad<T>(g, x.data(), filter.data<T>(), dy.data(),
-                               d_input == nullptr ? nullptr : dx.data(), dw));
-    if (d_input != nullptr) {
-      SwapLastAxes(dx.data(), g.batch, g.channels, plane, d_input->data<T>());
-    }
+    // The reference works in NCHW: other formats go through NCHW copies.
+    const ConvGeometry g = GeometryOf(a, NchwOf(input.dims(), a), filter.dims(),
+                                      NchwOf(d_output.dims(), a));
+    std::vector<T> x, dy, dx;
+    SF_RETURN_IF_ERROR(ReferenceConv2dGrad<T>(
+        g, NchwData(input, a, x), filter.data<T>(), NchwData(d_output, a, dy),
+        d_input == nullptr ? nullptr : NchwTarget(*d_input, a, dx),
+        d_filter == nullptr ? nullptr : d_filter->data<T>()));
+    if (d_input != nullptr) StoreNchw(dx, a, *d_input);
     return absl::OkStatus();
   }
 }
@@ -821,8 +934,11 @@ absl::Status MakeConv2dGrad(GradOpContext& grad) {
 // fuse_relu: Output = relu(convolution), in one pass (the executor's
 // channels-last rewrite fuses a conv2d and the relu reading it so).
 // data_format "NHWC" takes Input [N, H, W, C] and writes Output [N, H_out,
-// W_out, M]; Filter [M, C / groups, kH, kW] and Bias [M] are the same in
-// both formats.
+// W_out, M]; data_format "NCHW8c" (operators/channel_blocks.h) writes
+// Output [N, M / 8, H_out, W_out, 8] and takes Input [N, C / 8, H, W, 8]
+// or, for a first convolution over an image's few channels, NCHW [N, C,
+// H, W]. Filter [M, C / groups, kH, kW] and Bias [M] are the same in every
+// format.
 SF_REGISTER_OP(conv2d)
     .Input("Input")
     .Input("Filter")
@@ -837,7 +953,7 @@ SF_REGISTER_OP(conv2d)
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC"}))
+          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
     .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
     .Infer(InferConv2d)
     .Grad(GradSpec()
@@ -869,7 +985,7 @@ SF_REGISTER_OP(conv2d_grad)
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC"}))
+          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
     .Infer(InferConv2dGrad)
     .Kernel(DeviceType::kCPU, kFloat32, &Conv2dGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Conv2dGradKernel<double>);

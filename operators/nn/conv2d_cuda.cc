@@ -5,6 +5,10 @@
 //     layout); float64, whose NHWC support in cuDNN is thin (PyTorch keeps
 //     it to NCHW too), and any NHWC convolution cuDNN has no algorithm
 //     for, runs in NCHW through reordered copies.
+//   - NCHW8c (operators/channel_blocks.h), for which cuDNN has no float
+//     layout, runs in NCHW: blocked Inputs and Outputs (and their
+//     gradients) go through NCHW copies; a blocked op's rank-4 Input is
+//     NCHW already.
 //   - cuDNN pads both sides of an axis alike: other padding pads a copy of
 //     the input by the difference, and the input's gradient is cropped
 //     from the padded one's.
@@ -34,6 +38,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/channel_blocks.h"
 #include "operators/nn/kernel_util.h"
 #include "operators/nn/window.h"
 #include "platform/allocator.h"
@@ -44,6 +49,7 @@
 namespace scopeflow {
 namespace {
 
+using cuda::ChannelView;
 using cuda::Image4d;
 
 // The most workspace an algorithm may ask for: others are passed over.
@@ -344,7 +350,10 @@ absl::Status RunPass(CudaContext* cuda, Pass pass, const CudnnConv& c,
 // padding symmetric, and the samples per call.
 struct ConvPlan {
   cudnnDataType_t dtype;
-  bool nhwc;          // the op's data_format
+  bool nhwc;  // the op's data_format
+  // Channels per block of the op's Input and Output: kChannelBlock where
+  // they are NCHW8c, 1 where NCHW or NHWC.
+  int64_t input_block, output_block;
   bool compute_nhwc;  // cuDNN's layout
   int64_t n, c, h, w, m, kh, kw, oh, ow;
   int64_t groups, stride_h, stride_w, dilation_h, dilation_w;
@@ -354,9 +363,12 @@ struct ConvPlan {
   int64_t samples_per_call;
 
   bool CopiesInput() const {
-    return nhwc != compute_nhwc || padded_h != h || padded_w != w;
+    return nhwc != compute_nhwc || input_block != 1 || padded_h != h ||
+           padded_w != w;
   }
-  bool CopiesOutput() const { return nhwc != compute_nhwc; }
+  bool CopiesOutput() const {
+    return nhwc != compute_nhwc || output_block != 1;
+  }
   bool CopiesFilter() const { return compute_nhwc; }
 
   CudnnConv Conv(int64_t samples) const {
@@ -365,11 +377,15 @@ struct ConvPlan {
             pad_w, stride_h,     stride_w, dilation_h, dilation_w, groups};
   }
   // The op's Input and Output, and cuDNN's.
-  Image4d Input(int64_t samples) const { return {samples, c, h, w, nhwc}; }
+  Image4d Input(int64_t samples) const {
+    return {samples, c, h, w, nhwc, input_block};
+  }
   Image4d CudnnInput(int64_t samples) const {
     return {samples, c, padded_h, padded_w, compute_nhwc};
   }
-  Image4d Output(int64_t samples) const { return {samples, m, oh, ow, nhwc}; }
+  Image4d Output(int64_t samples) const {
+    return {samples, m, oh, ow, nhwc, output_block};
+  }
   Image4d CudnnOutput(int64_t samples) const {
     return {samples, m, oh, ow, compute_nhwc};
   }
@@ -389,10 +405,14 @@ absl::StatusOr<ConvPlan> PlanConv(const KernelContext& context,
   ConvPlan p;
   p.dtype = dtype;
   p.nhwc = a.nhwc;
+  // A blocked op's Input is NCHW where its rank is 4; its Output is always
+  // blocked.
+  p.input_block = a.blocked && input.dims().size() == 5 ? kChannelBlock : 1;
+  p.output_block = a.blocked ? kChannelBlock : 1;
   p.compute_nhwc = compute_nhwc;
   const Dims& x = input.dims();
   p.n = x[0];
-  p.c = a.nhwc ? x[3] : x[1];
+  p.c = a.nhwc ? x[3] : x[1] * p.input_block;
   p.h = a.nhwc ? x[1] : x[2];
   p.w = a.nhwc ? x[2] : x[3];
   p.m = filter.dim(0);
@@ -479,14 +499,13 @@ absl::Status Zero(CudaContext* cuda, Tensor* tensor) {
       "cudaMemsetAsync");
 }
 
-// [outer, channels, inner] views of a tensor of the op's layout, for the
-// per-channel bias and its gradient.
-struct ChannelView {
-  int64_t outer, channels, inner;
-};
-
-ChannelView ChannelsOf(const Dims& dims, bool nhwc) {
-  if (nhwc) return {dims[0] * dims[1] * dims[2], dims[3], 1};
+// An Output (or its gradient) of the op's layout, for the per-channel bias
+// and its gradient.
+ChannelView ChannelsOf(const Dims& dims, const Conv2dAttrs& a) {
+  if (a.nhwc) return {dims[0] * dims[1] * dims[2], dims[3], 1};
+  if (a.blocked) {
+    return {dims[0], dims[1] * kChannelBlock, dims[2] * dims[3], kChannelBlock};
+  }
   return {dims[0], dims[1], dims[2] * dims[3]};
 }
 
@@ -576,7 +595,7 @@ absl::Status Conv2dCuda(KernelContext& context) {
   const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   const bool relu = context.attrs().Get<bool>("fuse_relu");
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
-  const ChannelView out = ChannelsOf(output.dims(), a.nhwc);
+  const ChannelView out = ChannelsOf(output.dims(), a);
   if (input.numel() > 0) {
     SF_RETURN_IF_ERROR(RunPlanned<T>(
         context, cuda, a, input, filter, output.dims(), {Pass::kForward},
@@ -586,8 +605,7 @@ absl::Status Conv2dCuda(KernelContext& context) {
   }
   // With no input (no channels, or only padding), the bias or zeros.
   if (bias != nullptr || relu || input.numel() == 0) {
-    cuda::LaunchBiasRelu<T>(bias, relu, /*accumulate=*/input.numel() > 0,
-                            out.outer, out.channels, out.inner,
+    cuda::LaunchBiasRelu<T>(bias, relu, /*accumulate=*/input.numel() > 0, out,
                             output.data<T>(), cuda->stream());
     SF_RETURN_IF_ERROR(CudaLaunchCheck("conv2d bias"));
   }
@@ -597,18 +615,17 @@ absl::Status Conv2dCuda(KernelContext& context) {
 // Bias@GRAD: Output@GRAD summed per output channel, in double as the CPU
 // kernel adds it.
 template <typename T>
-absl::Status BiasGrad(CudaContext* cuda, const Tensor& d_output, bool nhwc,
-                      Tensor* d_bias) {
+absl::Status BiasGrad(CudaContext* cuda, const Tensor& d_output,
+                      const Conv2dAttrs& a, Tensor* d_bias) {
   if (d_bias->numel() == 0) return absl::OkStatus();
   if (d_output.numel() == 0) return Zero(cuda, d_bias);
-  const ChannelView view = ChannelsOf(d_output.dims(), nhwc);
-  const int64_t splits =
-      cuda::ChannelSumSplits(view.outer, view.channels, view.inner);
+  const ChannelView view = ChannelsOf(d_output.dims(), a);
+  const int64_t splits = cuda::ChannelSumSplits(view);
   SF_ASSIGN_OR_RETURN(void* partial,
                       cuda->Workspace(splits * view.channels * sizeof(double)));
-  cuda::LaunchChannelSums<T>(d_output.data<T>(), view.outer, view.channels,
-                             view.inner, static_cast<double*>(partial),
-                             d_bias->data<T>(), cuda->stream());
+  cuda::LaunchChannelSums<T>(d_output.data<T>(), view,
+                             static_cast<double*>(partial), d_bias->data<T>(),
+                             cuda->stream());
   return CudaLaunchCheck("conv2d_grad bias gradient");
 }
 
@@ -721,7 +738,7 @@ absl::Status Conv2dGradCuda(KernelContext& context) {
   const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   if (context.HasOutput("Bias@GRAD")) {
     SF_RETURN_IF_ERROR(
-        BiasGrad<T>(cuda, d_output, a.nhwc, context.Output("Bias@GRAD")));
+        BiasGrad<T>(cuda, d_output, a, context.Output("Bias@GRAD")));
   }
   if (d_input == nullptr && d_filter == nullptr) return absl::OkStatus();
   if (input.numel() == 0 || filter.numel() == 0 || d_output.numel() == 0) {

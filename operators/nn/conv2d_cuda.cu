@@ -7,13 +7,23 @@ namespace scopeflow {
 namespace cuda {
 namespace {
 
+// The offset of cell (n, c, y, x) of an image of dims `t`.
+__device__ __forceinline__ int64_t CellOffset(const Image4d& t, int64_t n,
+                                              int64_t c, int64_t y, int64_t x) {
+  if (t.channels_last) return ((n * t.h + y) * t.w + x) * t.c + c;
+  if (t.block == 1) return ((n * t.c + c) * t.h + y) * t.w + x;
+  return (((n * (t.c / t.block) + c / t.block) * t.h + y) * t.w + x) * t.block +
+         c % t.block;
+}
+
 // Index is the type the cell index is split in: 32-bit division where the
 // tensor allows it, being several times faster than 64-bit.
 template <typename T, typename Index>
 __global__ void CopyWindowKernel(const T* src, Image4d s, T* dst, Image4d d,
                                  int64_t dy, int64_t dx, int64_t total) {
   const Index dc = static_cast<Index>(d.c), dh = static_cast<Index>(d.h),
-              dw = static_cast<Index>(d.w);
+              dw = static_cast<Index>(d.w), db = static_cast<Index>(d.block);
+  const Index d_blocks = dc / db;
   SF_CUDA_GRID_LOOP(i, total) {
     Index r = static_cast<Index>(i);
     Index n, c, y, x;
@@ -25,49 +35,65 @@ __global__ void CopyWindowKernel(const T* src, Image4d s, T* dst, Image4d d,
       y = r % dh;
       n = r / dh;
     } else {
+      // Channel b * block + k lies at [n, b, y, x, k].
+      Index k = 0;
+      if (db > 1) {
+        k = r % db;
+        r /= db;
+      }
       x = r % dw;
       r /= dw;
       y = r % dh;
       r /= dh;
-      c = r % dc;
-      n = r / dc;
+      c = r % d_blocks * db + k;
+      n = r / d_blocks;
     }
     const int64_t sy = static_cast<int64_t>(y) + dy;
     const int64_t sx = static_cast<int64_t>(x) + dx;
     T value = T(0);
     if (sy >= 0 && sy < s.h && sx >= 0 && sx < s.w) {
-      const int64_t sn = n, sc = c;
-      value = src[s.channels_last ? ((sn * s.h + sy) * s.w + sx) * s.c + sc
-                                  : ((sn * s.c + sc) * s.h + sy) * s.w + sx];
+      value = src[CellOffset(s, n, c, sy, sx)];
     }
     dst[i] = value;
   }
 }
 
-// Each thread keeps its position (channel, and index within `inner`) and
-// moves it on by the grid's stride, given as its remainders, instead of
-// dividing every index.
+// How far the grid's stride moves an element of a ChannelView: in lanes
+// (channels within a block), positions within `inner` and channel blocks,
+// each below its count.
+struct ChannelStep {
+  int64_t lane, position, channel_block;
+};
+
+// Each thread keeps its element's lane, position and channel block and
+// moves them on by the grid's stride, instead of dividing every index.
 template <typename T>
 __global__ void BiasReluKernel(const T* bias, bool relu, bool accumulate,
-                               int64_t total, int64_t channels, int64_t inner,
-                               int64_t step_inner, int64_t step_channel,
+                               int64_t total, ChannelView v, ChannelStep step,
                                T* out) {
+  const int64_t channel_blocks = v.channels / v.block;
   const int64_t start = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  int64_t position = start % inner;
-  int64_t channel = (start / inner) % channels;
+  int64_t lane = start % v.block;
+  int64_t position = start / v.block % v.inner;
+  int64_t channel_block = start / v.block / v.inner % channel_blocks;
   SF_CUDA_GRID_LOOP(i, total) {
     T value = accumulate ? out[i] : T(0);
-    if (bias != nullptr) value += bias[channel];
+    if (bias != nullptr) value += bias[channel_block * v.block + lane];
     // As the CPU kernel: NaN becomes 0.
     if (relu) value = value > T(0) ? value : T(0);
     out[i] = value;
-    position += step_inner;
-    channel += step_channel;
-    if (position >= inner) {
-      position -= inner;
-      ++channel;
+    lane += step.lane;
+    position += step.position;
+    channel_block += step.channel_block;
+    if (lane >= v.block) {
+      lane -= v.block;
+      ++position;
     }
-    if (channel >= channels) channel -= channels;
+    if (position >= v.inner) {
+      position -= v.inner;
+      ++channel_block;
+    }
+    if (channel_block >= channel_blocks) channel_block -= channel_blocks;
   }
 }
 
@@ -92,37 +118,51 @@ __device__ double BlockSum(double value) {
   return value;
 }
 
-// inner == 1, x as [rows, channels]: blocks of 32 x 8 threads, 32 channels
-// side by side (reads of 32 neighbours) and 8 rows apart; blockIdx.y picks
-// a range of rows.
+// view.Rows(): x as rows of outer * inner cells, each cell's channels in
+// runs of `block` neighbours (all of them where inner is 1). Blocks of
+// 32 x 8 threads, 32 channels side by side (reads of 32 neighbours, or of
+// four runs of 8) and 8 rows apart; blockIdx.y picks a range of rows.
 template <typename T>
-__global__ void ColumnSumsKernel(const T* x, int64_t rows, int64_t channels,
-                                 double* partial) {
+__global__ void RowSumsKernel(const T* x, ChannelView v, double* partial) {
   __shared__ double sums[8][33];
+  const int64_t rows = v.outer * v.inner;
   const int64_t per_split = (rows + gridDim.y - 1) / gridDim.y;
   const int64_t begin = blockIdx.y * per_split;
   const int64_t end = begin + per_split < rows ? begin + per_split : rows;
-  for (int64_t tile = blockIdx.x; tile * 32 < channels; tile += gridDim.x) {
+  // Row o * inner + i is cell i of outer index o: a thread moves 8 rows on
+  // by these steps rather than dividing each row.
+  const int64_t step_outer = 8 / v.inner, step_inner = 8 % v.inner;
+  const int64_t outer_stride = v.channels * v.inner;
+  for (int64_t tile = blockIdx.x; tile * 32 < v.channels; tile += gridDim.x) {
     const int64_t c = tile * 32 + threadIdx.x;
+    const int64_t first = begin + threadIdx.y;
     double sum = 0;
-    if (c < channels) {
-      for (int64_t r = begin + threadIdx.y; r < end; r += 8) {
-        sum += x[r * channels + c];
+    if (c < v.channels && first < end) {
+      const T* channel = x + c / v.block * v.inner * v.block + c % v.block;
+      int64_t o = first / v.inner, i = first % v.inner;
+      for (int64_t r = first; r < end; r += 8) {
+        sum += channel[o * outer_stride + i * v.block];
+        o += step_outer;
+        i += step_inner;
+        if (i >= v.inner) {
+          i -= v.inner;
+          ++o;
+        }
       }
     }
     sums[threadIdx.y][threadIdx.x] = sum;
     __syncthreads();
-    if (threadIdx.y == 0 && c < channels) {
+    if (threadIdx.y == 0 && c < v.channels) {
       for (int k = 1; k < 8; ++k) sum += sums[k][threadIdx.x];
-      partial[blockIdx.y * channels + c] = sum;
+      partial[blockIdx.y * v.channels + c] = sum;
     }
     __syncthreads();
   }
 }
 
-// inner > 1: blockIdx.y picks channels, blockIdx.x a range of the
-// channel's outer * inner cells, which the block's threads read in runs of
-// `inner` neighbours.
+// NCHW (not view.Rows()): blockIdx.y picks channels, blockIdx.x a range of
+// the channel's outer * inner cells, which the block's threads read in runs
+// of `inner` neighbours.
 template <typename T>
 __global__ void PlaneSumsKernel(const T* x, int64_t outer, int64_t channels,
                                 int64_t inner, double* partial) {
@@ -182,49 +222,48 @@ void LaunchCopyWindow(const T* src, const Image4d& src_dims, T* dst,
 }
 
 template <typename T>
-void LaunchBiasRelu(const T* bias, bool relu, bool accumulate, int64_t outer,
-                    int64_t channels, int64_t inner, T* out,
-                    cudaStream_t stream) {
-  const int64_t total = outer * channels * inner;
+void LaunchBiasRelu(const T* bias, bool relu, bool accumulate,
+                    const ChannelView& view, T* out, cudaStream_t stream) {
+  const int64_t total = view.outer * view.channels * view.inner;
   if (total == 0) return;
   const unsigned blocks = CudaBlocks(total);
-  const int64_t step = int64_t{blocks} * kCudaThreads;
+  const int64_t stride = int64_t{blocks} * kCudaThreads;
+  const ChannelStep step{
+      stride % view.block, stride / view.block % view.inner,
+      stride / view.block / view.inner % (view.channels / view.block)};
   BiasReluKernel<T><<<blocks, kCudaThreads, 0, stream>>>(
-      bias, relu, accumulate, total, channels, inner, step % inner,
-      (step / inner) % channels, out);
+      bias, relu, accumulate, total, view, step, out);
 }
 
 template <typename T>
-void LaunchChannelSums(const T* x, int64_t outer, int64_t channels,
-                       int64_t inner, double* partial, T* out,
-                       cudaStream_t stream) {
-  if (channels == 0) return;
-  const int64_t splits = ChannelSumSplits(outer, channels, inner);
+void LaunchChannelSums(const T* x, const ChannelView& view, double* partial,
+                       T* out, cudaStream_t stream) {
+  if (view.channels == 0) return;
+  const int64_t splits = ChannelSumSplits(view);
   constexpr int64_t kMaxGrid = 65535;
-  if (inner == 1) {
+  if (view.Rows()) {
     const dim3 grid(
-        static_cast<unsigned>(std::min((channels + 31) / 32, kMaxGrid)),
+        static_cast<unsigned>(std::min((view.channels + 31) / 32, kMaxGrid)),
         static_cast<unsigned>(splits));
-    ColumnSumsKernel<T>
-        <<<grid, dim3(32, 8), 0, stream>>>(x, outer, channels, partial);
+    RowSumsKernel<T><<<grid, dim3(32, 8), 0, stream>>>(x, view, partial);
   } else {
     const dim3 grid(static_cast<unsigned>(splits),
-                    static_cast<unsigned>(std::min(channels, kMaxGrid)));
-    PlaneSumsKernel<T>
-        <<<grid, kCudaThreads, 0, stream>>>(x, outer, channels, inner, partial);
+                    static_cast<unsigned>(std::min(view.channels, kMaxGrid)));
+    PlaneSumsKernel<T><<<grid, kCudaThreads, 0, stream>>>(
+        x, view.outer, view.channels, view.inner, partial);
   }
-  FinishSumsKernel<T><<<CudaBlocks(channels), kCudaThreads, 0, stream>>>(
-      partial, splits, channels, out);
+  FinishSumsKernel<T><<<CudaBlocks(view.channels), kCudaThreads, 0, stream>>>(
+      partial, splits, view.channels, out);
 }
 
-#define SF_INSTANTIATE_CONV2D_CUDA(T)                                     \
-  template void LaunchCopyWindow<T>(const T*, const Image4d&, T*,         \
-                                    const Image4d&, int64_t, int64_t,     \
-                                    cudaStream_t);                        \
-  template void LaunchBiasRelu<T>(const T*, bool, bool, int64_t, int64_t, \
-                                  int64_t, T*, cudaStream_t);             \
-  template void LaunchChannelSums<T>(const T*, int64_t, int64_t, int64_t, \
-                                     double*, T*, cudaStream_t);
+#define SF_INSTANTIATE_CONV2D_CUDA(T)                                       \
+  template void LaunchCopyWindow<T>(const T*, const Image4d&, T*,           \
+                                    const Image4d&, int64_t, int64_t,       \
+                                    cudaStream_t);                          \
+  template void LaunchBiasRelu<T>(const T*, bool, bool, const ChannelView&, \
+                                  T*, cudaStream_t);                        \
+  template void LaunchChannelSums<T>(const T*, const ChannelView&, double*, \
+                                     T*, cudaStream_t);
 
 SF_INSTANTIATE_CONV2D_CUDA(float)
 SF_INSTANTIATE_CONV2D_CUDA(double)

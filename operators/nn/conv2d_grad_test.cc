@@ -473,7 +473,7 @@ TEST(Conv2dGradErrorTest, InvalidDataFormat) {
   absl::Status status = PrepareOp(ConvGradOp(c, {"Input"}), feeds);
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (conv2d_grad): attribute \"data_format\" must "
-                        "be one of NCHW, NHWC, got \"nhwc\""));
+                        "be one of NCHW, NHWC, NCHW8c, got \"nhwc\""));
 }
 
 TEST(Conv2dGradErrorTest, BiasGradNeedsBias) {

@@ -755,7 +755,7 @@ TEST(Conv2dErrorTest, InvalidDataFormat) {
        {"w", MakeTensor<float>({4, 2, 3, 3}, {})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (conv2d): attribute \"data_format\" must be "
-                        "one of NCHW, NHWC, got \"NCWH\""));
+                        "one of NCHW, NHWC, NCHW8c, got \"NCWH\""));
 }
 
 // Sizes beyond int64 are errors naming the inputs and attributes: the

@@ -8,7 +8,8 @@
 // One kernel serves the three: pooling over fewer than three spatial axes
 // runs as 3-D pooling whose leading axes have size 1. pool2d and
 // pool2d_grad also take [N, H, W, C] tensors (data_format "NHWC"), pooled
-// with the channels innermost.
+// with the channels innermost, and channel-blocked [N, C / 8, H, W, 8] ones
+// (data_format "NCHW8c"), pooled as [N * C / 8, H, W, 8] channels last.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "framework/op_spec.h"
+#include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/pool_window.h"
@@ -44,7 +46,8 @@ absl::Status InferPool(InferContext& context) {
              "output \"Indices\" (variable \"%s\") holds the positions of the "
              "maxima: expected pooling_type \"max\", got \"%s\"",
              context.OutputName("Indices"), type);
-    // Its offsets count over [N, C, spatial...].
+    // Its offsets count over [N, C, spatial...], a layout neither NHWC nor
+    // NCHW8c tensors have.
     SF_CHECK(layout == Layout::kChannelsFirst,
              "output \"Indices\" (variable \"%s\") holds offsets into NCHW "
              "tensors: expected data_format \"NCHW\", got \"%s\"",
@@ -68,10 +71,11 @@ absl::Status InferPoolGrad(InferContext& context) {
 // over fewer spatial axes gets leading axes of size 1 with one-cell
 // windows. Per axis, the taps of each output index. Channels first, a
 // plane is one sample's channel (a cell one value); channels last, it is
-// one sample (a cell `channels` contiguous values).
+// one sample (a cell `channels` contiguous values); channel-blocked, one
+// block of a sample (a cell kChannelBlock contiguous values).
 struct Geometry {
-  int64_t planes = 0;    // N * C, or N with the channels last
-  int64_t channels = 1;  // C with the channels last, else 1
+  int64_t planes = 0;    // N * C, N with the channels last, N * C / 8 blocked
+  int64_t channels = 1;  // C with the channels last, 8 blocked, else 1
   std::array<int64_t, 3> in = {1, 1, 1};
   std::array<int64_t, 3> out = {1, 1, 1};
   std::array<int64_t, 3> step = {1, 1, 1};
@@ -83,21 +87,20 @@ struct Geometry {
 
 Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
                     absl::Span<const int64_t> out) {
-  const int rank = static_cast<int>(x.size()) - 2;
-  const bool channels_last = pool::LayoutOf(attrs) == Layout::kChannelsLast;
-  const int first_spatial = channels_last ? 1 : 2;
-  const pool::Window w = pool::WindowOf(attrs, x.subspan(first_spatial, rank));
+  const pool::Planes p = pool::PlanesOf(pool::LayoutOf(attrs), x);
+  const pool::Window w =
+      pool::WindowOf(attrs, x.subspan(p.first_spatial, p.rank));
   Geometry g;
-  g.planes = channels_last ? x[0] : x[0] * x[1];
-  g.channels = channels_last ? x[rank + 1] : 1;
+  g.planes = p.planes;
+  g.channels = p.channels;
   for (int axis = 0; axis < 3; ++axis) {
-    const int a = axis - (3 - rank);  // The op's spatial axis, if any.
+    const int a = axis - (3 - p.rank);  // The op's spatial axis, if any.
     if (a < 0) {
       g.taps[axis] = {Taps{0, 1, 1}};
       continue;
     }
-    g.in[axis] = x[first_spatial + a];
-    g.out[axis] = out[first_spatial + a];
+    g.in[axis] = x[p.first_spatial + a];
+    g.out[axis] = out[p.first_spatial + a];
     g.step[axis] = w.dilations[a];
     for (int64_t o = 0; o < g.out[axis]; ++o) {
       g.taps[axis].push_back(pool::TapsOf(w, a, g.in[axis], o));
@@ -235,9 +238,10 @@ void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
   for (int64_t c = 0; c < n; ++c) dst[c] += src[c];
 }
 
-// Pooling with the channels last: each window's C outputs start as its
-// first cell's C values and take in each further cell's. Average pooling
-// sums in the order the channels-first path does, so both agree exactly.
+// Pooling with the channels last (or blocked): each window's C outputs
+// start as its first cell's C values and take in each further cell's.
+// Average pooling sums in the order the channels-first path does, so both
+// agree exactly.
 template <typename T>
 void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
                       const T* x, T* out) {
@@ -271,7 +275,7 @@ absl::Status PoolKernel(KernelContext& context) {
   const Geometry g = GeometryOf(context.attrs(), x.dims(), out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
-  if (pool::LayoutOf(context.attrs()) == Layout::kChannelsLast) {
+  if (pool::LayoutOf(context.attrs()) != Layout::kChannelsFirst) {
     PoolChannelsLast(g, is_max, exclusive, x.data<T>(), out.data<T>());
     return absl::OkStatus();
   }
@@ -316,8 +320,8 @@ absl::Status PoolGradKernel(KernelContext& context) {
   const Geometry g = GeometryOf(context.attrs(), x.dims(), d_out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
-  // Channels last, a cell holds `channels` values: per channel, the same
-  // as channels first.
+  // Channels last or blocked, a cell holds `channels` values: per channel,
+  // the same as channels first.
   const int64_t channels = g.channels;
   // Windows of one plane may overlap, so a plane's gradient adds up on one
   // thread; planes go to threads, kCellsWorthAThread cells or more each.
@@ -361,8 +365,9 @@ absl::Status PoolGradKernel(KernelContext& context) {
 // maximum's offset in X, counted over N and C too, with the spatial axes
 // row-major or, with storage_order "column_major", the first fastest.
 // pool2d and pool2d_grad take "data_format": "NCHW" ([N, C, H, W] in and
-// out) or "NHWC" ([N, H, W, C] in and out, the other attributes alike;
-// Indices then is not available).
+// out), "NHWC" ([N, H, W, C] in and out) or "NCHW8c" ([N, C / 8, H, W, 8]
+// in and out, operators/channel_blocks.h), the other attributes alike in
+// all three; Indices is available in NCHW only.
 SF_REGISTER_OP(pool1d)
     .Input("X")
     .Output("Out")
@@ -409,7 +414,7 @@ SF_REGISTER_OP(pool2d)
           AttrValue(std::string("row_major")),
           OneOf({"row_major", "column_major"}))
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC"}))
+          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
     .Infer(InferPool<2>)
     .Grad(GradSpec("pool2d_grad")
               .ReadInput("X")
@@ -487,7 +492,7 @@ SF_REGISTER_OP(pool2d_grad)
           AttrValue(std::string("row_major")),
           OneOf({"row_major", "column_major"}))
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC"}))
+          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
     .Infer(InferPoolGrad<2>)
     .Kernel(DeviceType::kCPU, kFloat32, &PoolGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &PoolGradKernel<double>);

@@ -18,23 +18,22 @@ namespace scopeflow {
 namespace {
 
 // The windows of a pool op over X of dims `x` to Out of dims `out`, seen in
-// 3-D as GeometryOf in pool2d.cc sees them.
+// 3-D as GeometryOf in pool2d.cc sees them: a channel-blocked tensor as
+// [N * C / 8, H, W, 8] channels last.
 cuda::PoolGeometry GeometryOf(const Attributes& attrs,
                               absl::Span<const int64_t> x,
                               absl::Span<const int64_t> out) {
-  const int rank = static_cast<int>(x.size()) - 2;
-  const bool channels_last =
-      pool::LayoutOf(attrs) == pool::Layout::kChannelsLast;
-  const int first_spatial = channels_last ? 1 : 2;
-  const pool::Window w = pool::WindowOf(attrs, x.subspan(first_spatial, rank));
+  const pool::Planes p = pool::PlanesOf(pool::LayoutOf(attrs), x);
+  const pool::Window w =
+      pool::WindowOf(attrs, x.subspan(p.first_spatial, p.rank));
   cuda::PoolGeometry g;
-  g.planes = channels_last ? x[0] : x[0] * x[1];
-  g.channels = channels_last ? x[rank + 1] : 1;
+  g.planes = p.planes;
+  g.channels = p.channels;
   for (int axis = 0; axis < 3; ++axis) {
-    const int a = axis - (3 - rank);  // The op's spatial axis, if any.
+    const int a = axis - (3 - p.rank);  // The op's spatial axis, if any.
     if (a < 0) continue;
-    g.in[axis] = x[first_spatial + a];
-    g.out[axis] = out[first_spatial + a];
+    g.in[axis] = x[p.first_spatial + a];
+    g.out[axis] = out[p.first_spatial + a];
     g.ksize[axis] = w.ksize[a];
     g.stride[axis] = w.strides[a];
     g.dilation[axis] = w.dilations[a];

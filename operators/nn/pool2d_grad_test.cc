@@ -1,6 +1,6 @@
 // pool2d's gradient: numeric checks for max, average (exclusive and not)
-// and global pooling with padding, in NCHW and NHWC, hand-computed values,
-// and errors.
+// and global pooling with padding, in NCHW, NHWC and NCHW8c, hand-computed
+// values, and errors.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,6 +17,8 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operators/channel_blocks.h"
+#include "operators/strided_copy.h"
 
 namespace scopeflow {
 namespace {
@@ -364,7 +366,7 @@ TEST(Pool2dGradNhwcErrorTest, OutGradShapeIsNhwc) {
                         "[1, 2, 2, 3], as the forward op's output \"Out\""));
 }
 
-TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeNchwOrNhwc) {
+TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeKnown) {
   absl::Status status =
       PrepareOp(PoolGrad(Type("avg") + Ints("ksize", {2, 2}) +
                          "attrs { name: \"data_format\" s: \"nhwc\" } "),
@@ -372,7 +374,123 @@ TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeNchwOrNhwc) {
                  {"dy", MakeTensor<float>({1, 1, 1, 1}, {})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d_grad): attribute \"data_format\" must "
-                        "be one of NCHW, NHWC, got \"nhwc\""));
+                        "be one of NCHW, NHWC, NCHW8c, got \"nhwc\""));
+}
+
+// Channel-blocked (data_format "NCHW8c", [N, C / 8, H, W, 8]).
+
+constexpr char kBlocked[] = "attrs { name: \"data_format\" s: \"NCHW8c\" } ";
+
+// The NCHW `nchw` as [N, C / 8, H, W, 8].
+template <typename T>
+Tensor ToBlocked(const Tensor& nchw) {
+  const Dims& d = nchw.dims();
+  const ChannelBlockBox box = ChannelBlockBoxOf(d[0], d[1], d[2], d[3]);
+  Tensor blocked = MakeTensor<T>(Dims(box.dims.begin(), box.dims.end()),
+                                 std::vector<T>(nchw.numel()));
+  CopyStrided(blocked.data<T>(), box.blocked_strides, nchw.data<T>(),
+              box.nchw_strides, box.dims, sizeof(T));
+  return blocked;
+}
+
+// The NHWC cases with their channels rounded up to whole blocks (NCHW
+// shapes).
+std::vector<PoolCase> BlockedCases() {
+  std::vector<PoolCase> cases = NhwcCases();
+  for (PoolCase& c : cases) {
+    c.x[1] = (c.x[1] + kChannelBlock - 1) / kChannelBlock * kChannelBlock;
+  }
+  return cases;
+}
+
+TEST(Pool2dGradBlockedTest, MatchesCentralDifferences) {
+  uint32_t seed = 150;
+  for (const PoolCase& c : BlockedCases()) {
+    SCOPED_TRACE(c.name);
+    absl::Status status =
+        CheckGradient(Pool(c.attrs + kBlocked),
+                      {{"x", ToBlocked<double>(Distinct(c.x, ++seed))}});
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
+// NCHW8c's gradient is NCHW's blocked: each cell takes the same shares,
+// added in the same order.
+TEST(Pool2dGradBlockedTest, MatchesBlockedNchw) {
+  uint32_t seed = 180;
+  for (const PoolCase& c : BlockedCases()) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = Distinct(c.x, ++seed);
+    auto y = RunOp(Pool(c.attrs), {{"x", x}}, {"y"});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Tensor dy = Distinct((*y)[0].dims(), ++seed);
+    auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
+    ASSERT_TRUE(nchw.ok()) << nchw.status();
+    auto blocked = RunOp(
+        PoolGrad(c.attrs + kBlocked),
+        {{"x", ToBlocked<double>(x)}, {"dy", ToBlocked<double>(dy)}}, {"dx"});
+    ASSERT_TRUE(blocked.ok()) << blocked.status();
+    const Tensor expected = ToBlocked<double>((*nchw)[0]);
+    EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
+    EXPECT_THAT(Values<double>((*blocked)[0]),
+                ElementsAreArray(Values<double>(expected)));
+  }
+}
+
+TEST(Pool2dGradBlockedTest, HandValues) {
+  // [1, 1, 1, 2, 8], one window of two cells along the width: channel k
+  // holds k at w = 0 and 7 - k at w = 1, so channels 0 to 3 peak at w = 1
+  // and 4 to 7 at w = 0, none tied.
+  std::vector<float> values;
+  for (int k = 0; k < kChannelBlock; ++k) values.push_back(k);
+  for (int k = 0; k < kChannelBlock; ++k) values.push_back(7 - k);
+  const Tensor x = MakeTensor<float>({1, 1, 1, 2, kChannelBlock}, values);
+  const Tensor dy =
+      MakeTensor<float>({1, 1, 1, 1, kChannelBlock}, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto max = RunOp(PoolGrad(Type("max") + Ints("ksize", {1, 2}) + kBlocked),
+                   {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 1, 2, kChannelBlock));
+  EXPECT_THAT(Values<float>((*max)[0]),
+              ElementsAre(0, 0, 0, 0, 5, 6, 7, 8,  // w = 0
+                          1, 2, 3, 4, 0, 0, 0, 0));
+  // Average: each cell takes half of its channel's gradient.
+  auto avg = RunOp(PoolGrad(Type("avg") + Ints("ksize", {1, 2}) + kBlocked),
+                   {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(avg.ok()) << avg.status();
+  EXPECT_THAT(Values<float>((*avg)[0]),
+              ElementsAre(0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4,  //
+                          0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4));
+}
+
+TEST(Pool2dGradBlockedErrorTest, XMustBeBlocked) {
+  absl::Status status =
+      PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) + kBlocked),
+                {{"x", MakeTensor<float>({1, 8, 4, 4}, {})},
+                 {"dy", MakeTensor<float>({1, 1, 3, 3, 8}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"X\" (variable \"x\") "
+                        "has shape [1, 8, 4, 4]: expected rank 5 [N, C / 8, H, "
+                        "W, 8] for data_format \"NCHW8c\""));
+  status = PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) + kBlocked),
+                     {{"x", MakeTensor<float>({1, 1, 4, 4, 16}, {})},
+                      {"dy", MakeTensor<float>({1, 1, 3, 3, 16}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"X\" (variable \"x\") "
+                        "has shape [1, 1, 4, 4, 16]: expected rank 5 [N, C / "
+                        "8, H, W, 8] for data_format \"NCHW8c\""));
+}
+
+TEST(Pool2dGradBlockedErrorTest, OutGradShapeIsBlocked) {
+  absl::Status status =
+      PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) +
+                         Ints("strides", {2, 2}) + kBlocked),
+                {{"x", MakeTensor<float>({1, 2, 4, 4, 8}, {})},
+                 {"dy", MakeTensor<float>({1, 16, 2, 2}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"Out@GRAD\" (variable "
+                        "\"dy\") is float32 [1, 16, 2, 2]: expected float32 "
+                        "[1, 2, 2, 2, 8], as the forward op's output \"Out\""));
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operators/channel_blocks.h"
+#include "operators/strided_copy.h"
 
 namespace scopeflow {
 namespace {
@@ -727,14 +729,223 @@ TEST(Pool2dNhwcErrorTest, IndicesNeedNchw) {
                         "data_format \"NCHW\", got \"NHWC\""));
 }
 
-TEST(Pool2dNhwcErrorTest, DataFormatMustBeNchwOrNhwc) {
+TEST(Pool2dNhwcErrorTest, DataFormatMustBeKnown) {
   absl::Status status =
       PrepareOp(PoolOp(Type("max") + Ints("ksize", {2, 2}) +
                        "attrs { name: \"data_format\" s: \"NCWH\" } "),
                 {{"x", OneToNine()}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d): attribute \"data_format\" must be "
-                        "one of NCHW, NHWC, got \"NCWH\""));
+                        "one of NCHW, NHWC, NCHW8c, got \"NCWH\""));
+}
+
+// Channel-blocked (data_format "NCHW8c", [N, C / 8, H, W, 8]): the same
+// pooling as channels first, checked against the NCHW op run on the input
+// blocked and its result blocked.
+
+constexpr char kBlocked[] = "attrs { name: \"data_format\" s: \"NCHW8c\" } ";
+
+// The NCHW `nchw` as [N, C / 8, H, W, 8].
+template <typename T>
+Tensor ToBlocked(const Tensor& nchw) {
+  const Dims& d = nchw.dims();
+  const ChannelBlockBox box = ChannelBlockBoxOf(d[0], d[1], d[2], d[3]);
+  Tensor blocked = MakeTensor<T>(Dims(box.dims.begin(), box.dims.end()),
+                                 std::vector<T>(nchw.numel()));
+  CopyStrided(blocked.data<T>(), box.blocked_strides, nchw.data<T>(),
+              box.nchw_strides, box.dims, sizeof(T));
+  return blocked;
+}
+
+TEST(Pool2dBlockedTest, ToBlockedGroupsEightChannelsPerPixel) {
+  // [1, 16, 1, 2]: channel c holds 2c (w = 0) and 2c + 1 (w = 1).
+  const Tensor blocked =
+      ToBlocked<float>(MakeTensor<float>({1, 16, 1, 2}, Iota(32)));
+  EXPECT_THAT(blocked.dims(), ElementsAre(1, 2, 1, 2, 8));
+  EXPECT_THAT(Values<float>(blocked),
+              ElementsAre(0, 2, 4, 6, 8, 10, 12, 14,         // block 0, w 0
+                          1, 3, 5, 7, 9, 11, 13, 15,         // block 0, w 1
+                          16, 18, 20, 22, 24, 26, 28, 30,    // block 1, w 0
+                          17, 19, 21, 23, 25, 27, 29, 31));  // block 1, w 1
+}
+
+// The NHWC cases with their channels rounded up to whole blocks.
+std::vector<LayoutCase> BlockedCases() {
+  std::vector<LayoutCase> cases = LayoutCases();
+  for (LayoutCase& c : cases) {
+    c.nchw[1] = (c.nchw[1] + kChannelBlock - 1) / kChannelBlock * kChannelBlock;
+  }
+  return cases;
+}
+
+// Each window of each channel sums in the same order in both layouts, so
+// even the averages agree exactly.
+template <typename T>
+void ExpectBlockedMatchesNchw(const LayoutCase& c, uint32_t seed) {
+  const Tensor x = RandomTensor<T>(c.nchw, seed);
+  auto nchw = RunOp(PoolOp(c.attrs), {{"x", x}}, {"y"});
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  auto blocked =
+      RunOp(PoolOp(c.attrs + kBlocked), {{"x", ToBlocked<T>(x)}}, {"y"});
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  const Tensor expected = ToBlocked<T>((*nchw)[0]);
+  EXPECT_EQ((*blocked)[0].dtype(), DataTypeOf<T>());
+  EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
+  EXPECT_THAT(Values<T>((*blocked)[0]), ElementsAreArray(Values<T>(expected)));
+}
+
+TEST(Pool2dBlockedTest, MatchesBlockedNchwFloat32) {
+  uint32_t seed = 300;
+  for (const LayoutCase& c : BlockedCases()) {
+    SCOPED_TRACE(c.name);
+    ExpectBlockedMatchesNchw<float>(c, ++seed);
+  }
+}
+
+TEST(Pool2dBlockedTest, MatchesBlockedNchwFloat64) {
+  uint32_t seed = 400;
+  for (const LayoutCase& c : BlockedCases()) {
+    SCOPED_TRACE(c.name);
+    ExpectBlockedMatchesNchw<double>(c, ++seed);
+  }
+}
+
+// Rows of windows spread over threads (where more than one is available).
+TEST(Pool2dBlockedTest, LargeInputsMatchBlockedNchw) {
+  const Tensor x = RandomTensor<float>({3, 16, 41, 40}, 7);
+  const std::string window = Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+                             Ints("paddings", {1, 1});
+  for (const char* type : {"max", "avg"}) {
+    SCOPED_TRACE(type);
+    auto nchw = RunOp(PoolOp(Type(type) + window), {{"x", x}}, {"y"});
+    ASSERT_TRUE(nchw.ok()) << nchw.status();
+    auto blocked = RunOp(PoolOp(Type(type) + window + kBlocked),
+                         {{"x", ToBlocked<float>(x)}}, {"y"});
+    ASSERT_TRUE(blocked.ok()) << blocked.status();
+    EXPECT_THAT((*blocked)[0].dims(), ElementsAre(3, 2, 21, 20, 8));
+    EXPECT_THAT(Values<float>((*blocked)[0]),
+                ElementsAreArray(Values<float>(ToBlocked<float>((*nchw)[0]))));
+  }
+}
+
+TEST(Pool2dBlockedTest, HandValues) {
+  // [1, 1, 2, 2, 8]: channel k of pixel (h, w) holds (k + 1) * (1 + 2h + w),
+  // so channel k's image is (k + 1) * [[1, 2], [3, 4]].
+  std::vector<float> values;
+  for (int pixel = 1; pixel <= 4; ++pixel) {
+    for (int k = 0; k < kChannelBlock; ++k) values.push_back((k + 1) * pixel);
+  }
+  const Tensor x = MakeTensor<float>({1, 1, 2, 2, kChannelBlock}, values);
+  // Rows' maxima: (k + 1) * 2 and (k + 1) * 4.
+  auto max = RunOp(PoolOp(Type("max") + Ints("ksize", {1, 2}) + kBlocked),
+                   {{"x", x}}, {"y"});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 2, 1, kChannelBlock));
+  EXPECT_THAT(Values<float>((*max)[0]),
+              ElementsAre(2, 4, 6, 8, 10, 12, 14, 16,  //
+                          4, 8, 12, 16, 20, 24, 28, 32));
+  // One 3x3 window padded by 1 over all four pixels: (k + 1) * 10 divided
+  // by 4 (exclusive) or by 9.
+  const std::string avg3x3 = Type("avg") + Ints("ksize", {3, 3}) +
+                             Ints("paddings", {1, 1}) +
+                             Ints("strides", {2, 2}) + kBlocked;
+  auto exclusive = RunOp(PoolOp(avg3x3), {{"x", x}}, {"y"});
+  ASSERT_TRUE(exclusive.ok()) << exclusive.status();
+  EXPECT_THAT((*exclusive)[0].dims(), ElementsAre(1, 1, 1, 1, kChannelBlock));
+  EXPECT_THAT(Values<float>((*exclusive)[0]),
+              Pointwise(FloatEq(), std::vector<float>{2.5, 5, 7.5, 10, 12.5, 15,
+                                                      17.5, 20}));
+  auto padded = RunOp(PoolOp(avg3x3 + kNotExclusive), {{"x", x}}, {"y"});
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  std::vector<float> want;
+  for (int k = 0; k < kChannelBlock; ++k) want.push_back((k + 1) * 10.f / 9);
+  EXPECT_THAT(Values<float>((*padded)[0]), Pointwise(FloatEq(), want));
+}
+
+TEST(Pool2dBlockedTest, MaxNaNWinsAsInNchw) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> values = Iota(2 * 8 * 3 * 4);
+  for (size_t i = 0; i < values.size(); i += 5) values[i] = nan;
+  const Tensor x = MakeTensor<float>({2, 8, 3, 4}, values);
+  const std::string max2x2 = Type("max") + Ints("ksize", {2, 2});
+  auto nchw = RunOp(PoolOp(max2x2), {{"x", x}}, {"y"});
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  auto blocked =
+      RunOp(PoolOp(max2x2 + kBlocked), {{"x", ToBlocked<float>(x)}}, {"y"});
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  EXPECT_THAT(Values<float>((*blocked)[0]),
+              Pointwise(NanSensitiveFloatEq(),
+                        Values<float>(ToBlocked<float>((*nchw)[0]))));
+}
+
+TEST(Pool2dBlockedTest, InfersShapes) {
+  const std::string max2x2 = PoolOp(Type("max") + Ints("ksize", {2, 2}) +
+                                    Ints("strides", {2, 2}) + kBlocked);
+  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {2, 3, 8, 6, 8}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(2, 3, 4, 3, 8));
+  y = InferAtPrepare(max2x2, {{"x", kFloat64, {-1, 3, -1, 6, -1}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->dtype, kFloat64);
+  EXPECT_THAT(y->dims, ElementsAre(-1, 3, -1, 3, 8));
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1, 8));
+  const std::string global =
+      PoolOp(Type("avg") + Ints("ksize", {2, 2}) + kGlobal + kBlocked);
+  y = InferAtPrepare(global, {{"x", kFloat32, {5, 2, 7, 9, 8}}}, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(y->dims, ElementsAre(5, 2, 1, 1, 8));
+}
+
+TEST(Pool2dBlockedErrorTest, XMustBeBlocked) {
+  const std::string max2x2 =
+      PoolOp(Type("max") + Ints("ksize", {2, 2}) + kBlocked);
+  // Rank 4 (an NCHW image), and rank 5 with a last dim other than 8.
+  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 8, 4, 4}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 8, 4, 4]: expected rank 5 [N, C / 8, H, W, "
+                        "8] for data_format \"NCHW8c\""));
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 4, 4, 4}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 2, 4, 4, 4]: expected rank 5 [N, C / 8, H, "
+                        "W, 8] for data_format \"NCHW8c\""));
+  absl::Status status = PrepareOp(
+      max2x2, {{"x", MakeTensor<float>({1, 1, 4, 4, 8, 1}, Iota(128))}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 1, 4, 4, 8, 1]: expected rank 5"));
+}
+
+TEST(Pool2dBlockedErrorTest, SpatialAxesAreTwoAndThree) {
+  const std::string max2x2 = PoolOp(Type("max") + Ints("ksize", {2, 2}) +
+                                    Ints("strides", {2, 2}) + kBlocked);
+  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 1, 5, 8}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 2, 1, 5, 8]: too small for \"ksize\" = "
+                        "[2, 2] with paddings [0, 0, 0, 0] and strides [2, "
+                        "2]; expected a positive output height and width, got "
+                        "[0, 2]"));
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 4, 0, 8}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 2, 4, 0, 8]: expected a positive height and "
+                        "width"));
+}
+
+TEST(Pool2dBlockedErrorTest, IndicesNeedNchw) {
+  absl::Status status = PrepareOp(
+      "type: \"pool2d\" inputs { slot: \"X\" vars: \"x\" } outputs { slot: "
+      "\"Out\" vars: \"y\" } outputs { slot: \"Indices\" vars: \"i\" } " +
+          Type("max") + Ints("ksize", {2, 2}) + kBlocked,
+      {{"x", MakeTensor<float>({1, 1, 2, 2, 8}, Iota(32))}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d): output \"Indices\" (variable \"i\") "
+                        "holds offsets into NCHW tensors: expected "
+                        "data_format \"NCHW\", got \"NCHW8c\""));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/nn/window.h"
 #include "platform/status_macros.h"
@@ -90,10 +91,24 @@ Dims DimsOf(const std::vector<int32_t>& values) {
 }  // namespace
 
 Layout LayoutOf(const Attributes& attrs) {
-  return attrs.Has("data_format") &&
-                 attrs.Get<std::string>("data_format") == "NHWC"
-             ? Layout::kChannelsLast
-             : Layout::kChannelsFirst;
+  if (!attrs.Has("data_format")) return Layout::kChannelsFirst;
+  const std::string& format = attrs.Get<std::string>("data_format");
+  if (format == "NHWC") return Layout::kChannelsLast;
+  if (format == kChannelBlockedFormat) return Layout::kChannelBlocked;
+  return Layout::kChannelsFirst;
+}
+
+Planes PlanesOf(Layout layout, absl::Span<const int64_t> x) {
+  const int dims = static_cast<int>(x.size());
+  switch (layout) {
+    case Layout::kChannelsLast:
+      return {x[0], x[dims - 1], 1, dims - 2};
+    case Layout::kChannelBlocked:
+      return {x[0] * x[1], kChannelBlock, 2, dims - 3};
+    case Layout::kChannelsFirst:
+      break;
+  }
+  return {x[0] * x[1], 1, 2, dims - 2};
 }
 
 AttrCheckFn PositivePerAxis(int rank) {
@@ -151,13 +166,26 @@ Window WindowOf(const Attributes& attrs, absl::Span<const int64_t> spatial) {
 
 absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,
                                  Layout layout) {
-  SF_RETURN_IF_ERROR(CheckRank(context, "X", rank + 2, rank + 2));
   const VarInfo& info = context.Input("X");
-  const Dims x = info.has_dims ? info.dims : Dims(rank + 2, -1);
   const std::string& name = context.InputName("X");
-  const bool channels_last = layout == Layout::kChannelsLast;
+  const bool blocked = layout == Layout::kChannelBlocked;
+  const int x_rank = rank + (blocked ? 3 : 2);
+  if (blocked) {
+    // A last dim of -1 is unknown, not wrong: Out's is kChannelBlock anyway.
+    SF_CHECK(!info.has_dims ||
+                 (static_cast<int>(info.dims.size()) == x_rank &&
+                  (info.dims.back() == kChannelBlock || info.dims.back() < 0)),
+             "input \"X\" (variable \"%s\") has shape %s: expected rank %d "
+             "[N, C / %d, H, W, %d] for data_format \"%s\"",
+             name, DimsToString(info.dims), x_rank, kChannelBlock,
+             kChannelBlock, kChannelBlockedFormat);
+  } else {
+    SF_RETURN_IF_ERROR(CheckRank(context, "X", x_rank, x_rank));
+  }
+  const Dims x = info.has_dims ? info.dims : Dims(x_rank, -1);
+  const int first_spatial = layout == Layout::kChannelsLast ? 1 : 2;
   const absl::Span<const int64_t> spatial =
-      absl::MakeConstSpan(x).subspan(channels_last ? 1 : 2, rank);
+      absl::MakeConstSpan(x).subspan(first_spatial, rank);
   for (int64_t size : spatial) {
     SF_CHECK(size != 0,
              "input \"X\" (variable \"%s\") has shape %s: expected a "
@@ -166,10 +194,10 @@ absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,
   }
   // X's shape with `out_spatial` in place of its spatial dims.
   const auto out_info = [&](const Dims& out_spatial) {
-    Dims out = {x[0]};
-    if (!channels_last) out.push_back(x[1]);
-    out.insert(out.end(), out_spatial.begin(), out_spatial.end());
-    if (channels_last) out.push_back(x[rank + 1]);
+    Dims out = x;
+    std::copy(out_spatial.begin(), out_spatial.end(),
+              out.begin() + first_spatial);
+    if (blocked) out.back() = kChannelBlock;
     return VarInfo{info.dtype, std::move(out), /*has_dims=*/true};
   };
   if (context.attrs().Get<bool>("global_pooling")) {

@@ -1,8 +1,8 @@
 // Geometry of the pooling windows of pool1d, pool2d and pool3d, which pool
 // over the 1, 2 or 3 spatial axes of [N, C, spatial...] tensors (pool2d
-// also of [N, H, W, C] ones): the checks of their per-axis attributes, the
-// window the attributes describe, the output's shape and which input cells
-// each window takes.
+// also of [N, H, W, C] and channel-blocked [N, C / 8, H, W, 8] ones): the
+// checks of their per-axis attributes, the window the attributes describe,
+// the output's shape and which input cells each window takes.
 #ifndef SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
 #define SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
 
@@ -19,13 +19,28 @@ namespace scopeflow {
 namespace pool {
 
 // Where the channels of a pool op's tensors lie: right after N
-// ([N, C, spatial...]), or last ([N, spatial..., C], pool2d's
-// data_format "NHWC").
-enum class Layout { kChannelsFirst, kChannelsLast };
+// ([N, C, spatial...]), last ([N, spatial..., C], pool2d's data_format
+// "NHWC"), or in blocks of kChannelBlock ([N, C / 8, H, W, 8], pool2d's
+// data_format "NCHW8c", operators/channel_blocks.h).
+enum class Layout { kChannelsFirst, kChannelsLast, kChannelBlocked };
 
-// The layout a pool op's attributes ask for: channels last where it has a
-// "data_format" of "NHWC" (pool1d and pool3d have none).
+// The layout a pool op's attributes ask for, from its "data_format"
+// (channels first where it has none, as pool1d and pool3d).
 Layout LayoutOf(const Attributes& attrs);
+
+// A pool op's tensor as the kernels walk it: `planes` planes, each of the
+// cells of `rank` spatial axes from axis `first_spatial` on, each cell
+// `channels` contiguous values. Pooling never mixes channels, so a blocked
+// tensor pools as [N * C / 8, H, W, 8] channels last.
+struct Planes {
+  int64_t planes = 0;
+  int64_t channels = 1;
+  int first_spatial = 2;
+  int rank = 0;
+};
+
+// The planes of a tensor of dims `x` (checked by InferOut) in `layout`.
+Planes PlanesOf(Layout layout, absl::Span<const int64_t> x);
 
 // Attribute checks for pooling over `rank` spatial axes: exactly `rank`
 // positive values (ksize, strides, dilations), and `rank` non-negative
@@ -55,7 +70,8 @@ Window WindowOf(const Attributes& attrs, absl::Span<const int64_t> spatial);
 // Checks input "X" of a pool op over `rank` spatial axes (or of its
 // gradient op) against the attributes and returns what the op writes to
 // "Out": X's shape with the number of windows along each spatial axis in
-// place of the spatial dims, N and C kept where `layout` puts them.
+// place of the spatial dims, N and C kept where `layout` puts them. X has
+// rank `rank` + 2, or channel-blocked rank 5 with a last dim of 8.
 // Paddings must be smaller than the windows' extents, and every window
 // must take at least one input cell (which dilation could prevent).
 absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,

@@ -49,6 +49,10 @@ struct Conv2dAttrs {
   // data_format "NHWC": Input and Output hold their channels last. Filter
   // (OIHW) and Bias are the same in both formats.
   bool nhwc;
+  // data_format "NCHW8c" (operators/channel_blocks.h): Output is
+  // [N, M / 8, H, W, 8], and Input [N, C / 8, H, W, 8] or, where its rank
+  // is 4, NCHW (a first convolution, over an image's few channels).
+  bool blocked = false;
   // The forward op's fuse_relu: Output = relu(convolution). Conv2dAttrsOf
   // leaves it false: the kernels that honour it read it themselves.
   bool fuse_relu = false;

@@ -118,12 +118,15 @@ BENCHMARK(BM_Mlp)->Arg(1)->Arg(64)->UseRealTime()->Unit(
 
 // CNN: 3x64x64 input; conv 3->32, 32->32, max pool 2x2, conv 32->64,
 // 64->64 (3x3, pad 1, relu after each), global average pool, fc 64->10.
-// Arguments: the batch, and whether the executor runs the convolutions
-// channels-last (1, the default) or as the net is written, NCHW (0).
+// Arguments: the batch, and the layout the executor runs the convolutions
+// on: as the net is written, NCHW (0), or rewritten to NHWC (1) or to
+// NCHW8c (2).
 void BM_Cnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   ExecutorOptions options;
   options.channels_last = state.range(1) != 0;
+  options.activation_layout =
+      state.range(1) == 2 ? ActivationLayout::kNchw8c : ActivationLayout::kNhwc;
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
   std::vector<std::pair<std::string, Tensor>> parameters;
@@ -168,8 +171,8 @@ void BM_Cnn(benchmark::State& state) {
       flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Cnn)
-    ->ArgNames({"batch", "channels_last"})
-    ->ArgsProduct({{1, 16}, {1, 0}})
+    ->ArgNames({"batch", "layout"})
+    ->ArgsProduct({{1, 16}, {2, 1, 0}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -1,6 +1,6 @@
 // CUDA kernels of conv2d and conv2d_grad against their CPU kernels: strides,
-// padding (asymmetric too), dilation, groups, NCHW and NHWC, bias and
-// fuse_relu, empty and large shapes.
+// padding (asymmetric too), dilation, groups, NCHW, NHWC and NCHW8c (with a
+// blocked or an NCHW Input), bias and fuse_relu, empty and large shapes.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace {
 
 struct ConvCase {
   std::string name;
-  Dims input;   // [N, C, H, W]: the NHWC runs transpose it
+  Dims input;   // [N, C, H, W]: the other layouts' runs reorder it
   Dims filter;  // [M, C / groups, kH, kW]
   std::vector<int32_t> strides = {1, 1};
   std::vector<int32_t> paddings = {0, 0};
@@ -31,32 +31,49 @@ std::string IntsAttr(const std::string& name,
                       absl::StrJoin(values, ", "), "] } } ");
 }
 
-std::string Attrs(const ConvCase& c, bool nhwc) {
+// How a run lays out its images: the op's data_format, and for "NCHW8c"
+// whether Input is NCHW (rank 4, a first convolution) rather than blocked.
+struct Layout {
+  std::string format;
+  bool nchw_input = false;
+
+  std::string Name() const {
+    return absl::StrCat(format, nchw_input ? " (NCHW Input)" : "");
+  }
+};
+
+const std::vector<Layout>& PlainLayouts() {
+  static const auto* layouts = new std::vector<Layout>{{"NCHW"}, {"NHWC"}};
+  return *layouts;
+}
+
+std::string Attrs(const ConvCase& c, const Layout& layout) {
   return absl::StrCat(
       IntsAttr("strides", c.strides), IntsAttr("paddings", c.paddings),
       IntsAttr("dilations", c.dilations),
       "attrs { name: \"groups\" i: ", c.groups, " } ",
-      "attrs { name: \"data_format\" s: \"", nhwc ? "NHWC" : "NCHW", "\" }");
+      "attrs { name: \"data_format\" s: \"", layout.format, "\" }");
 }
 
-std::string ConvOp(const ConvCase& c, bool nhwc, bool bias, bool relu) {
+std::string ConvOp(const ConvCase& c, const Layout& layout, bool bias,
+                   bool relu) {
   return absl::StrCat(
       "type: \"conv2d\" inputs { slot: \"Input\" vars: \"x\" } "
       "inputs { slot: \"Filter\" vars: \"w\" } ",
       bias ? "inputs { slot: \"Bias\" vars: \"b\" } " : "",
-      "outputs { slot: \"Output\" vars: \"y\" } ", Attrs(c, nhwc),
+      "outputs { slot: \"Output\" vars: \"y\" } ", Attrs(c, layout),
       " attrs { name: \"fuse_relu\" b: ", relu ? "true" : "false", " }");
 }
 
 // conv2d_grad writing the gradients of the inputs in `outputs` ("Input",
 // "Filter", "Bias") to dx, dw and db.
-std::string ConvGradOp(const ConvCase& c, bool nhwc, bool bias,
+std::string ConvGradOp(const ConvCase& c, const Layout& layout, bool bias,
                        const std::vector<std::string>& outputs) {
   std::string op = absl::StrCat(
       "type: \"conv2d_grad\" inputs { slot: \"Input\" vars: \"x\" } "
       "inputs { slot: \"Filter\" vars: \"w\" } ",
       bias ? "inputs { slot: \"Bias\" vars: \"b\" } " : "",
-      "inputs { slot: \"Output@GRAD\" vars: \"dy\" } ", Attrs(c, nhwc));
+      "inputs { slot: \"Output@GRAD\" vars: \"dy\" } ", Attrs(c, layout));
   for (const std::string& slot : outputs) {
     const std::string var =
         slot == "Input" ? "dx" : (slot == "Filter" ? "dw" : "db");
@@ -66,9 +83,11 @@ std::string ConvGradOp(const ConvCase& c, bool nhwc, bool bias,
   return op;
 }
 
-// [N, C, H, W] as the op's layout holds it.
-Dims InLayout(const Dims& nchw, bool nhwc) {
-  return nhwc ? Dims{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
+// [N, C, H, W] as data_format `format` holds it.
+Dims InFormat(const Dims& nchw, const std::string& format) {
+  if (format == "NHWC") return {nchw[0], nchw[2], nchw[3], nchw[1]};
+  if (format == "NCHW8c") return {nchw[0], nchw[1] / 8, nchw[2], nchw[3], 8};
+  return nchw;
 }
 
 // Output in [N, M, H, W] order.
@@ -131,77 +150,100 @@ const std::vector<ConvCase>& Cases() {
   return *cases;
 }
 
-std::vector<Feed> ConvFeeds(DataType dtype, const ConvCase& c, bool nhwc,
-                            bool bias, bool grad) {
-  std::vector<Feed> feeds = {
-      {"x", RandomTensor(dtype, InLayout(c.input, nhwc), 1)},
-      {"w", RandomTensor(dtype, c.filter, 2)}};
+std::vector<Feed> ConvFeeds(DataType dtype, const ConvCase& c,
+                            const Layout& layout, bool bias, bool grad) {
+  const Dims input =
+      layout.nchw_input ? c.input : InFormat(c.input, layout.format);
+  std::vector<Feed> feeds = {{"x", RandomTensor(dtype, input, 1)},
+                             {"w", RandomTensor(dtype, c.filter, 2)}};
   if (bias) feeds.push_back({"b", RandomTensor(dtype, {c.filter[0]}, 3)});
   if (grad) {
     feeds.push_back(
-        {"dy", RandomTensor(dtype, InLayout(OutputNchw(c), nhwc), 4)});
+        {"dy", RandomTensor(dtype, InFormat(OutputNchw(c), layout.format), 4)});
   }
   return feeds;
 }
 
-void ExpectForwardMatches(const ConvCase& c) {
+void ExpectForwardMatches(const ConvCase& c,
+                          const std::vector<Layout>& layouts) {
   for (DataType dtype : {kFloat32, kFloat64}) {
-    for (bool nhwc : {false, true}) {
+    for (const Layout& layout : layouts) {
       // No bias or relu, both, and each alone.
       for (int variant = 0; variant < 4; ++variant) {
         const bool bias = variant % 2 == 1, relu = variant >= 2;
-        SCOPED_TRACE(absl::StrCat(c.name, nhwc ? " NHWC" : " NCHW",
+        SCOPED_TRACE(absl::StrCat(c.name, " ", layout.Name(),
                                   dtype == kFloat32 ? " float32" : " float64",
                                   bias ? " bias" : "", relu ? " relu" : ""));
         const double tol = Tolerance(dtype, ForwardTerms(c) + 1);
-        EXPECT_TRUE(MatchesOnCuda(ConvOp(c, nhwc, bias, relu),
-                                  ConvFeeds(dtype, c, nhwc, bias, false), {"y"},
-                                  tol, tol));
+        EXPECT_TRUE(MatchesOnCuda(ConvOp(c, layout, bias, relu),
+                                  ConvFeeds(dtype, c, layout, bias, false),
+                                  {"y"}, tol, tol));
       }
     }
   }
 }
 
-void ExpectGradMatches(const ConvCase& c) {
+void ExpectGradMatches(const ConvCase& c, const std::vector<Layout>& layouts) {
   for (DataType dtype : {kFloat32, kFloat64}) {
-    for (bool nhwc : {false, true}) {
-      SCOPED_TRACE(absl::StrCat(c.name, nhwc ? " NHWC" : " NCHW",
+    for (const Layout& layout : layouts) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", layout.Name(),
                                 dtype == kFloat32 ? " float32" : " float64"));
-      const std::vector<Feed> feeds = ConvFeeds(dtype, c, nhwc, true, true);
+      const std::vector<Feed> feeds = ConvFeeds(dtype, c, layout, true, true);
       const double dx_tol = Tolerance(dtype, InputGradTerms(c));
       const double dw_tol = Tolerance(dtype, FilterGradTerms(c));
       const double tol = std::max(dx_tol, dw_tol);
-      EXPECT_TRUE(
-          MatchesOnCuda(ConvGradOp(c, nhwc, true, {"Input", "Filter", "Bias"}),
-                        feeds, {"dx", "dw", "db"}, tol, tol));
+      EXPECT_TRUE(MatchesOnCuda(
+          ConvGradOp(c, layout, true, {"Input", "Filter", "Bias"}), feeds,
+          {"dx", "dw", "db"}, tol, tol));
       // Each gradient alone, and the two without the bias.
-      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, nhwc, true, {"Input"}), feeds,
+      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, layout, true, {"Input"}), feeds,
                                 {"dx"}, dx_tol, dx_tol));
-      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, nhwc, true, {"Filter"}), feeds,
+      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, layout, true, {"Filter"}), feeds,
                                 {"dw"}, dw_tol, dw_tol));
-      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, nhwc, true, {"Bias"}), feeds,
+      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, layout, true, {"Bias"}), feeds,
                                 {"db"}, dw_tol, dw_tol));
-      const std::vector<Feed> no_bias = ConvFeeds(dtype, c, nhwc, false, true);
-      EXPECT_TRUE(MatchesOnCuda(ConvGradOp(c, nhwc, false, {"Input", "Filter"}),
-                                no_bias, {"dx", "dw"}, tol, tol));
+      const std::vector<Feed> no_bias =
+          ConvFeeds(dtype, c, layout, false, true);
+      EXPECT_TRUE(
+          MatchesOnCuda(ConvGradOp(c, layout, false, {"Input", "Filter"}),
+                        no_bias, {"dx", "dw"}, tol, tol));
     }
   }
 }
 
 TEST(ConvCudaTest, MatchesCpu) {
   SF_REQUIRE_CUDA();
-  for (const ConvCase& c : Cases()) ExpectForwardMatches(c);
+  for (const ConvCase& c : Cases()) ExpectForwardMatches(c, PlainLayouts());
 }
 
 TEST(ConvCudaTest, GradMatchesCpu) {
   SF_REQUIRE_CUDA();
-  for (const ConvCase& c : Cases()) ExpectGradMatches(c);
+  for (const ConvCase& c : Cases()) ExpectGradMatches(c, PlainLayouts());
+}
+
+// One run of the forward op with bias and relu and one of the gradient op
+// per dtype and layout, as the CPU's float64 reference takes a while.
+void ExpectLargeMatches(const ConvCase& c, const std::vector<Layout>& layouts) {
+  for (DataType dtype : {kFloat32, kFloat64}) {
+    for (const Layout& layout : layouts) {
+      SCOPED_TRACE(absl::StrCat(c.name, " ", layout.Name(),
+                                dtype == kFloat32 ? " float32" : " float64"));
+      const double y_tol = Tolerance(dtype, ForwardTerms(c) + 1);
+      EXPECT_TRUE(MatchesOnCuda(ConvOp(c, layout, true, true),
+                                ConvFeeds(dtype, c, layout, true, false), {"y"},
+                                y_tol, y_tol));
+      const double tol = Tolerance(dtype, FilterGradTerms(c));
+      EXPECT_TRUE(MatchesOnCuda(
+          ConvGradOp(c, layout, true, {"Input", "Filter", "Bias"}),
+          ConvFeeds(dtype, c, layout, true, true), {"dx", "dw", "db"}, tol,
+          tol));
+    }
+  }
 }
 
 // Past 65535 blocks of 256 threads: the bias and relu pass, the layout
 // copies and the bias gradient's sums loop over more than one grid. With
-// asymmetric padding, the input is padded in a copy as large. One variant
-// each, as the CPU's float64 reference takes a while.
+// asymmetric padding, the input is padded in a copy as large.
 TEST(ConvCudaTest, LargeMatchesCpu) {
   SF_REQUIRE_CUDA();
   const ConvCase cases[] = {
@@ -209,22 +251,95 @@ TEST(ConvCudaTest, LargeMatchesCpu) {
       {"large_padded", {1, 1, 4200, 4100}, {2, 1, 2, 2}, {1, 1}, {0, 1, 1, 0}},
   };
   for (const ConvCase& c : cases) {
-    for (DataType dtype : {kFloat32, kFloat64}) {
-      for (bool nhwc : {false, true}) {
-        SCOPED_TRACE(absl::StrCat(c.name, nhwc ? " NHWC" : " NCHW",
-                                  dtype == kFloat32 ? " float32" : " float64"));
-        const double y_tol = Tolerance(dtype, ForwardTerms(c) + 1);
-        EXPECT_TRUE(MatchesOnCuda(ConvOp(c, nhwc, true, true),
-                                  ConvFeeds(dtype, c, nhwc, true, false), {"y"},
-                                  y_tol, y_tol));
-        const double tol = Tolerance(dtype, FilterGradTerms(c));
-        EXPECT_TRUE(MatchesOnCuda(
-            ConvGradOp(c, nhwc, true, {"Input", "Filter", "Bias"}),
-            ConvFeeds(dtype, c, nhwc, true, true), {"dx", "dw", "db"}, tol,
-            tol));
-      }
-    }
+    ExpectLargeMatches(c, PlainLayouts());
   }
+}
+
+// data_format "NCHW8c": Output [N, M / 8, OH, OW, 8]; Input blocked where
+// its channels fill blocks, and NCHW (rank 4) always. cuDNN computes in
+// NCHW, so every blocked tensor goes through a reordering copy.
+const std::vector<ConvCase>& BlockedCases() {
+  static const auto* cases = new std::vector<ConvCase>{
+      {"blocked", {2, 8, 7, 7}, {8, 8, 3, 3}, {1, 1}, {1, 1}},
+      {"blocked_strided", {3, 16, 9, 8}, {16, 16, 3, 3}, {2, 2}, {1, 1}},
+      // The copy that makes the padding symmetric reorders too.
+      {"blocked_asymmetric_padding",
+       {1, 8, 7, 8},
+       {16, 8, 3, 3},
+       {1, 1},
+       {0, 1, 2, 1}},
+      {"blocked_dilated", {1, 8, 10, 9}, {8, 8, 3, 2}, {1, 1}, {2, 1}, {2, 3}},
+      {"blocked_groups",
+       {3, 16, 6, 6},
+       {16, 8, 3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       2},
+      {"blocked_groups_strided",
+       {1, 32, 9, 9},
+       {16, 16, 3, 3},
+       {2, 2},
+       {1, 1},
+       {1, 1},
+       2},
+      // Three output blocks from four input blocks.
+      {"blocked_pointwise", {2, 32, 5, 5}, {24, 32, 1, 1}},
+      // A 1 x 1 Output: the bias gradient's rows are whole samples.
+      {"blocked_one_pixel", {3, 8, 3, 3}, {16, 8, 3, 3}},
+      // First convolutions: channels that fill no block, so NCHW Input only.
+      {"first", {2, 3, 9, 9}, {8, 3, 3, 3}, {1, 1}, {1, 1}},
+      {"first_strided", {3, 3, 11, 10}, {16, 3, 3, 3}, {2, 2}, {1, 1}},
+      {"first_asymmetric_strided",
+       {1, 3, 8, 7},
+       {8, 3, 4, 4},
+       {2, 2},
+       {1, 2, 2, 1}},
+      {"first_one_channel", {1, 1, 6, 5}, {8, 1, 2, 2}, {1, 1}, {1, 0}},
+      // Outputs of the bias alone (or zeros), and no samples.
+      {"blocked_no_channels", {2, 0, 5, 5}, {8, 0, 3, 3}, {1, 1}, {1, 1}},
+      {"blocked_only_padding", {1, 8, 0, 3}, {8, 8, 1, 1}, {1, 1}, {1, 1}},
+      {"blocked_no_samples", {0, 8, 5, 5}, {8, 8, 3, 3}, {1, 1}, {1, 1}},
+  };
+  return *cases;
+}
+
+// Both Inputs where the channels fill blocks, otherwise the NCHW one.
+std::vector<Layout> BlockedLayouts(const ConvCase& c) {
+  std::vector<Layout> layouts;
+  if (c.input[1] % 8 == 0) layouts.push_back({"NCHW8c"});
+  layouts.push_back({"NCHW8c", /*nchw_input=*/true});
+  return layouts;
+}
+
+TEST(ConvCudaTest, BlockedMatchesCpu) {
+  SF_REQUIRE_CUDA();
+  for (const ConvCase& c : BlockedCases()) {
+    ExpectForwardMatches(c, BlockedLayouts(c));
+  }
+}
+
+TEST(ConvCudaTest, BlockedGradMatchesCpu) {
+  SF_REQUIRE_CUDA();
+  for (const ConvCase& c : BlockedCases()) {
+    ExpectGradMatches(c, BlockedLayouts(c));
+  }
+}
+
+// Past 65535 blocks of 256 threads in NCHW8c: the bias and relu pass
+// steps through positions and both channel blocks over more than one grid,
+// and the output's copies reorder more than one grid's worth.
+TEST(ConvCudaTest, BlockedLargeMatchesCpu) {
+  SF_REQUIRE_CUDA();
+  const ConvCase cases[] = {
+      {"large_blocked", {1, 8, 1100, 1000}, {16, 8, 1, 1}},
+      {"large_first_padded",
+       {1, 3, 1100, 1000},
+       {16, 3, 2, 2},
+       {1, 1},
+       {0, 1, 1, 0}},
+  };
+  for (const ConvCase& c : cases) ExpectLargeMatches(c, BlockedLayouts(c));
 }
 
 }  // namespace

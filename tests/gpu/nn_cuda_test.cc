@@ -99,6 +99,7 @@ struct PoolCase {
 
 std::vector<PoolCase> PoolCases() {
   const std::string nhwc = Str("data_format", "NHWC");
+  const std::string blocked = Str("data_format", "NCHW8c");
   return {
       {"pool2d", {2, 3, 8, 8}, Ints("ksize", {2, 2}) + Ints("strides", {2, 2})},
       {"pool2d",
@@ -142,6 +143,19 @@ std::vector<PoolCase> PoolCases() {
       {"pool2d",
        {2, 5, 6, 3},
        Ints("ksize", {1, 1}) + Bool("global_pooling", true) + nhwc},
+      // Channel-blocked, [N, C / 8, H, W, 8].
+      {"pool2d",
+       {2, 2, 9, 7, 8},
+       Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}) + Bool("ceil_mode", true) + blocked},
+      {"pool2d",
+       {1, 1, 12, 12, 8},
+       Ints("ksize", {3, 2}) + Ints("strides", {2, 3}) +
+           Ints("paddings", {1, 2, 0, 1}) + Ints("dilations", {2, 1}) +
+           blocked},
+      {"pool2d",
+       {2, 3, 5, 6, 8},
+       Ints("ksize", {1, 1}) + Bool("global_pooling", true) + blocked},
       {"pool1d",
        {2, 3, 20},
        Ints("ksize", {3}) + Ints("strides", {2}) + Ints("paddings", {1}) +

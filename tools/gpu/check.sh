@@ -41,7 +41,7 @@ sf=$pack/bin/scopeflow
 full=true
 if [[ "${1:-}" == quick ]]; then full=false; fi
 rest_filter='*'
-default_benchmarks='BM_(AddChain|Mlp|Cnn/batch:[0-9]+/channels_last:0|MatmulNet1024|Elementwise)'
+default_benchmarks='BM_(AddChain|Mlp|Cnn/batch:[0-9]+/layout:0|MatmulNet1024|Elementwise)'
 if [[ -n "${FIRST:-}" ]]; then
   step cuda_ops_first "$pack/bin/cuda_ops_test" --gtest_filter="$FIRST"
   rest_filter="-$FIRST"
