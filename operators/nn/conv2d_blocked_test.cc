@@ -12,6 +12,7 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
 namespace {
@@ -78,27 +79,6 @@ Tensor Random(const Dims& dims, uint32_t seed) {
   return MakeTensor<T>(dims, values);
 }
 
-// `nchw` [N, C, H, W] as [N, C / 8, H, W, 8], channel c at [n, c / 8, h, w,
-// c % 8]: written out here rather than through the kernels' own helper.
-template <typename T>
-Tensor ToBlocked(const Tensor& nchw) {
-  const int64_t n = nchw.dim(0), c = nchw.dim(1), h = nchw.dim(2),
-                w = nchw.dim(3);
-  const std::vector<T> from = Values<T>(nchw);
-  std::vector<T> to(from.size());
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      for (int64_t y = 0; y < h; ++y) {
-        for (int64_t x = 0; x < w; ++x) {
-          to[(((i * (c / 8) + ch / 8) * h + y) * w + x) * 8 + ch % 8] =
-              from[((i * c + ch) * h + y) * w + x];
-        }
-      }
-    }
-  }
-  return MakeTensor<T>({n, c / 8, h, w, 8}, to);
-}
-
 template <typename T>
 void ExpectNear(const Tensor& got, const Tensor& expected, double tolerance) {
   ASSERT_EQ(got.dims(), expected.dims());
@@ -126,7 +106,7 @@ class Conv2dBlockedTest : public ::testing::TestWithParam<BlockedCase> {
     nchw = {{"x", x}, {"w", Random<T>(c.filter, 2)}};
     if (c.bias) nchw.push_back({"b", Random<T>({c.filter[0]}, 3)});
     blocked = nchw;
-    if (!c.nchw_input) blocked[0].tensor = ToBlocked<T>(x);
+    if (!c.nchw_input) blocked[0].tensor = ToChannelBlocks<T>(x);
   }
 
   template <typename T>
@@ -142,7 +122,7 @@ class Conv2dBlockedTest : public ::testing::TestWithParam<BlockedCase> {
     if (c.fuse_relu) y = Relu<T>(y);
     auto got = RunOp(ConvOp(c, true), blocked, {"y"});
     ASSERT_TRUE(got.ok()) << got.status();
-    ExpectNear<T>((*got)[0], ToBlocked<T>(y), tolerance);
+    ExpectNear<T>((*got)[0], ToChannelBlocks<T>(y), tolerance);
   }
 
   template <typename T>
@@ -156,7 +136,7 @@ class Conv2dBlockedTest : public ::testing::TestWithParam<BlockedCase> {
     ASSERT_TRUE(y.ok()) << y.status();
     const Tensor dy = Random<T>((*y)[0].dims(), 4);
     nchw.push_back({"dy", dy});
-    blocked.push_back({"dy", ToBlocked<T>(dy)});
+    blocked.push_back({"dy", ToChannelBlocks<T>(dy)});
     std::vector<std::string> fetches = {"dx", "dw"};
     if (c.bias) fetches.push_back("db");
     auto expected = RunOp(ConvGradOp(c, false), nchw, fetches);
@@ -167,7 +147,7 @@ class Conv2dBlockedTest : public ::testing::TestWithParam<BlockedCase> {
       SCOPED_TRACE("Input@GRAD");
       ExpectNear<T>(
           (*got)[0],
-          c.nchw_input ? (*expected)[0] : ToBlocked<T>((*expected)[0]),
+          c.nchw_input ? (*expected)[0] : ToChannelBlocks<T>((*expected)[0]),
           tolerance);
     }
     for (size_t i = 1; i < fetches.size(); ++i) {

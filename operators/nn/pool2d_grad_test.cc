@@ -18,7 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operators/channel_blocks.h"
-#include "operators/strided_copy.h"
+#include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
 namespace {
@@ -379,20 +379,6 @@ TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeKnown) {
 
 // Channel-blocked (data_format "NCHW8c", [N, C / 8, H, W, 8]).
 
-constexpr char kBlocked[] = "attrs { name: \"data_format\" s: \"NCHW8c\" } ";
-
-// The NCHW `nchw` as [N, C / 8, H, W, 8].
-template <typename T>
-Tensor ToBlocked(const Tensor& nchw) {
-  const Dims& d = nchw.dims();
-  const ChannelBlockBox box = ChannelBlockBoxOf(d[0], d[1], d[2], d[3]);
-  Tensor blocked = MakeTensor<T>(Dims(box.dims.begin(), box.dims.end()),
-                                 std::vector<T>(nchw.numel()));
-  CopyStrided(blocked.data<T>(), box.blocked_strides, nchw.data<T>(),
-              box.nchw_strides, box.dims, sizeof(T));
-  return blocked;
-}
-
 // The NHWC cases with their channels rounded up to whole blocks (NCHW
 // shapes).
 std::vector<PoolCase> BlockedCases() {
@@ -408,8 +394,8 @@ TEST(Pool2dGradBlockedTest, MatchesCentralDifferences) {
   for (const PoolCase& c : BlockedCases()) {
     SCOPED_TRACE(c.name);
     absl::Status status =
-        CheckGradient(Pool(c.attrs + kBlocked),
-                      {{"x", ToBlocked<double>(Distinct(c.x, ++seed))}});
+        CheckGradient(Pool(c.attrs + kChannelBlockedAttr),
+                      {{"x", ToChannelBlocks<double>(Distinct(c.x, ++seed))}});
     EXPECT_TRUE(status.ok()) << status;
   }
 }
@@ -426,11 +412,12 @@ TEST(Pool2dGradBlockedTest, MatchesBlockedNchw) {
     const Tensor dy = Distinct((*y)[0].dims(), ++seed);
     auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
     ASSERT_TRUE(nchw.ok()) << nchw.status();
-    auto blocked = RunOp(
-        PoolGrad(c.attrs + kBlocked),
-        {{"x", ToBlocked<double>(x)}, {"dy", ToBlocked<double>(dy)}}, {"dx"});
+    auto blocked = RunOp(PoolGrad(c.attrs + kChannelBlockedAttr),
+                         {{"x", ToChannelBlocks<double>(x)},
+                          {"dy", ToChannelBlocks<double>(dy)}},
+                         {"dx"});
     ASSERT_TRUE(blocked.ok()) << blocked.status();
-    const Tensor expected = ToBlocked<double>((*nchw)[0]);
+    const Tensor expected = ToChannelBlocks<double>((*nchw)[0]);
     EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
     EXPECT_THAT(Values<double>((*blocked)[0]),
                 ElementsAreArray(Values<double>(expected)));
@@ -447,16 +434,18 @@ TEST(Pool2dGradBlockedTest, HandValues) {
   const Tensor x = MakeTensor<float>({1, 1, 1, 2, kChannelBlock}, values);
   const Tensor dy =
       MakeTensor<float>({1, 1, 1, 1, kChannelBlock}, {1, 2, 3, 4, 5, 6, 7, 8});
-  auto max = RunOp(PoolGrad(Type("max") + Ints("ksize", {1, 2}) + kBlocked),
-                   {{"x", x}, {"dy", dy}}, {"dx"});
+  auto max =
+      RunOp(PoolGrad(Type("max") + Ints("ksize", {1, 2}) + kChannelBlockedAttr),
+            {{"x", x}, {"dy", dy}}, {"dx"});
   ASSERT_TRUE(max.ok()) << max.status();
   EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 1, 2, kChannelBlock));
   EXPECT_THAT(Values<float>((*max)[0]),
               ElementsAre(0, 0, 0, 0, 5, 6, 7, 8,  // w = 0
                           1, 2, 3, 4, 0, 0, 0, 0));
   // Average: each cell takes half of its channel's gradient.
-  auto avg = RunOp(PoolGrad(Type("avg") + Ints("ksize", {1, 2}) + kBlocked),
-                   {{"x", x}, {"dy", dy}}, {"dx"});
+  auto avg =
+      RunOp(PoolGrad(Type("avg") + Ints("ksize", {1, 2}) + kChannelBlockedAttr),
+            {{"x", x}, {"dy", dy}}, {"dx"});
   ASSERT_TRUE(avg.ok()) << avg.status();
   EXPECT_THAT(Values<float>((*avg)[0]),
               ElementsAre(0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4,  //
@@ -464,17 +453,18 @@ TEST(Pool2dGradBlockedTest, HandValues) {
 }
 
 TEST(Pool2dGradBlockedErrorTest, XMustBeBlocked) {
-  absl::Status status =
-      PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) + kBlocked),
-                {{"x", MakeTensor<float>({1, 8, 4, 4}, {})},
-                 {"dy", MakeTensor<float>({1, 1, 3, 3, 8}, {})}});
+  absl::Status status = PrepareOp(
+      PoolGrad(Type("max") + Ints("ksize", {2, 2}) + kChannelBlockedAttr),
+      {{"x", MakeTensor<float>({1, 8, 4, 4}, {})},
+       {"dy", MakeTensor<float>({1, 1, 3, 3, 8}, {})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d_grad): input \"X\" (variable \"x\") "
                         "has shape [1, 8, 4, 4]: expected rank 5 [N, C / 8, H, "
                         "W, 8] for data_format \"NCHW8c\""));
-  status = PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) + kBlocked),
-                     {{"x", MakeTensor<float>({1, 1, 4, 4, 16}, {})},
-                      {"dy", MakeTensor<float>({1, 1, 3, 3, 16}, {})}});
+  status = PrepareOp(
+      PoolGrad(Type("max") + Ints("ksize", {2, 2}) + kChannelBlockedAttr),
+      {{"x", MakeTensor<float>({1, 1, 4, 4, 16}, {})},
+       {"dy", MakeTensor<float>({1, 1, 3, 3, 16}, {})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d_grad): input \"X\" (variable \"x\") "
                         "has shape [1, 1, 4, 4, 16]: expected rank 5 [N, C / "
@@ -484,7 +474,7 @@ TEST(Pool2dGradBlockedErrorTest, XMustBeBlocked) {
 TEST(Pool2dGradBlockedErrorTest, OutGradShapeIsBlocked) {
   absl::Status status =
       PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) +
-                         Ints("strides", {2, 2}) + kBlocked),
+                         Ints("strides", {2, 2}) + kChannelBlockedAttr),
                 {{"x", MakeTensor<float>({1, 2, 4, 4, 8}, {})},
                  {"dy", MakeTensor<float>({1, 16, 2, 2}, {})}});
   EXPECT_THAT(status.message(),

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operators/channel_blocks.h"
-#include "operators/strided_copy.h"
+#include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
 namespace {
@@ -743,24 +743,10 @@ TEST(Pool2dNhwcErrorTest, DataFormatMustBeKnown) {
 // pooling as channels first, checked against the NCHW op run on the input
 // blocked and its result blocked.
 
-constexpr char kBlocked[] = "attrs { name: \"data_format\" s: \"NCHW8c\" } ";
-
-// The NCHW `nchw` as [N, C / 8, H, W, 8].
-template <typename T>
-Tensor ToBlocked(const Tensor& nchw) {
-  const Dims& d = nchw.dims();
-  const ChannelBlockBox box = ChannelBlockBoxOf(d[0], d[1], d[2], d[3]);
-  Tensor blocked = MakeTensor<T>(Dims(box.dims.begin(), box.dims.end()),
-                                 std::vector<T>(nchw.numel()));
-  CopyStrided(blocked.data<T>(), box.blocked_strides, nchw.data<T>(),
-              box.nchw_strides, box.dims, sizeof(T));
-  return blocked;
-}
-
 TEST(Pool2dBlockedTest, ToBlockedGroupsEightChannelsPerPixel) {
   // [1, 16, 1, 2]: channel c holds 2c (w = 0) and 2c + 1 (w = 1).
   const Tensor blocked =
-      ToBlocked<float>(MakeTensor<float>({1, 16, 1, 2}, Iota(32)));
+      ToChannelBlocks<float>(MakeTensor<float>({1, 16, 1, 2}, Iota(32)));
   EXPECT_THAT(blocked.dims(), ElementsAre(1, 2, 1, 2, 8));
   EXPECT_THAT(Values<float>(blocked),
               ElementsAre(0, 2, 4, 6, 8, 10, 12, 14,         // block 0, w 0
@@ -785,10 +771,10 @@ void ExpectBlockedMatchesNchw(const LayoutCase& c, uint32_t seed) {
   const Tensor x = RandomTensor<T>(c.nchw, seed);
   auto nchw = RunOp(PoolOp(c.attrs), {{"x", x}}, {"y"});
   ASSERT_TRUE(nchw.ok()) << nchw.status();
-  auto blocked =
-      RunOp(PoolOp(c.attrs + kBlocked), {{"x", ToBlocked<T>(x)}}, {"y"});
+  auto blocked = RunOp(PoolOp(c.attrs + kChannelBlockedAttr),
+                       {{"x", ToChannelBlocks<T>(x)}}, {"y"});
   ASSERT_TRUE(blocked.ok()) << blocked.status();
-  const Tensor expected = ToBlocked<T>((*nchw)[0]);
+  const Tensor expected = ToChannelBlocks<T>((*nchw)[0]);
   EXPECT_EQ((*blocked)[0].dtype(), DataTypeOf<T>());
   EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
   EXPECT_THAT(Values<T>((*blocked)[0]), ElementsAreArray(Values<T>(expected)));
@@ -819,12 +805,13 @@ TEST(Pool2dBlockedTest, LargeInputsMatchBlockedNchw) {
     SCOPED_TRACE(type);
     auto nchw = RunOp(PoolOp(Type(type) + window), {{"x", x}}, {"y"});
     ASSERT_TRUE(nchw.ok()) << nchw.status();
-    auto blocked = RunOp(PoolOp(Type(type) + window + kBlocked),
-                         {{"x", ToBlocked<float>(x)}}, {"y"});
+    auto blocked = RunOp(PoolOp(Type(type) + window + kChannelBlockedAttr),
+                         {{"x", ToChannelBlocks<float>(x)}}, {"y"});
     ASSERT_TRUE(blocked.ok()) << blocked.status();
     EXPECT_THAT((*blocked)[0].dims(), ElementsAre(3, 2, 21, 20, 8));
-    EXPECT_THAT(Values<float>((*blocked)[0]),
-                ElementsAreArray(Values<float>(ToBlocked<float>((*nchw)[0]))));
+    EXPECT_THAT(
+        Values<float>((*blocked)[0]),
+        ElementsAreArray(Values<float>(ToChannelBlocks<float>((*nchw)[0]))));
   }
 }
 
@@ -837,8 +824,9 @@ TEST(Pool2dBlockedTest, HandValues) {
   }
   const Tensor x = MakeTensor<float>({1, 1, 2, 2, kChannelBlock}, values);
   // Rows' maxima: (k + 1) * 2 and (k + 1) * 4.
-  auto max = RunOp(PoolOp(Type("max") + Ints("ksize", {1, 2}) + kBlocked),
-                   {{"x", x}}, {"y"});
+  auto max =
+      RunOp(PoolOp(Type("max") + Ints("ksize", {1, 2}) + kChannelBlockedAttr),
+            {{"x", x}}, {"y"});
   ASSERT_TRUE(max.ok()) << max.status();
   EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 2, 1, kChannelBlock));
   EXPECT_THAT(Values<float>((*max)[0]),
@@ -848,7 +836,7 @@ TEST(Pool2dBlockedTest, HandValues) {
   // by 4 (exclusive) or by 9.
   const std::string avg3x3 = Type("avg") + Ints("ksize", {3, 3}) +
                              Ints("paddings", {1, 1}) +
-                             Ints("strides", {2, 2}) + kBlocked;
+                             Ints("strides", {2, 2}) + kChannelBlockedAttr;
   auto exclusive = RunOp(PoolOp(avg3x3), {{"x", x}}, {"y"});
   ASSERT_TRUE(exclusive.ok()) << exclusive.status();
   EXPECT_THAT((*exclusive)[0].dims(), ElementsAre(1, 1, 1, 1, kChannelBlock));
@@ -870,17 +858,18 @@ TEST(Pool2dBlockedTest, MaxNaNWinsAsInNchw) {
   const std::string max2x2 = Type("max") + Ints("ksize", {2, 2});
   auto nchw = RunOp(PoolOp(max2x2), {{"x", x}}, {"y"});
   ASSERT_TRUE(nchw.ok()) << nchw.status();
-  auto blocked =
-      RunOp(PoolOp(max2x2 + kBlocked), {{"x", ToBlocked<float>(x)}}, {"y"});
+  auto blocked = RunOp(PoolOp(max2x2 + kChannelBlockedAttr),
+                       {{"x", ToChannelBlocks<float>(x)}}, {"y"});
   ASSERT_TRUE(blocked.ok()) << blocked.status();
   EXPECT_THAT(Values<float>((*blocked)[0]),
               Pointwise(NanSensitiveFloatEq(),
-                        Values<float>(ToBlocked<float>((*nchw)[0]))));
+                        Values<float>(ToChannelBlocks<float>((*nchw)[0]))));
 }
 
 TEST(Pool2dBlockedTest, InfersShapes) {
-  const std::string max2x2 = PoolOp(Type("max") + Ints("ksize", {2, 2}) +
-                                    Ints("strides", {2, 2}) + kBlocked);
+  const std::string max2x2 =
+      PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
+             kChannelBlockedAttr);
   auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {2, 3, 8, 6, 8}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(2, 3, 4, 3, 8));
@@ -891,8 +880,8 @@ TEST(Pool2dBlockedTest, InfersShapes) {
   y = InferAtPrepare(max2x2, {{"x", kFloat32, {}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1, 8));
-  const std::string global =
-      PoolOp(Type("avg") + Ints("ksize", {2, 2}) + kGlobal + kBlocked);
+  const std::string global = PoolOp(Type("avg") + Ints("ksize", {2, 2}) +
+                                    kGlobal + kChannelBlockedAttr);
   y = InferAtPrepare(global, {{"x", kFloat32, {5, 2, 7, 9, 8}}}, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(y->dims, ElementsAre(5, 2, 1, 1, 8));
@@ -900,7 +889,7 @@ TEST(Pool2dBlockedTest, InfersShapes) {
 
 TEST(Pool2dBlockedErrorTest, XMustBeBlocked) {
   const std::string max2x2 =
-      PoolOp(Type("max") + Ints("ksize", {2, 2}) + kBlocked);
+      PoolOp(Type("max") + Ints("ksize", {2, 2}) + kChannelBlockedAttr);
   // Rank 4 (an NCHW image), and rank 5 with a last dim other than 8.
   auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 8, 4, 4}}}, "y");
   EXPECT_THAT(y.status().message(),
@@ -920,8 +909,9 @@ TEST(Pool2dBlockedErrorTest, XMustBeBlocked) {
 }
 
 TEST(Pool2dBlockedErrorTest, SpatialAxesAreTwoAndThree) {
-  const std::string max2x2 = PoolOp(Type("max") + Ints("ksize", {2, 2}) +
-                                    Ints("strides", {2, 2}) + kBlocked);
+  const std::string max2x2 =
+      PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
+             kChannelBlockedAttr);
   auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 1, 5, 8}}}, "y");
   EXPECT_THAT(y.status().message(),
               HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
@@ -940,7 +930,7 @@ TEST(Pool2dBlockedErrorTest, IndicesNeedNchw) {
   absl::Status status = PrepareOp(
       "type: \"pool2d\" inputs { slot: \"X\" vars: \"x\" } outputs { slot: "
       "\"Out\" vars: \"y\" } outputs { slot: \"Indices\" vars: \"i\" } " +
-          Type("max") + Ints("ksize", {2, 2}) + kBlocked,
+          Type("max") + Ints("ksize", {2, 2}) + kChannelBlockedAttr,
       {{"x", MakeTensor<float>({1, 1, 2, 2, 8}, Iota(32))}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d): output \"Indices\" (variable \"i\") "

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
 namespace {
@@ -27,35 +28,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-const char* const kFormats[] = {"NCHW", "NHWC", "NCHW8c"};
-
-std::string TransferOp(const std::string& src, const std::string& dst) {
-  return absl::StrFormat(
-      "type: \"transfer_layout\" inputs { slot: \"X\" vars: \"x\" } outputs "
-      "{ slot: \"Out\" vars: \"y\" } attrs { name: \"src_format\" s: \"%s\" "
-      "} attrs { name: \"dst_format\" s: \"%s\" }",
-      src, dst);
-}
-
-// An image's sizes, whatever its layout.
-struct Sizes {
-  int64_t n, c, h, w;
-};
-
-Dims DimsIn(const std::string& format, const Sizes& s) {
-  if (format == "NCHW") return {s.n, s.c, s.h, s.w};
-  if (format == "NHWC") return {s.n, s.h, s.w, s.c};
-  return {s.n, s.c / 8, s.h, s.w, 8};
-}
-
-// Where element (n, c, h, w) lies in `format`, as each layout defines it
-// (NCHW8c: operators/channel_blocks.h).
-int64_t OffsetIn(const std::string& format, const Sizes& s, int64_t n,
-                 int64_t c, int64_t h, int64_t w) {
-  if (format == "NCHW") return ((n * s.c + c) * s.h + h) * s.w + w;
-  if (format == "NHWC") return ((n * s.h + h) * s.w + w) * s.c + c;
-  return (((n * (s.c / 8) + c / 8) * s.h + h) * s.w + w) * 8 + c % 8;
-}
+using Sizes = ImageSizes;
 
 // The image [1, 16, 2, 3] whose element (c, h, w) is 100c + 10h + w, in
 // each layout.
@@ -120,11 +93,11 @@ std::vector<int32_t> SmallImageIn(const std::string& format) {
 }
 
 TEST(TransferLayoutTest, HandComputedImageBetweenEveryPair) {
-  for (const std::string src : kFormats) {
-    for (const std::string dst : kFormats) {
+  for (const std::string src : kImageFormats) {
+    for (const std::string dst : kImageFormats) {
       SCOPED_TRACE(src + " to " + dst);
       auto out = RunOp(
-          TransferOp(src, dst),
+          TransferLayoutOp(src, dst),
           {{"x", MakeTensor<int32_t>(DimsIn(src, kSmall), SmallImageIn(src))}},
           {"y"});
       ASSERT_TRUE(out.ok()) << out.status();
@@ -152,37 +125,14 @@ TEST(TransferLayoutTest, DefaultFormatsCopyNchw) {
 // NCHW index and must land where the destination layout puts it.
 TEST(TransferLayoutTest, BatchesMatchIndexArithmetic) {
   for (const Sizes s : {Sizes{2, 24, 3, 5}, Sizes{3, 64, 17, 19}}) {
-    for (const std::string src : kFormats) {
-      std::vector<double> values(s.n * s.c * s.h * s.w);
-      for (int64_t n = 0; n < s.n; ++n) {
-        for (int64_t c = 0; c < s.c; ++c) {
-          for (int64_t h = 0; h < s.h; ++h) {
-            for (int64_t w = 0; w < s.w; ++w) {
-              values[OffsetIn(src, s, n, c, h, w)] =
-                  OffsetIn("NCHW", s, n, c, h, w);
-            }
-          }
-        }
-      }
-      const Tensor x = MakeTensor<double>(DimsIn(src, s), values);
-      for (const std::string dst : kFormats) {
+    for (const std::string src : kImageFormats) {
+      const Tensor x = NchwOffsetsIn<double>(src, s);
+      for (const std::string dst : kImageFormats) {
         SCOPED_TRACE(absl::StrFormat("%s to %s, C = %d", src, dst, s.c));
-        auto out = RunOp(TransferOp(src, dst), {{"x", x}}, {"y"});
+        auto out = RunOp(TransferLayoutOp(src, dst), {{"x", x}}, {"y"});
         ASSERT_TRUE(out.ok()) << out.status();
         ASSERT_THAT((*out)[0].dims(), ElementsAreArray(DimsIn(dst, s)));
-        const std::vector<double> got = Values<double>((*out)[0]);
-        int64_t mismatches = 0;
-        for (int64_t n = 0; n < s.n; ++n) {
-          for (int64_t c = 0; c < s.c; ++c) {
-            for (int64_t h = 0; h < s.h; ++h) {
-              for (int64_t w = 0; w < s.w; ++w) {
-                mismatches += got[OffsetIn(dst, s, n, c, h, w)] !=
-                              OffsetIn("NCHW", s, n, c, h, w);
-              }
-            }
-          }
-        }
-        EXPECT_EQ(mismatches, 0);
+        EXPECT_EQ(CountNotAtNchwOffset(Values<double>((*out)[0]), dst, s), 0);
       }
     }
   }
@@ -209,16 +159,17 @@ template <typename T>
 void ExpectRoundTrips() {
   constexpr Sizes kSizes = {3, 16, 4, 5};
   uint32_t seed = 1;
-  for (const std::string src : kFormats) {
-    for (const std::string dst : kFormats) {
+  for (const std::string src : kImageFormats) {
+    for (const std::string dst : kImageFormats) {
       SCOPED_TRACE(absl::StrFormat("%s to %s and back, dtype %s", src, dst,
                                    DataTypeName(DataTypeOf<T>())));
       const Tensor x = RandomImage<T>(DimsIn(src, kSizes), seed++);
-      auto there = RunOp(TransferOp(src, dst), {{"x", x}}, {"y"});
+      auto there = RunOp(TransferLayoutOp(src, dst), {{"x", x}}, {"y"});
       ASSERT_TRUE(there.ok()) << there.status();
       EXPECT_EQ((*there)[0].dtype(), DataTypeOf<T>());
       EXPECT_THAT((*there)[0].dims(), ElementsAreArray(DimsIn(dst, kSizes)));
-      auto back = RunOp(TransferOp(dst, src), {{"x", (*there)[0]}}, {"y"});
+      auto back =
+          RunOp(TransferLayoutOp(dst, src), {{"x", (*there)[0]}}, {"y"});
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_THAT((*back)[0].dims(), ElementsAreArray(x.dims()));
       EXPECT_EQ(Values<T>((*back)[0]), Values<T>(x));
@@ -235,12 +186,12 @@ TEST(TransferLayoutTest, RoundTripsOnRandomDataForEveryPairAndDtype) {
 }
 
 TEST(TransferLayoutTest, EmptyImages) {
-  auto out = RunOp(TransferOp("NCHW8c", "NHWC"),
+  auto out = RunOp(TransferLayoutOp("NCHW8c", "NHWC"),
                    {{"x", MakeTensor<float>({0, 2, 3, 4, 8}, {})}}, {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].dims(), ElementsAre(0, 3, 4, 16));
   // No channels: 0 is a multiple of 8.
-  out = RunOp(TransferOp("NCHW", "NCHW8c"),
+  out = RunOp(TransferLayoutOp("NCHW", "NCHW8c"),
               {{"x", MakeTensor<float>({1, 0, 2, 2}, {})}}, {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 0, 2, 2, 8));
@@ -272,15 +223,15 @@ TEST(TransferLayoutTest, UnknownDimsAtPrepare) {
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrFormat("%s to %s of [%s]", c.src, c.dst,
                                  absl::StrJoin(c.x, ", ")));
-    auto info =
-        InferAtPrepare(TransferOp(c.src, c.dst), {{"x", kFloat32, c.x}}, "y");
+    auto info = InferAtPrepare(TransferLayoutOp(c.src, c.dst),
+                               {{"x", kFloat32, c.x}}, "y");
     ASSERT_TRUE(info.ok()) << info.status();
     EXPECT_EQ(info->dtype, kFloat32);
     EXPECT_THAT(info->dims, ElementsAreArray(c.out));
   }
   // Run with N unknown at Prepare.
   auto out = RunDeclared(
-      TransferOp("NCHW", "NCHW8c"), {{"x", kInt32, {-1, 16, 2, 3}}},
+      TransferLayoutOp("NCHW", "NCHW8c"), {{"x", kInt32, {-1, 16, 2, 3}}},
       {{"x", MakeTensor<int32_t>({1, 16, 2, 3}, SmallImageIn("NCHW"))}}, {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 2, 2, 3, 8));
@@ -289,7 +240,7 @@ TEST(TransferLayoutTest, UnknownDimsAtPrepare) {
 
 TEST(TransferLayoutTest, WrongRankForTheFormatNamesOpAndVariable) {
   absl::Status status =
-      PrepareOp(TransferOp("NCHW", "NHWC"),
+      PrepareOp(TransferLayoutOp("NCHW", "NHWC"),
                 {{"x", MakeTensor<float>({16, 2, 3}, std::vector<float>(96))}});
   EXPECT_THAT(
       status.message(),
@@ -297,7 +248,7 @@ TEST(TransferLayoutTest, WrongRankForTheFormatNamesOpAndVariable) {
                 "shape [16, 2, 3] has rank 3: expected rank 4, [N, C, H, W], "
                 "for src_format \"NCHW\""));
   status = PrepareOp(
-      TransferOp("NHWC", "NCHW"),
+      TransferLayoutOp("NHWC", "NCHW"),
       {{"x", MakeTensor<float>({1, 2, 3, 16, 1}, std::vector<float>(96))}});
   EXPECT_THAT(
       status.message(),
@@ -306,7 +257,7 @@ TEST(TransferLayoutTest, WrongRankForTheFormatNamesOpAndVariable) {
                 "C], for src_format \"NHWC\""));
   // An NCHW image given as NCHW8c.
   status = PrepareOp(
-      TransferOp("NCHW8c", "NCHW"),
+      TransferLayoutOp("NCHW8c", "NCHW"),
       {{"x", MakeTensor<float>({1, 16, 2, 3}, std::vector<float>(96))}});
   EXPECT_THAT(
       status.message(),
@@ -317,7 +268,7 @@ TEST(TransferLayoutTest, WrongRankForTheFormatNamesOpAndVariable) {
 
 TEST(TransferLayoutTest, BlockedLastDimNot8NamesOpAndVariable) {
   const absl::Status status = PrepareOp(
-      TransferOp("NCHW8c", "NHWC"),
+      TransferLayoutOp("NCHW8c", "NHWC"),
       {{"x", MakeTensor<float>({1, 2, 2, 3, 4}, std::vector<float>(48))}});
   EXPECT_THAT(
       status.message(),
@@ -326,7 +277,7 @@ TEST(TransferLayoutTest, BlockedLastDimNot8NamesOpAndVariable) {
                 "H, W, 8], for src_format \"NCHW8c\""));
   // Known only at the run.
   auto out = RunDeclared(
-      TransferOp("NCHW8c", "NCHW"), {{"x", kFloat32, {1, 2, 2, 3, -1}}},
+      TransferLayoutOp("NCHW8c", "NCHW"), {{"x", kFloat32, {1, 2, 2, 3, -1}}},
       {{"x", MakeTensor<float>({1, 2, 2, 3, 4}, std::vector<float>(48))}},
       {"y"});
   ASSERT_FALSE(out.ok());
@@ -338,7 +289,7 @@ TEST(TransferLayoutTest, BlockedLastDimNot8NamesOpAndVariable) {
 
 TEST(TransferLayoutTest, ChannelsNotAMultipleOf8NameOpVariableAndCount) {
   absl::Status status = PrepareOp(
-      TransferOp("NCHW", "NCHW8c"),
+      TransferLayoutOp("NCHW", "NCHW8c"),
       {{"x", MakeTensor<float>({1, 12, 2, 3}, std::vector<float>(72))}});
   EXPECT_THAT(
       status.message(),
@@ -346,7 +297,7 @@ TEST(TransferLayoutTest, ChannelsNotAMultipleOf8NameOpVariableAndCount) {
                 "shape [1, 12, 2, 3] has 12 channels: expected a multiple of "
                 "8 for dst_format \"NCHW8c\""));
   status = PrepareOp(
-      TransferOp("NHWC", "NCHW8c"),
+      TransferLayoutOp("NHWC", "NCHW8c"),
       {{"x", MakeTensor<float>({1, 2, 3, 20}, std::vector<float>(120))}});
   EXPECT_THAT(
       status.message(),
@@ -355,7 +306,7 @@ TEST(TransferLayoutTest, ChannelsNotAMultipleOf8NameOpVariableAndCount) {
                 "8 for dst_format \"NCHW8c\""));
   // Channels known only at the run.
   auto out = RunDeclared(
-      TransferOp("NCHW", "NCHW8c"), {{"x", kFloat32, {-1, -1, -1, -1}}},
+      TransferLayoutOp("NCHW", "NCHW8c"), {{"x", kFloat32, {-1, -1, -1, -1}}},
       {{"x", MakeTensor<float>({1, 12, 2, 3}, std::vector<float>(72))}}, {"y"});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("(transfer_layout)"));
@@ -367,7 +318,7 @@ TEST(TransferLayoutTest, ChannelsNotAMultipleOf8NameOpVariableAndCount) {
 TEST(TransferLayoutTest, TooManyChannelBlocks) {
   // No elements (H is 0), but C = blocks * 8 does not fit in int64.
   const int64_t blocks = int64_t{1} << 61;
-  auto info = InferAlone(TransferOp("NCHW8c", "NCHW"),
+  auto info = InferAlone(TransferLayoutOp("NCHW8c", "NCHW"),
                          {{"x", kFloat32, {1, blocks, 0, 1, 8}}}, "y");
   ASSERT_FALSE(info.ok());
   EXPECT_THAT(info.status().message(),
@@ -379,11 +330,12 @@ TEST(TransferLayoutTest, TooManyChannelBlocks) {
 
 TEST(TransferLayoutTest, UnknownFormatNamesOpAndAttribute) {
   const Tensor x = MakeTensor<float>({1, 8, 1, 1}, std::vector<float>(8));
-  absl::Status status = PrepareOp(TransferOp("NC8HW", "NCHW"), {{"x", x}});
+  absl::Status status =
+      PrepareOp(TransferLayoutOp("NC8HW", "NCHW"), {{"x", x}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (transfer_layout): attribute \"src_format\" "
                         "must be one of NCHW, NHWC, NCHW8c, got \"NC8HW\""));
-  status = PrepareOp(TransferOp("NCHW", "nhwc"), {{"x", x}});
+  status = PrepareOp(TransferLayoutOp("NCHW", "nhwc"), {{"x", x}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (transfer_layout): attribute \"dst_format\" "
                         "must be one of NCHW, NHWC, NCHW8c, got \"nhwc\""));
@@ -393,8 +345,8 @@ TEST(TransferLayoutTest, UnknownFormatNamesOpAndAttribute) {
        std::vector<std::array<std::string, 4>>{
            {"NCHW16c", "NCHW", "src_format", "NCHW16c"},
            {"NHWC", "", "dst_format", ""}}) {
-    auto info =
-        InferAlone(TransferOp(src, dst), {{"x", kFloat32, {1, 8, 1, 1}}}, "y");
+    auto info = InferAlone(TransferLayoutOp(src, dst),
+                           {{"x", kFloat32, {1, 8, 1, 1}}}, "y");
     ASSERT_FALSE(info.ok());
     EXPECT_THAT(info.status().message(),
                 HasSubstr(absl::StrFormat("attribute \"%s\" must be one of "
@@ -405,7 +357,7 @@ TEST(TransferLayoutTest, UnknownFormatNamesOpAndAttribute) {
 
 TEST(TransferLayoutTest, MissingKernelDtypeNamesTheOp) {
   const absl::Status status =
-      PrepareOp(TransferOp("NCHW", "NHWC"),
+      PrepareOp(TransferLayoutOp("NCHW", "NHWC"),
                 {{"x", MakeTensor<uint8_t>({1, 1, 1, 1}, {7})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (transfer_layout): no kernel for dtype uint8 on "
@@ -425,11 +377,11 @@ Tensor RandomDoubles(const Dims& dims, uint32_t seed) {
 TEST(TransferLayoutTest, NumericGradientForEveryPair) {
   constexpr Sizes kSizes = {2, 16, 2, 3};
   uint32_t seed = 1;
-  for (const std::string src : kFormats) {
-    for (const std::string dst : kFormats) {
+  for (const std::string src : kImageFormats) {
+    for (const std::string dst : kImageFormats) {
       SCOPED_TRACE(src + " to " + dst);
       const absl::Status status =
-          CheckGradient(TransferOp(src, dst),
+          CheckGradient(TransferLayoutOp(src, dst),
                         {{"x", RandomDoubles(DimsIn(src, kSizes), seed++)}});
       EXPECT_TRUE(status.ok()) << status;
     }

@@ -1,0 +1,113 @@
+// Test helpers for the image layouts NCHW, NHWC and NCHW8c
+// (operators/channel_blocks.h): each layout's index arithmetic written out
+// from its definition, independently of the kernels' own helpers, and the
+// transfer_layout op between them.
+#ifndef SCOPEFLOW_OPERATORS_CHANNEL_BLOCKS_TESTING_H_
+#define SCOPEFLOW_OPERATORS_CHANNEL_BLOCKS_TESTING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "framework/op_test_util.h"
+#include "framework/tensor.h"
+
+namespace scopeflow {
+
+// The three layouts, as data_format and transfer_layout name them.
+inline const char* const kImageFormats[] = {"NCHW", "NHWC", "NCHW8c"};
+
+// The data_format attribute of the channel-blocked layout.
+inline constexpr char kChannelBlockedAttr[] =
+    "attrs { name: \"data_format\" s: \"NCHW8c\" } ";
+
+// An image's sizes, whatever its layout.
+struct ImageSizes {
+  int64_t n, c, h, w;
+};
+
+inline Dims DimsIn(const std::string& format, const ImageSizes& s) {
+  if (format == "NCHW") return {s.n, s.c, s.h, s.w};
+  if (format == "NHWC") return {s.n, s.h, s.w, s.c};
+  return {s.n, s.c / 8, s.h, s.w, 8};
+}
+
+// Where element (n, c, h, w) lies in `format`.
+inline int64_t OffsetIn(const std::string& format, const ImageSizes& s,
+                        int64_t n, int64_t c, int64_t h, int64_t w) {
+  if (format == "NCHW") return ((n * s.c + c) * s.h + h) * s.w + w;
+  if (format == "NHWC") return ((n * s.h + h) * s.w + w) * s.c + c;
+  return (((n * (s.c / 8) + c / 8) * s.h + h) * s.w + w) * 8 + c % 8;
+}
+
+// The image of sizes `s` in `format` whose element (n, c, h, w) holds its
+// NCHW offset.
+template <typename T>
+Tensor NchwOffsetsIn(const std::string& format, const ImageSizes& s) {
+  std::vector<T> values(s.n * s.c * s.h * s.w);
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int64_t h = 0; h < s.h; ++h) {
+        for (int64_t w = 0; w < s.w; ++w) {
+          values[OffsetIn(format, s, n, c, h, w)] =
+              static_cast<T>(OffsetIn("NCHW", s, n, c, h, w));
+        }
+      }
+    }
+  }
+  return MakeTensor<T>(DimsIn(format, s), values);
+}
+
+// How many elements of `image`, laid out in `format`, do not hold their
+// NCHW offset: zero for NchwOffsetsIn(format, s), or any image of the
+// offsets moved into `format` right.
+template <typename T>
+int64_t CountNotAtNchwOffset(const std::vector<T>& image,
+                             const std::string& format, const ImageSizes& s) {
+  int64_t mismatches = 0;
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int64_t h = 0; h < s.h; ++h) {
+        for (int64_t w = 0; w < s.w; ++w) {
+          mismatches += image[OffsetIn(format, s, n, c, h, w)] !=
+                        static_cast<T>(OffsetIn("NCHW", s, n, c, h, w));
+        }
+      }
+    }
+  }
+  return mismatches;
+}
+
+// `nchw` [N, C, H, W] (C a multiple of 8) as [N, C / 8, H, W, 8].
+template <typename T>
+Tensor ToChannelBlocks(const Tensor& nchw) {
+  const ImageSizes s = {nchw.dim(0), nchw.dim(1), nchw.dim(2), nchw.dim(3)};
+  const std::vector<T> from = Values<T>(nchw);
+  std::vector<T> to(from.size());
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int64_t h = 0; h < s.h; ++h) {
+        for (int64_t w = 0; w < s.w; ++w) {
+          to[OffsetIn("NCHW8c", s, n, c, h, w)] =
+              from[OffsetIn("NCHW", s, n, c, h, w)];
+        }
+      }
+    }
+  }
+  return MakeTensor<T>(DimsIn("NCHW8c", s), to);
+}
+
+// transfer_layout from `src` to `dst`, X = "x", Out = "y".
+inline std::string TransferLayoutOp(const std::string& src,
+                                    const std::string& dst) {
+  return absl::StrFormat(
+      "type: \"transfer_layout\" inputs { slot: \"X\" vars: \"x\" } outputs "
+      "{ slot: \"Out\" vars: \"y\" } attrs { name: \"src_format\" s: \"%s\" "
+      "} attrs { name: \"dst_format\" s: \"%s\" }",
+      src, dst);
+}
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_CHANNEL_BLOCKS_TESTING_H_
