@@ -6,8 +6,8 @@
 # ./gpu_logs); a summary is printed last. `check.sh quick` leaves out the
 # training runs and the benchmarks. FIRST=<gtest filter> runs those tests
 # before everything else (device time is short; what matters most goes
-# first), and the full test run then leaves them out. BENCH=<regex> picks
-# the benchmarks.
+# first), and the full test run then leaves them out; `check.sh first`
+# runs only those. BENCH=<regex> picks the benchmarks.
 set -uo pipefail
 logs=${OUT:-gpu_logs}
 mkdir -p "$logs"
@@ -39,7 +39,12 @@ step() {  # step NAME COMMAND...: runs it, logs it, records the outcome
 nvidia-smi -L | tee "$logs/device.txt"
 sf=$pack/bin/scopeflow
 full=true
+rest=true
 if [[ "${1:-}" == quick ]]; then full=false; fi
+if [[ "${1:-}" == first ]]; then
+  full=false
+  rest=false
+fi
 rest_filter='*'
 default_benchmarks='BM_(AddChain|Mlp|Cnn/batch:[0-9]+/layout:0|MatmulNet1024|Elementwise)'
 if [[ -n "${FIRST:-}" ]]; then
@@ -58,14 +63,16 @@ if $full; then
     --benchmark_filter="${BENCH:-$default_benchmarks}" \
     --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 fi
-step cuda_ops_test "$pack/bin/cuda_ops_test" --gtest_filter="$rest_filter"
-for example in mlp cnn; do
-  for place in cpu cuda:0; do
-    step "run_${example}_${place%%:*}" "$sf" run "examples/$example/main.pbtxt" \
-      --startup "examples/$example/startup.pbtxt" \
-      --feed image=examples/mlp/digit.npy --repeat 20 --place "$place"
+if $rest; then
+  step cuda_ops_test "$pack/bin/cuda_ops_test" --gtest_filter="$rest_filter"
+  for example in mlp cnn; do
+    for place in cpu cuda:0; do
+      step "run_${example}_${place%%:*}" "$sf" run "examples/$example/main.pbtxt" \
+        --startup "examples/$example/startup.pbtxt" \
+        --feed image=examples/mlp/digit.npy --repeat 20 --place "$place"
+    done
   done
-done
+fi
 for log in cuda_ops_first cuda_ops_test; do
   if [[ -f "$logs/$log.log" ]]; then
     grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$logs/$log.log" | head -40
@@ -73,8 +80,10 @@ for log in cuda_ops_first cuda_ops_test; do
 done
 for example in mlp cnn; do
   for place in cpu cuda; do
-    echo "== $example on $place"
-    grep -E 'probabilities|latency' "$logs/run_${example}_${place}.log"
+    if [[ -f "$logs/run_${example}_${place}.log" ]]; then
+      echo "== $example on $place"
+      grep -E 'probabilities|latency' "$logs/run_${example}_${place}.log"
+    fi
   done
 done
 if $full; then
