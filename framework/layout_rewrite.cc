@@ -16,6 +16,8 @@ namespace scopeflow {
 namespace {
 
 constexpr absl::string_view kDataFormatAttr = "data_format";
+// The channels per block of NCHW8c (operators/channel_blocks.h, which the
+// framework does not depend on).
 constexpr int64_t kChannelBlock = 8;
 
 // What the rewrite turns regions into.
