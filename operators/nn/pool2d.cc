@@ -241,11 +241,13 @@ void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
 // Pooling with the channels last (or blocked): each window's C outputs
 // start as its first cell's C values and take in each further cell's.
 // Average pooling sums in the order the channels-first path does, so both
-// agree exactly.
-template <typename T>
+// agree exactly. kChannels, where not 0, is g.channels known at compile
+// time: a block's 8 channels then take a few vector instructions per cell
+// instead of a loop whose length is read at run time.
+template <typename T, int64_t kChannels = 0>
 void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
                       const T* x, T* out) {
-  const int64_t channels = g.channels;
+  const int64_t channels = kChannels > 0 ? kChannels : g.channels;
   ForEachWindowInParallel(
       g, [&](int64_t plane, int64_t w, const std::array<const Taps*, 3>& t) {
         const T* in = x + plane * g.in_size() * channels;
@@ -276,7 +278,12 @@ absl::Status PoolKernel(KernelContext& context) {
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
   if (pool::LayoutOf(context.attrs()) != Layout::kChannelsFirst) {
-    PoolChannelsLast(g, is_max, exclusive, x.data<T>(), out.data<T>());
+    if (g.channels == kChannelBlock) {
+      PoolChannelsLast<T, kChannelBlock>(g, is_max, exclusive, x.data<T>(),
+                                         out.data<T>());
+    } else {
+      PoolChannelsLast<T>(g, is_max, exclusive, x.data<T>(), out.data<T>());
+    }
     return absl::OkStatus();
   }
   int64_t* indices = context.HasOutput("Indices")
