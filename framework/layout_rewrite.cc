@@ -32,9 +32,13 @@ struct Target {
   // its channels are a known multiple of the block.
   bool Fits(const std::string& name) const {
     if (!blocked()) return true;
+    const int64_t c = Channels(name);
+    return c > 0 && c % kChannelBlock == 0;
+  }
+  // -1 where unknown.
+  int64_t Channels(const std::string& name) const {
     auto it = channels->find(name);
-    return it != channels->end() && it->second > 0 &&
-           it->second % kChannelBlock == 0;
+    return it == channels->end() ? -1 : it->second;
   }
 };
 
@@ -56,14 +60,32 @@ const AttrDef* FindAttr(const OpDef& op, absl::string_view name) {
   return nullptr;
 }
 
+// Whether a convolution of `groups` groups from `in` to `out` runs on
+// oneDNN's blocked kernels: each group's input and output channels fill
+// whole blocks, or each group is one channel (depthwise), and NCHW input
+// (a first convolution) comes in one group. Elsewhere oneDNN falls back to
+// its reference kernel, about 50 times slower than on NHWC.
+bool GroupsFitBlocks(const Target& target, int64_t groups,
+                     const std::string& in, const std::string& out) {
+  if (groups == 1) return true;
+  const int64_t in_channels = target.Channels(in);
+  const int64_t out_channels = target.Channels(out);
+  if (!target.Fits(in) || groups <= 0) return false;
+  if (in_channels == groups && out_channels == groups) return true;
+  return in_channels % groups == 0 && out_channels % groups == 0 &&
+         (in_channels / groups) % kChannelBlock == 0 &&
+         (out_channels / groups) % kChannelBlock == 0;
+}
+
 // What the rewrite may do with `op`: nothing (kFixed) unless its spec gives
 // it a layout role, one variable is bound to each data slot, and nothing
 // to other outputs (pool2d's Indices number NCHW positions); elementwise
 // ops take no other input either, and data-format ops must be NCHW now.
 //
 // A blocked op also needs its variables to fit blocks: a conv2d its output
-// (it reads NCHW input of any channel count itself), other ops their input
-// (whose channels their output shares).
+// (it reads NCHW input of any channel count itself) and its groups
+// (GroupsFitBlocks), other ops their input (whose channels their output
+// shares).
 DataOp DataOpOf(const OpDef& op, const Target& target) {
   const OpSpec* spec = OpRegistry::Global().Find(op.type());
   if (spec == nullptr || spec->layout_role() == LayoutRole::kFixed ||
@@ -98,6 +120,13 @@ DataOp DataOpOf(const OpDef& op, const Target& target) {
   const std::string& must_fit =
       data.role == LayoutRole::kPrefersChannelsLast ? *data.out : *data.in;
   if (!target.Fits(must_fit)) return {};
+  if (target.blocked() && data.role == LayoutRole::kPrefersChannelsLast) {
+    const AttrDef* groups = FindAttr(op, "groups");
+    if (!GroupsFitBlocks(target, groups == nullptr ? 1 : groups->i(), *data.in,
+                         *data.out)) {
+      return {};
+    }
+  }
   return data;
 }
 

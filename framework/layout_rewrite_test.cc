@@ -58,6 +58,15 @@ std::string Conv(const std::string& in, const std::string& out,
          "}\n";
 }
 
+std::string GroupedConv(const std::string& in, const std::string& out,
+                        int groups) {
+  return "ops { type: 'lr_conv' inputs { slot: 'Input' vars: '" + in +
+         "' } inputs { slot: 'Filter' vars: 'w' } outputs { slot: 'Output' "
+         "vars: '" +
+         out + "' } attrs { name: 'groups' i: " + std::to_string(groups) +
+         " } }\n";
+}
+
 std::string Unary(const std::string& type, const std::string& in,
                   const std::string& out) {
   return "ops { type: '" + type + "' inputs { slot: 'X' vars: '" + in +
@@ -313,6 +322,53 @@ TEST(ChannelBlockedRewriteTest, LeavesConvolutionsWhoseOutputsDoNotFit) {
                           "lr_conv(c@NCHW8c -> d@NCHW8c)[NCHW8c]",
                           "transfer_layout(d@NCHW8c -> d)[NCHW8c>NCHW]",
                           "lr_fixed(d -> y)"));
+}
+
+TEST(ChannelBlockedRewriteTest, BlocksGroupsOfWholeBlocksAndDepthwise) {
+  const BlockDef block =
+      ParseBlock(Conv("x", "a") + GroupedConv("a", "b", 16) +
+                 GroupedConv("b", "c", 2) + Unary("lr_fixed", "c", "y"));
+  const std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, {{"x", 3}, {"a", 16}, {"b", 16}, {"c", 16}});
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("lr_conv(x -> a@NCHW8c)[NCHW8c]",
+                          "lr_conv(a@NCHW8c -> b@NCHW8c)[NCHW8c]",
+                          "lr_conv(b@NCHW8c -> c@NCHW8c)[NCHW8c]",
+                          "transfer_layout(c@NCHW8c -> c)[NCHW8c>NCHW]",
+                          "lr_fixed(c -> y)"));
+}
+
+TEST(ChannelBlockedRewriteTest, LeavesGroupsOfPartBlocks) {
+  // 4 channels per group (oneDNN has no blocked kernel for them): that
+  // convolution stays as written, and so does the one before it.
+  const BlockDef block =
+      ParseBlock(Conv("x", "a") + GroupedConv("a", "b", 4) + Conv("b", "c") +
+                 Conv("c", "d") + Unary("lr_fixed", "d", "y"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelBlocked(
+      block, {{"x", 3}, {"a", 16}, {"b", 16}, {"c", 16}, {"d", 16}});
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("lr_conv(x -> a)", "lr_conv(a -> b)",
+                          "transfer_layout(b -> b@NCHW8c)[NCHW>NCHW8c]",
+                          "lr_conv(b@NCHW8c -> c@NCHW8c)[NCHW8c]",
+                          "lr_conv(c@NCHW8c -> d@NCHW8c)[NCHW8c]",
+                          "transfer_layout(d@NCHW8c -> d)[NCHW8c>NCHW]",
+                          "lr_fixed(d -> y)"));
+  // A grouped convolution of an NCHW image stays as written too.
+  const BlockDef image =
+      ParseBlock(GroupedConv("x", "a", 3) + Conv("a", "b") + Conv("b", "c") +
+                 Unary("lr_fixed", "c", "y"));
+  const std::optional<LayoutRewrite> from_image =
+      RewriteChannelBlocked(image, {{"x", 3}, {"a", 24}, {"b", 8}, {"c", 8}});
+  ASSERT_TRUE(from_image.has_value());
+  EXPECT_THAT(Summary(from_image->block),
+              ElementsAre("lr_conv(x -> a)",
+                          "transfer_layout(a -> a@NCHW8c)[NCHW>NCHW8c]",
+                          "lr_conv(a@NCHW8c -> b@NCHW8c)[NCHW8c]",
+                          "lr_conv(b@NCHW8c -> c@NCHW8c)[NCHW8c]",
+                          "transfer_layout(c@NCHW8c -> c)[NCHW8c>NCHW]",
+                          "lr_fixed(c -> y)"));
 }
 
 TEST(ChannelBlockedRewriteTest, LeavesVariablesOfUnknownChannels) {

@@ -26,10 +26,11 @@ std::vector<float> Random(int64_t n, uint32_t seed) {
   return values;
 }
 
-// conv 3->8 (pad 1), relu, conv 8->8 (2 groups, pad 1), relu, max pool
-// 2x2, conv 8->16 (no padding), sigmoid, conv 16->16 (dilation 2, pad 2,
-// stride 2), global average pool, flatten, fc 16->5. Its parameters are
-// set in `scope`.
+// conv 3->16 (pad 1), relu, conv 16->16 (2 groups of 8 channels, pad 1),
+// relu, max pool 2x2, conv 16->16 (no padding), sigmoid, conv 16->16
+// (dilation 2, pad 2, stride 2), global average pool, flatten, fc 16->5.
+// Every channel count fills blocks of 8, so NCHW8c keeps all of it. Its
+// parameters are set in `scope`.
 NetDef Cnn(Scope& scope) {
   NetText text;
   text.Var("x", {-1, 3, -1, -1});
@@ -38,12 +39,12 @@ NetDef Cnn(Scope& scope) {
     std::string attrs, activation;
   };
   const std::vector<Layer> layers = {
-      {3, 8, 1, "attrs { name: 'paddings' ints { values: [1, 1] } }", "relu"},
-      {8, 8, 2,
+      {3, 16, 1, "attrs { name: 'paddings' ints { values: [1, 1] } }", "relu"},
+      {16, 16, 2,
        "attrs { name: 'paddings' ints { values: [1, 1] } } attrs { name: "
        "'groups' i: 2 }",
        "relu"},
-      {8, 16, 1, "", "sigmoid"},
+      {16, 16, 1, "", "sigmoid"},
       {16, 16, 1,
        "attrs { name: 'paddings' ints { values: [2, 2] } } attrs { name: "
        "'dilations' ints { values: [2, 2] } } attrs { name: 'strides' ints { "
@@ -193,9 +194,9 @@ TEST_P(ChannelsLastTest, FetchesARenamedVariableInNchw) {
   const std::vector<Tensor> written = Run(false, 2, 8, fetches);
   ASSERT_EQ(rewritten.size(), 4u);
   ASSERT_EQ(written.size(), 4u);
-  EXPECT_EQ(rewritten[1].dims(), (Dims{2, 8, 8, 8}));
-  EXPECT_EQ(rewritten[2].dims(), (Dims{2, 8, 4, 4}));
-  EXPECT_EQ(rewritten[3].dims(), (Dims{2, 8, 8, 8}));
+  EXPECT_EQ(rewritten[1].dims(), (Dims{2, 16, 8, 8}));
+  EXPECT_EQ(rewritten[2].dims(), (Dims{2, 16, 4, 4}));
+  EXPECT_EQ(rewritten[3].dims(), (Dims{2, 16, 8, 8}));
   for (int i = 0; i < 4; ++i) ExpectNear(rewritten[i], written[i]);
 }
 
