@@ -16,9 +16,11 @@
 // NCHW8c (operators/channel_blocks.h) is oneDNN's own layout on CPUs whose
 // vectors hold 8 floats (AVX2): there its convolutions run about a tenth
 // faster than on NHWC. Only variables whose channel count inference knows
-// to be a multiple of 8 are blocked; a region enters and leaves through
-// transfer_layout ops, and a convolution whose NCHW input has another
-// channel count (an image's 3) reads it as it is and writes blocks.
+// to be a multiple of 8 are blocked, and only convolutions whose groups
+// fill whole blocks (or are depthwise), which oneDNN runs on its JIT
+// kernels; a region enters and leaves through transfer_layout ops, and a
+// convolution whose NCHW input has another channel count (an image's 3)
+// reads it as it is and writes blocks.
 //
 // Only temporaries written by one op and read only by ops of the region
 // change; parameters, inputs, variables that control-flow ops or gradient
@@ -56,8 +58,8 @@ enum class ActivationLayout {
 };
 
 // NCHW8c where the CPU's widest vectors hold 8 floats (AVX2 without
-// AVX-512), where oneDNN itself prefers it; NHWC otherwise (with AVX-512,
-// oneDNN's NHWC convolutions are as fast as its blocked ones).
+// AVX-512), the layout oneDNN itself picks there; NHWC otherwise (on an
+// AVX-512 CPU, oneDNN picked NHWC itself for the CNN's convolutions).
 ActivationLayout PreferredCpuActivationLayout();
 
 // `block` rewritten channels-last, or nullopt when no region with an op that
