@@ -250,26 +250,32 @@ __device__ int64_t ReducedOffset(const SumBox& box, int64_t r) {
 // kCudaThreads), in lane 0.
 template <int kLanes, typename A>
 __device__ A GroupSum(A v) {
-  if constexpr (kLanes == 1) return v;
+  if constexpr (kLanes == 1) {
+    return v;
+  } else {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    v += __shfl_down_sync(0xffffffffu, v, offset);
-  }
-  if constexpr (kLanes == 32) return v;
-  __shared__ A warps[kCudaThreads / 32];
-  const int warp = threadIdx.x / 32;
-  if (threadIdx.x % 32 == 0) warps[warp] = v;
-  __syncthreads();
-  v = A(0);
-  if (threadIdx.x < kCudaThreads / 32) v = warps[threadIdx.x];
-  if (warp == 0) {
-#pragma unroll
-    for (int offset = kCudaThreads / 64; offset > 0; offset /= 2) {
+    for (int offset = 16; offset > 0; offset /= 2) {
       v += __shfl_down_sync(0xffffffffu, v, offset);
     }
+    if constexpr (kLanes == 32) {
+      return v;
+    } else {
+      __shared__ A warps[kCudaThreads / 32];
+      const int warp = threadIdx.x / 32;
+      if (threadIdx.x % 32 == 0) warps[warp] = v;
+      __syncthreads();
+      v = A(0);
+      if (threadIdx.x < kCudaThreads / 32) v = warps[threadIdx.x];
+      if (warp == 0) {
+#pragma unroll
+        for (int offset = kCudaThreads / 64; offset > 0; offset /= 2) {
+          v += __shfl_down_sync(0xffffffffu, v, offset);
+        }
+      }
+      __syncthreads();  // warps[] is reused by the next call
+      return v;
+    }
   }
-  __syncthreads();  // warps[] is reused by the next call
-  return v;
 }
 
 // What the first pass of a sum keeps: the output itself when the reduced

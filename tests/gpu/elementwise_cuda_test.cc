@@ -293,7 +293,7 @@ TEST(ElementwiseCudaTest, BinaryOpsPastOneGrid) {
 
 TEST(ElementwiseCudaTest, IntegerArithmeticWrapsAsOnCpu) {
   SF_REQUIRE_CUDA();
-  for (const std::string& type : {"add", "sub", "mul", "pow"}) {
+  for (const std::string type : {"add", "sub", "mul", "pow"}) {
     EXPECT_TRUE(MatchesOnCuda(
         Binary(type),
         {{"x", RandomTensor(kInt32, {1000}, 1, -2e9, 2e9)},
@@ -367,7 +367,7 @@ TEST(ElementwiseCudaTest, SpecialFloatValuesMatchCpu) {
           MatchesOnCudaAnyNaN(Binary(type), {{"x", x}, {"y", y}}, {"out"}))
           << type << " " << DataTypeName(dtype);
     }
-    for (const std::string& type :
+    for (const std::string type :
          {"equal", "less", "greater", "less_equal", "greater_equal"}) {
       EXPECT_TRUE(
           MatchesOnCudaAnyNaN(Binary(type), {{"x", x}, {"y", y}}, {"out"}))
@@ -419,7 +419,7 @@ TEST(ElementwiseCudaTest, BinaryGradsPastOneGrid) {
                                          {{kLarge}, {}},
                                          {{kLarge}, {kLarge}}};
   uint64_t seed = 2000;
-  for (const std::string& type : {"add", "mul", "max"}) {
+  for (const std::string type : {"add", "mul", "max"}) {
     for (const ShapePair& s : shapes) {
       const Dims out = BroadcastOf(s.x, s.y);
       const int64_t terms = Count(out) / Count(s.y);
@@ -441,7 +441,7 @@ TEST(ElementwiseCudaTest, PowAndDivGradEdgesMatchCpu) {
     Tensor x = FloatValues(dtype, {0, 0, 0, 0, -2, -2, 2, 0.5, 1});
     Tensor y = FloatValues(dtype, {0, 2, -1, 0.5, 3, 0.5, 0, -2, 0});
     Tensor g = FloatValues(dtype, {1, -1, 2, 0.5, 1, 1, 3, -1, 1});
-    for (const std::string& type : {"pow_grad", "div_grad", "max_grad"}) {
+    for (const std::string type : {"pow_grad", "div_grad", "max_grad"}) {
       EXPECT_TRUE(MatchesOnCudaAnyNaN(BinaryGrad(type, {"dx", "dy"}),
                                       {{"x", x}, {"y", y}, {"g", g}},
                                       {"dx", "dy"}))
@@ -451,7 +451,7 @@ TEST(ElementwiseCudaTest, PowAndDivGradEdgesMatchCpu) {
     Tensor a = FloatValues(dtype, {kNan, 1, kNan, 2, 2});
     Tensor b = FloatValues(dtype, {1, kNan, kNan, 2, 3});
     Tensor h = FloatValues(dtype, {1, -1, 2, 0.5, 3});
-    for (const std::string& type : {"max_grad", "min_grad"}) {
+    for (const std::string type : {"max_grad", "min_grad"}) {
       EXPECT_TRUE(MatchesOnCudaAnyNaN(BinaryGrad(type, {"dx", "dy"}),
                                       {{"x", a}, {"y", b}, {"g", h}},
                                       {"dx", "dy"}))
@@ -463,7 +463,7 @@ TEST(ElementwiseCudaTest, PowAndDivGradEdgesMatchCpu) {
 TEST(ElementwiseCudaTest, ComparisonsMatchCpu) {
   SF_REQUIRE_CUDA();
   uint64_t seed = 3000;
-  for (const std::string& type :
+  for (const std::string type :
        {"equal", "less", "greater", "less_equal", "greater_equal"}) {
     for (DataType dtype : {kFloat32, kFloat64, kInt32, kInt64, kBool}) {
       if (dtype == kBool && type != std::string("equal")) continue;
