@@ -25,6 +25,7 @@
 #include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
+#include "operators/image_layout.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/kernel_util.h"
 #include "operators/nn/onednn.h"
@@ -38,35 +39,28 @@ namespace {
 
 // How an Input or Output (or its gradient) lays out its image: the op's
 // data_format, except that a blocked op's Input may be NCHW (rank 4).
-enum class ImageFormat { kNchw, kNhwc, kBlocked };
-
 ImageFormat FormatOf(const Dims& dims, const Conv2dAttrs& a) {
-  if (a.blocked && dims.size() == 5) return ImageFormat::kBlocked;
+  if (a.blocked && dims.size() == 5) return ImageFormat::kNchw8c;
   return a.nhwc ? ImageFormat::kNhwc : ImageFormat::kNchw;
 }
 
 // The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
 // W] order: the order the geometry and oneDNN's descriptors use.
 Dims NchwOf(const Dims& dims, const Conv2dAttrs& a) {
-  switch (FormatOf(dims, a)) {
-    case ImageFormat::kBlocked:
-      return {dims[0], dims[1] < 0 ? -1 : dims[1] * kChannelBlock, dims[2],
-              dims[3]};
-    case ImageFormat::kNhwc:
-      return {dims[0], dims[3], dims[1], dims[2]};
-    case ImageFormat::kNchw:
-      break;
-  }
-  return dims;
+  return ImageDimsOf(ImageSizesOf(dims, FormatOf(dims, a)), ImageFormat::kNchw);
+}
+
+// How an Output (or its gradient) lays out its image: the op's
+// data_format.
+ImageFormat OutputFormat(const Conv2dAttrs& a) {
+  return a.blocked ? ImageFormat::kNchw8c
+         : a.nhwc  ? ImageFormat::kNhwc
+                   : ImageFormat::kNchw;
 }
 
 // The inverse of NchwOf for an Output: `nchw` in the op's data_format.
 Dims OutputInFormat(const Dims& nchw, const Conv2dAttrs& a) {
-  if (a.blocked) {
-    return {nchw[0], nchw[1] < 0 ? -1 : nchw[1] / kChannelBlock, nchw[2],
-            nchw[3], kChannelBlock};
-  }
-  return a.nhwc ? Dims{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
+  return ImageDimsOf(ImageSizesOf(nchw, ImageFormat::kNchw), OutputFormat(a));
 }
 
 // Input's dims as inference knows them, in its format: a blocked op's
@@ -130,10 +124,10 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
   const ImageFormat input_format = FormatOf(input_dims, a);
   const std::string input_shape = absl::StrCat(
       DimsToString(input_dims),
-      input_format == ImageFormat::kNhwc      ? " (data_format \"NHWC\")"
-      : input_format == ImageFormat::kBlocked ? " (data_format \"NCHW8c\")"
-                                              : "");
-  if (input_format == ImageFormat::kBlocked) {
+      input_format == ImageFormat::kNhwc     ? " (data_format \"NHWC\")"
+      : input_format == ImageFormat::kNchw8c ? " (data_format \"NCHW8c\")"
+                                             : "");
+  if (input_format == ImageFormat::kNchw8c) {
     SF_CHECK(input_dims[4] < 0 || input_dims[4] == kChannelBlock,
              "input \"Input\" (variable \"%s\") has shape %s: expected its "
              "last dimension to be the %d channels of a block",
@@ -235,7 +229,7 @@ void Zero(Tensor& tensor) {
 // the op's format.
 int64_t ChannelOfElement(int64_t i, const Dims& dims, const Conv2dAttrs& a) {
   switch (FormatOf(dims, a)) {
-    case ImageFormat::kBlocked: {
+    case ImageFormat::kNchw8c: {
       const int64_t block_size = dims[2] * dims[3] * kChannelBlock;
       return (i / block_size) % dims[1] * kChannelBlock + i % kChannelBlock;
     }
@@ -258,31 +252,14 @@ void FillWithBias(const Tensor* bias, const Conv2dAttrs& a, Tensor& output) {
   }
 }
 
-// The strides, in elements, of an image of `nchw` sizes laid out in
-// `format`, given in [N, C, H, W] order.
-std::array<int64_t, 4> StridesOf(const Dims& nchw, ImageFormat format) {
-  const int64_t c = nchw[1], h = nchw[2], w = nchw[3];
-  if (format == ImageFormat::kNhwc) return {h * w * c, 1, w * c, c};
-  return {c * h * w, h * w, w, 1};
-}
-
-// Copies an image of `nchw` sizes from `from_format` to `to_format`, one of
-// them NCHW: the reference convolution's way in and out of the others.
+// Copies an image of `nchw` sizes from `from_format` to `to_format`: the
+// reference convolution's way in and out of NCHW.
 template <typename T>
 void CopyImage(const T* from, ImageFormat from_format, const Dims& nchw,
                ImageFormat to_format, T* to) {
-  if (from_format == ImageFormat::kBlocked ||
-      to_format == ImageFormat::kBlocked) {
-    const ChannelBlockBox box =
-        ChannelBlockBoxOf(nchw[0], nchw[1], nchw[2], nchw[3]);
-    const bool to_blocked = to_format == ImageFormat::kBlocked;
-    CopyStrided(to, to_blocked ? box.blocked_strides : box.nchw_strides, from,
-                to_blocked ? box.nchw_strides : box.blocked_strides, box.dims,
-                sizeof(T));
-    return;
-  }
-  CopyStrided(to, StridesOf(nchw, to_format), from,
-              StridesOf(nchw, from_format), nchw, sizeof(T));
+  const TransferBox box = TransferBoxOf(ImageSizesOf(nchw, ImageFormat::kNchw),
+                                        from_format, to_format);
+  CopyStrided(to, box.dst_strides, from, box.src_strides, box.dims, sizeof(T));
 }
 
 // A tensor's data in NCHW: `tensor`'s own where it is NCHW, else a copy
@@ -500,7 +477,7 @@ struct OneDnnConv {
 dnnl::memory::format_tag TagOf(ImageFormat format) {
   using Tag = dnnl::memory::format_tag;
   switch (format) {
-    case ImageFormat::kBlocked:
+    case ImageFormat::kNchw8c:
       return Tag::nChw8c;
     case ImageFormat::kNhwc:
       return Tag::nhwc;
@@ -529,9 +506,7 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
   c.dilates = {a.dilations[0] - 1, a.dilations[1] - 1};
   c.pad_l = {a.padding.top, a.padding.left};
   c.pad_r = {a.padding.bottom, a.padding.right};
-  const ImageFormat output_format = a.blocked ? ImageFormat::kBlocked
-                                    : a.nhwc  ? ImageFormat::kNhwc
-                                              : ImageFormat::kNchw;
+  const ImageFormat output_format = OutputFormat(a);
   c.src_md = memory::desc(c.src, memory::data_type::f32, TagOf(input_format));
   c.weights_md = memory::desc(c.weights, memory::data_type::f32,
                               g == 1 ? Tag::oihw : Tag::goihw);

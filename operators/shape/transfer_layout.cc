@@ -8,6 +8,7 @@
 #include "framework/op_spec.h"
 #include "operators/channel_blocks.h"
 #include "operators/common.h"
+#include "operators/image_layout.h"
 #include "operators/shape/shape_util.h"
 #include "operators/shape/transfer_layout_util.h"
 #include "operators/strided_copy.h"
@@ -17,11 +18,7 @@ namespace scopeflow {
 namespace {
 
 using shape_util::DescribeInput;
-using shape_util::ImageFormat;
 using shape_util::ImageFormatAttr;
-using shape_util::ImageRank;
-using shape_util::ImageSizes;
-using shape_util::TransferBox;
 
 // How an image of `format` lays out its dims, for error messages.
 const char* DimsLayout(ImageFormat format) {
@@ -63,7 +60,7 @@ absl::Status InferTransferLayout(InferContext& context) {
           "holds",
           DescribeInput(context, "X"), x.dims[1], kChannelBlock);
     }
-    sizes = shape_util::ImageSizesOf(x.dims, src);
+    sizes = ImageSizesOf(x.dims, src);
   }
   if (dst == ImageFormat::kNchw8c) {
     SF_CHECK(sizes.c < 0 || sizes.c % kChannelBlock == 0,
@@ -72,7 +69,7 @@ absl::Status InferTransferLayout(InferContext& context) {
              DescribeInput(context, "X"), sizes.c, kChannelBlock,
              kChannelBlockedFormat);
   }
-  context.SetOutput("Out", 0, x.dtype, shape_util::ImageDimsOf(sizes, dst));
+  context.SetOutput("Out", 0, x.dtype, ImageDimsOf(sizes, dst));
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "operators/common.h"
+#include "operators/image_layout.h"
 #include "operators/shape/strided_cuda.h"
 #include "operators/shape/transfer_layout_util.h"
 #include "platform/cuda_context.h"
@@ -17,7 +18,7 @@ absl::Status TransferLayoutCuda(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
-  SF_ASSIGN_OR_RETURN(const shape_util::TransferBox box,
+  SF_ASSIGN_OR_RETURN(const TransferBox box,
                       shape_util::KernelTransferBox(context));
   CopyStridedOnCuda(*cuda, out->raw_data(), box.dst_strides, x.raw_data(),
                     box.src_strides, box.dims, SizeOf(x.dtype()));
