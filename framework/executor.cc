@@ -683,6 +683,11 @@ void PreparedNetBuilder::Finish(PreparedNet& prepared) {
     }
     if (prepared.is_input_[v]) {
       prepared.input_names_.push_back(prepared.names_[v]);
+      prepared.input_vars_.push_back(vi);
+    }
+    if (prepared.is_tensor_[v] &&
+        (prepared.external_[v] || prepared.persistable_[v])) {
+      prepared.scope_bound_.push_back(vi);
     }
     if (!prepared.is_tensor_[v]) {
       prepared.scope_lists_.push_back(prepared.names_[v]);
@@ -962,8 +967,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
   if (waits_for_device) SF_RETURN_IF_ERROR(DiscardDeviceChecks(place.device()));
   std::vector<VarInfo> infos = prepared.infos_;
   const bool resolved = persistables != nullptr && !persistables->empty();
-  for (int v = 0; v < n; ++v) {
-    if (!prepared.is_tensor_[v]) continue;
+  for (int v : prepared.scope_bound_) {
     const std::string& name = prepared.names_[v];
     if (prepared.external_[v]) {
       Variable* var = scope.FindVar(name);
@@ -985,7 +989,6 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       }
       continue;
     }
-    if (!prepared.persistable_[v]) continue;
     if (resolved) {
       tensors[v] = (*persistables)[v];
     } else {
@@ -1018,9 +1021,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
   // net on a device): a run reads a copy on its place. One the net updates
   // must be on the place, or the update would go to the copy.
   std::vector<std::unique_ptr<Tensor>> persistable_copies;
-  for (int v = 0; v < n; ++v) {
-    if (!prepared.persistable_[v] || !prepared.is_tensor_[v] ||
-        prepared.external_[v] || !tensors[v]->initialized() ||
+  for (int v : prepared.scope_bound_) {
+    if (prepared.external_[v] || !tensors[v]->initialized() ||
         tensors[v]->place() == place ||
         (prepared.written_[v] && !prepared.read_first_[v])) {
       continue;  // a net that writes it first allocates it on its place
@@ -1035,7 +1037,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     tensors[v] = persistable_copies.back().get();
   }
 
-  std::vector<bool> fed(n, false);
+  // Flags as bytes: std::vector<bool>'s bit access costs more per op.
+  std::vector<char> fed(n, false);
   for (const Feed& feed : feeds) {
     const int v = prepared.VarIndex(feed.name);
     SF_CHECK(v >= 0 && prepared.is_input_[v],
@@ -1057,13 +1060,12 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     infos[v] = InfoOf(feed.tensor);
     fed[v] = true;
   }
-  for (int v = 0; v < n; ++v) {
-    SF_CHECK(!prepared.is_input_[v] || fed[v], "input \"%s\" is not fed",
-             prepared.names_[v]);
+  for (int v : prepared.input_vars_) {
+    SF_CHECK(fed[v], "input \"%s\" is not fed", prepared.names_[v]);
   }
 
   std::vector<int> fetch_index;
-  std::vector<bool> fetched(n, false);
+  std::vector<char> fetched(n, false);
   for (const std::string& name : fetches) {
     const int v = prepared.VarIndex(name);
     SF_CHECK(v >= 0, "fetch \"%s\": the net has no such variable", name);

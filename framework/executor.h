@@ -90,6 +90,11 @@ class PreparedNet {
   std::vector<std::string> outer_writes_;
   // Per position in ops_: the temporaries no later op uses, freed after it.
   std::vector<std::vector<int>> dies_after_;
+  // The tensors a run binds from the caller's scope (of enclosing blocks,
+  // or persistable), and the net's inputs: a run visits these, not every
+  // variable of the net.
+  std::vector<int> scope_bound_;
+  std::vector<int> input_vars_;
   // Shared by copies of this PreparedNet; thread-safe.
   std::shared_ptr<RunScopeCache> run_scopes_;
   // For a block the channels-last rewrite changed: the block as written,

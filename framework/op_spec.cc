@@ -87,6 +87,8 @@ OpSpec& OpSpec::InPlace(std::string output, std::string input) {
 }
 
 int OpSpec::InPlaceInput(int output) const {
+  // Asked for every output of every op at each run; most ops have none.
+  if (in_place_.empty()) return -1;
   if (output < 0 || output >= static_cast<int>(outputs_.size())) return -1;
   for (const auto& [out, in] : in_place_) {
     if (out == outputs_[output].name) return InputIndex(in);
