@@ -108,8 +108,12 @@ void HttpServer::Route() {
         request_start = Clock::now();
         return httplib::Server::HandlerResponse::Unhandled;
       });
-  server.set_logger(
-      [this](const httplib::Request& req, const httplib::Response& res) {
+  // Counted as the response's headers are about to go out, with its final
+  // status (after the error handler below): a client that has its answer
+  // and then reads /metrics finds it counted. (httplib's logger runs only
+  // after the response is written, which such a client can outrun.)
+  server.set_post_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
         metrics_.CountResponse(EndpointOf(req.path), res.status);
       });
   // Errors httplib answers itself (no route, body too large, a request it
