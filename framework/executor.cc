@@ -675,6 +675,11 @@ void PreparedNetBuilder::Finish(PreparedNet& prepared) {
       }
     }
   }
+  for (const PreparedOp& op : prepared.ops_) {
+    if (!op.static_shapes || op.spec->control_flow()) {
+      prepared.infers_at_run_ = true;
+    }
+  }
   prepared.dies_after_.resize(prepared.ops_.size());
   for (size_t v = 0; v < n; ++v) {
     const int vi = static_cast<int>(v);
@@ -965,7 +970,14 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
   const RunNesting nesting;
   const bool waits_for_device = place.is_cuda() && nesting.outermost();
   if (waits_for_device) SF_RETURN_IF_ERROR(DiscardDeviceChecks(place.device()));
-  std::vector<VarInfo> infos = prepared.infos_;
+  // The shapes of this run: Prepare's where it knew every one, else a copy
+  // that the run's inference and what the scope and feeds hold update.
+  // (Where Prepare knew every shape, the checks below make those equal to
+  // Prepare's.) Copying the table costs a cache line per variable.
+  std::vector<VarInfo> run_infos;
+  if (prepared.infers_at_run_) run_infos = prepared.infos_;
+  const std::vector<VarInfo>& infos =
+      prepared.infers_at_run_ ? run_infos : prepared.infos_;
   const bool resolved = persistables != nullptr && !persistables->empty();
   for (int v : prepared.scope_bound_) {
     const std::string& name = prepared.names_[v];
@@ -985,7 +997,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                  "variable \"%s\" of an enclosing block: the block was "
                  "prepared for %s, the scope holds %s",
                  name, InfoToString(known), tensors[v]->DebugString());
-        infos[v] = InfoOf(*tensors[v]);
+        if (prepared.infers_at_run_) run_infos[v] = InfoOf(*tensors[v]);
       }
       continue;
     }
@@ -1000,7 +1012,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                     "persistable variable \"%s\" holds no tensor: run the "
                     "startup net or load the parameters first",
                     name);
-      infos[v] = InfoOf(*tensors[v]);
+      if (prepared.infers_at_run_) run_infos[v] = InfoOf(*tensors[v]);
       // Kernels were chosen at Prepare from the declared dtype.
       const VarInfo& declared = prepared.infos_[v];
       SF_CHECK(
@@ -1057,7 +1069,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     } else {
       SF_ASSIGN_OR_RETURN(*tensors[v], feed.tensor.CopyTo(place));
     }
-    infos[v] = InfoOf(feed.tensor);
+    if (prepared.infers_at_run_) run_infos[v] = InfoOf(feed.tensor);
     fed[v] = true;
   }
   for (int v : prepared.input_vars_) {
@@ -1084,7 +1096,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     const Clock::time_point op_start =
         profile != nullptr ? Clock::now() : Clock::time_point();
     if (op.spec->infer() != nullptr && !op.static_shapes) {
-      InferContext context(op, infos, prepared.names_, tensors.data());
+      InferContext context(op, run_infos, prepared.names_, tensors.data());
       absl::Status inferred = op.spec->infer()(context);
       if (!inferred.ok()) {
         return absl::Status(
@@ -1160,7 +1172,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                                           op.spec->type(), status.message()));
     }
     if (op.spec->control_flow()) {
-      SF_RETURN_IF_ERROR(ReadBackOutputs(op, prepared, tensors, infos));
+      SF_RETURN_IF_ERROR(ReadBackOutputs(op, prepared, tensors, run_infos));
     }
     if (free_dead_tensors) {
       for (int v : prepared.dies_after_[position]) {

@@ -95,6 +95,10 @@ class PreparedNet {
   // variable of the net.
   std::vector<int> scope_bound_;
   std::vector<int> input_vars_;
+  // Some op infers shapes at run time (Prepare did not know them all) or
+  // is a control-flow op, whose outputs a run reads back: runs then work
+  // on a copy of infos_; otherwise they read infos_ itself.
+  bool infers_at_run_ = false;
   // Shared by copies of this PreparedNet; thread-safe.
   std::shared_ptr<RunScopeCache> run_scopes_;
   // For a block the channels-last rewrite changed: the block as written,
