@@ -114,24 +114,26 @@ absl::Status InferRecurrent(InferContext& context) {
   // outside; any other keeps what the enclosing block declares of it (the
   // kernel's result is checked against that).
   for (size_t j = 0; j < step_outputs.size(); ++j) {
-    VarInfo like;
-    bool known = false;
-    for (int k = 0; k < num_states && !known; ++k) {
-      if (states[k] == step_outputs[j]) {
-        like = context.Input("InitStates", k);
-        known = true;
-      }
+    // A state's shape is one step's; a step input's has the steps first.
+    const VarInfo* source = nullptr;
+    bool has_steps = false;
+    for (int k = 0; k < num_states && source == nullptr; ++k) {
+      if (states[k] == step_outputs[j])
+        source = &context.Input("InitStates", k);
     }
-    for (int i = 0; i < num_x && !known; ++i) {
+    for (int i = 0; i < num_x && source == nullptr; ++i) {
       if (step_inputs[i] == step_outputs[j]) {
-        like = context.Input("X", i);
-        if (like.has_dims) like.dims.erase(like.dims.begin());
-        known = true;
+        source = &context.Input("X", i);
+        has_steps = true;
       }
     }
-    if (!known) continue;
-    if (like.has_dims) like.dims.insert(like.dims.begin(), steps);
-    context.SetOutput("Out", static_cast<int>(j), like);
+    if (source == nullptr) continue;
+    VarInfo out = *source;
+    if (out.has_dims) {
+      if (has_steps) out.dims.erase(out.dims.begin());
+      out.dims.insert(out.dims.begin(), steps);
+    }
+    context.SetOutput("Out", static_cast<int>(j), out);
   }
   return absl::OkStatus();
 }
