@@ -2,10 +2,12 @@
 // several threads at once on one Predictor, and checks every thread got
 // the same answer.
 //
+// Three commands, the last two wrapped here (a backslash would end a
+// comment line in a continuation):
 //   bazel build //examples/embed
-//   bazel-bin/tools/scopeflow run examples/mlp/main.pbtxt \
+//   bazel-bin/tools/scopeflow run examples/mlp/main.pbtxt
 //       --startup examples/mlp/startup.pbtxt --save_params /tmp/mlp.params
-//   bazel-bin/examples/embed/embed examples/mlp/main.pbtxt /tmp/mlp.params \
+//   bazel-bin/examples/embed/embed examples/mlp/main.pbtxt /tmp/mlp.params
 //       examples/mlp/digit.npy
 #include <chrono>
 #include <cstdio>
