@@ -37,25 +37,25 @@
 namespace scopeflow {
 namespace {
 
-// How an Input or Output (or its gradient) lays out its image: the op's
-// data_format, except that a blocked op's Input may be NCHW (rank 4).
-ImageFormat FormatOf(const Dims& dims, const Conv2dAttrs& a) {
-  if (a.blocked && dims.size() == 5) return ImageFormat::kNchw8c;
-  return a.nhwc ? ImageFormat::kNhwc : ImageFormat::kNchw;
-}
-
-// The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
-// W] order: the order the geometry and oneDNN's descriptors use.
-Dims NchwOf(const Dims& dims, const Conv2dAttrs& a) {
-  return ImageDimsOf(ImageSizesOf(dims, FormatOf(dims, a)), ImageFormat::kNchw);
-}
-
 // How an Output (or its gradient) lays out its image: the op's
 // data_format.
 ImageFormat OutputFormat(const Conv2dAttrs& a) {
   return a.blocked ? ImageFormat::kNchw8c
          : a.nhwc  ? ImageFormat::kNhwc
                    : ImageFormat::kNchw;
+}
+
+// How an Input or Output (or its gradient) lays out its image: the op's
+// data_format, except that a blocked op's Input may be NCHW (rank 4).
+ImageFormat FormatOf(const Dims& dims, const Conv2dAttrs& a) {
+  if (a.blocked && dims.size() != 5) return ImageFormat::kNchw;
+  return OutputFormat(a);
+}
+
+// The dims of an Input or Output in the op's format, `dims`, in [N, C, H,
+// W] order: the order the geometry and oneDNN's descriptors use.
+Dims NchwOf(const Dims& dims, const Conv2dAttrs& a) {
+  return ImageDimsOf(ImageSizesOf(dims, FormatOf(dims, a)), ImageFormat::kNchw);
 }
 
 // The inverse of NchwOf for an Output: `nchw` in the op's data_format.
