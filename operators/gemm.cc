@@ -17,12 +17,12 @@ namespace {
 // batches of inference) without packing B first: its kernels read B's rows
 // where they are. When those rows lie a multiple of 4 KiB apart (1024
 // floats: any layer 1024 or 2048 wide), the rows read together fall into
-// the same cache sets and evict each other, and with oneDNN's AVX2 kernels
-// the product runs at half speed (docs/PERFORMANCE.md, "Matrix products
-// with rows 4 KiB apart"). There Gemm first copies B to rows one cache line
-// further apart, which costs one pass over B. Its AVX-512 kernels did not
-// show the slowdown (the MLP of the benchmarks reached 85-96% of the sgemm
-// rate), so they get B as it is.
+// the same cache sets and evict each other: with oneDNN's AVX2 kernels the
+// product runs at half speed, with its AVX-512 kernels on an Intel Xeon
+// (Emerald Rapids) 10-45% slower at 4 to 64 rows (docs/PERFORMANCE.md,
+// "Matrix products with rows 4 KiB apart" and "An AVX-512 machine"). So
+// Gemm first copies B to rows one cache line further apart, which costs
+// one pass over B (none for weights, whose copy is kept between runs).
 constexpr int64_t kCacheAliasingStride = 1024;  // floats: 4 KiB
 constexpr int64_t kPaddedStrideExtra = 16;      // floats: one cache line
 // Below this many rows of C the copy costs about what it saves.
@@ -33,13 +33,6 @@ constexpr int64_t kFewestRowsToPad = 8;
 // than doubled in memory.
 constexpr int64_t kMostFloatsKept = int64_t{4} << 20;    // 16 MiB
 constexpr int64_t kMostFloatsToPad = int64_t{64} << 20;  // 256 MiB
-
-bool HasAvx512Kernels() {
-  static const bool avx512 =
-      (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
-      dnnl_cpu_isa_avx512_core;
-  return avx512;
-}
 
 // oneDNN 2.6 takes the path that reads B in place where 1/m + 1/n reaches
 // this (its gemm driver's own threshold for AVX2): larger products pack B.
@@ -52,7 +45,7 @@ bool ShouldPadB(bool transpose_b, int64_t m, int64_t n, int64_t k,
   return !transpose_b && ldb % kCacheAliasingStride == 0 &&
          m >= kFewestRowsToPad &&
          k * (ldb + kPaddedStrideExtra) <= kMostFloatsToPad &&
-         ReadsBInPlace(m, n) && !HasAvx512Kernels();
+         ReadsBInPlace(m, n);
 }
 
 // B (k rows of n floats, rows ldb apart) copied to `padded`, rows

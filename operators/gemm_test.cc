@@ -114,8 +114,7 @@ class KeptCopyTest : public ::testing::Test {
     return mismatches;
   }
 
-  // Whether Gemm copies this B before a product on this machine (AVX2:
-  // yes; AVX-512: no, and then nothing is kept).
+  // Whether Gemm copies this B before a product (if not, nothing is kept).
   static bool Copies() { return GemmCopiesB(false, kM, kN, kK, kN); }
 
   std::shared_ptr<Allocation> buffer_;
