@@ -1,6 +1,7 @@
 #include "operators/strided_copy.h"
 
 #include <cstring>
+#include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "platform/parallel.h"
@@ -43,6 +44,30 @@ void CopyRowAnySize(char* dst, int64_t dst_stride, const char* src,
   }
 }
 
+// Any order of a box's dimensions copies the same elements. A short
+// innermost row (an image's 3 channels moved last) costs a call per few
+// elements, so a long dimension that is contiguous on one side takes its
+// place: the copy then reads (or writes) long runs of neighbours and makes
+// a call per run.
+void LengthenInnerRow(MergedBox& box) {
+  constexpr int64_t kShortRow = 8;
+  auto& d = box.dims;
+  const int inner = static_cast<int>(d.size()) - 1;
+  if (inner < 1 || d[inner] >= kShortRow) return;
+  int longest = -1;
+  for (int k = 0; k < inner; ++k) {
+    const bool contiguous = box.dst_strides[k] == 1 || box.src_strides[k] == 1;
+    if (contiguous && d[k] >= kShortRow * d[inner] &&
+        (longest < 0 || d[k] > d[longest])) {
+      longest = k;
+    }
+  }
+  if (longest < 0) return;
+  std::swap(d[longest], d[inner]);
+  std::swap(box.dst_strides[longest], box.dst_strides[inner]);
+  std::swap(box.src_strides[longest], box.src_strides[inner]);
+}
+
 }  // namespace
 
 std::optional<MergedBox> MergeBox(absl::Span<const int64_t> dims,
@@ -72,8 +97,9 @@ std::optional<MergedBox> MergeBox(absl::Span<const int64_t> dims,
 void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
                  const void* src, absl::Span<const int64_t> src_strides,
                  absl::Span<const int64_t> dims, size_t element_size) {
-  const std::optional<MergedBox> box = MergeBox(dims, dst_strides, src_strides);
+  std::optional<MergedBox> box = MergeBox(dims, dst_strides, src_strides);
   if (!box.has_value()) return;
+  LengthenInnerRow(*box);
   const auto& d = box->dims;
   const auto& ds = box->dst_strides;
   const auto& ss = box->src_strides;

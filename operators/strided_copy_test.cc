@@ -111,5 +111,30 @@ TEST(CopyStridedTest, LargeBoxes) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// Images of 3 channels moved last: the box's innermost row is 3 elements,
+// which the copy walks the other way round. With one image and with
+// several, every element checked.
+TEST(CopyStridedTest, ShortInnermostRows) {
+  constexpr int64_t kC = 3, kH = 20, kW = 24;
+  for (int64_t n_images : {1, 5}) {
+    std::vector<float> src(n_images * kC * kH * kW);
+    std::iota(src.begin(), src.end(), 0.0f);
+    std::vector<float> dst(src.size(), -1.0f);
+    CopyStrided(dst.data(), {kH * kW * kC, kC, 1}, src.data(),
+                {kC * kH * kW, 1, kH * kW}, {n_images, kH * kW, kC},
+                sizeof(float));
+    int64_t mismatches = 0, i = 0;
+    for (int64_t n = 0; n < n_images; ++n) {
+      for (int64_t p = 0; p < kH * kW; ++p) {
+        for (int64_t c = 0; c < kC; ++c) {
+          mismatches +=
+              dst[i++] != static_cast<float>((n * kC + c) * kH * kW + p);
+        }
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << n_images << " images";
+  }
+}
+
 }  // namespace
 }  // namespace scopeflow
