@@ -118,8 +118,9 @@ absl::Status InferRecurrent(InferContext& context) {
     const VarInfo* source = nullptr;
     bool has_steps = false;
     for (int k = 0; k < num_states && source == nullptr; ++k) {
-      if (states[k] == step_outputs[j])
+      if (states[k] == step_outputs[j]) {
         source = &context.Input("InitStates", k);
+      }
     }
     for (int i = 0; i < num_x && source == nullptr; ++i) {
       if (step_inputs[i] == step_outputs[j]) {
