@@ -26,6 +26,7 @@
 #include "operators/common.h"
 #include "operators/gemm.h"
 #include "operators/image_layout.h"
+#include "operators/nn/conv_onednn.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/kernel_util.h"
 #include "operators/nn/onednn.h"
@@ -453,70 +454,6 @@ absl::Status ReferenceConv2dGrad(const ConvGeometry& g, const T* input,
   return absl::OkStatus();
 }
 
-// Lets oneDNN choose the layout its fastest implementation wants.
-dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
-                            dnnl::memory::format_tag::any);
-}
-
-// A convolution as oneDNN describes it, in our layouts (NCHW, NHWC or
-// nChw8c data, OIHW filters seen as GOIHW with groups).
-struct OneDnnConv {
-  // In [N, C, H, W] order whatever the layout: oneDNN's logical order.
-  dnnl::memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
-  dnnl::memory::desc src_md, weights_md, dst_md;
-  // The src (and diff_src) and dst (and diff_dst) layouts the primitives
-  // are asked for. NHWC and NCHW8c: ours, which oneDNN's kernels run on,
-  // so activations are never reordered (a blocked op's NCHW Input too: its
-  // first-convolution kernels read NCHW and write blocks). NCHW: any, as
-  // oneDNN prefers its blocked layouts to plain NCHW, reordered to and
-  // from.
-  dnnl::memory::desc src_want, dst_want;
-};
-
-dnnl::memory::format_tag TagOf(ImageFormat format) {
-  using Tag = dnnl::memory::format_tag;
-  switch (format) {
-    case ImageFormat::kNchw8c:
-      return Tag::nChw8c;
-    case ImageFormat::kNhwc:
-      return Tag::nhwc;
-    case ImageFormat::kNchw:
-      break;
-  }
-  return Tag::nchw;
-}
-
-// `input` and `output` in [N, C, H, W] order (NchwOf), `input_format` the
-// layout of Input (FormatOf).
-OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
-                        ImageFormat input_format, const Dims& filter,
-                        const Dims& output) {
-  using dnnl::memory;
-  using Tag = memory::format_tag;
-  OneDnnConv c;
-  c.src = memory::dims(input.begin(), input.end());
-  c.dst = memory::dims(output.begin(), output.end());
-  const int64_t g = a.groups;
-  c.weights =
-      g == 1 ? memory::dims(filter.begin(), filter.end())
-             : memory::dims{g, filter[0] / g, filter[1], filter[2], filter[3]};
-  c.strides = {a.strides[0], a.strides[1]};
-  // oneDNN counts dilation from 0: 0 is a dense filter.
-  c.dilates = {a.dilations[0] - 1, a.dilations[1] - 1};
-  c.pad_l = {a.padding.top, a.padding.left};
-  c.pad_r = {a.padding.bottom, a.padding.right};
-  const ImageFormat output_format = OutputFormat(a);
-  c.src_md = memory::desc(c.src, memory::data_type::f32, TagOf(input_format));
-  c.weights_md = memory::desc(c.weights, memory::data_type::f32,
-                              g == 1 ? Tag::oihw : Tag::goihw);
-  c.dst_md = memory::desc(c.dst, memory::data_type::f32, TagOf(output_format));
-  const bool ours = a.nhwc || a.blocked;
-  c.src_want = ours ? c.src_md : AnyLayout(c.src);
-  c.dst_want = ours ? c.dst_md : AnyLayout(c.dst);
-  return c;
-}
-
 // `memory` in the layout `desc` asks for: itself, or a reordered copy.
 dnnl::memory InLayout(dnnl::memory memory, const dnnl::memory::desc& desc) {
   if (memory.get_desc() == desc) return memory;
@@ -566,27 +503,12 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
                             const Dims& output, bool has_bias) {
   using dnnl::memory;
   dnnl::engine& engine = ThreadCpuEngine();
-  const OneDnnConv c = DescribeConv(a, input, input_format, filter, output);
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const auto algo = dnnl::algorithm::convolution_direct;
+  const OneDnnConv c =
+      DescribeConv(a, input, input_format, filter, output, OutputFormat(a));
+  const dnnl::convolution_forward::primitive_desc pd =
+      ForwardPrimitive(c, has_bias, a.fuse_relu, engine);
   const memory::desc bias_md({filter[0]}, memory::data_type::f32,
                              memory::format_tag::x);
-  // relu as a post-op: applied to each output block while it is still in
-  // cache, instead of in a second pass over the whole output.
-  dnnl::primitive_attr attr;
-  if (a.fuse_relu) {
-    dnnl::post_ops relu;
-    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(relu);
-  }
-  const dnnl::convolution_forward::primitive_desc pd(
-      has_bias ? dnnl::convolution_forward::desc(
-                     prop, algo, c.src_want, AnyLayout(c.weights), bias_md,
-                     c.dst_want, c.strides, c.dilates, c.pad_l, c.pad_r)
-               : dnnl::convolution_forward::desc(
-                     prop, algo, c.src_want, AnyLayout(c.weights), c.dst_want,
-                     c.strides, c.dilates, c.pad_l, c.pad_r),
-      attr, engine);
   ConvForward f;
   f.conv = dnnl::convolution_forward(pd);
   // Null handles: each run sets them to its tensors.
@@ -711,7 +633,7 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   dnnl::stream& stream = ThreadCpuStream();
   const OneDnnConv c =
       DescribeConv(a, NchwOf(input.dims(), a), FormatOf(input.dims(), a),
-                   filter.dims(), NchwOf(d_output.dims(), a));
+                   filter.dims(), NchwOf(d_output.dims(), a), OutputFormat(a));
   const auto algo = dnnl::algorithm::convolution_direct;
   // oneDNN picks backward implementations to match a forward-training one.
   const dnnl::convolution_forward::primitive_desc hint(

@@ -258,6 +258,27 @@ INSTANTIATE_TEST_SUITE_P(
                    {1, 1},
                    1,
                    true},
+        // Channels enough for Winograd's algorithm (conv_onednn.h) where
+        // the CPU has it: images of tiles cut short at their edges, a
+        // batch, and channels not a multiple of oneDNN's blocks of 16.
+        ConvConfig{"winograd_one_image",
+                   {1, 32, 13, 11},
+                   {64, 32, 3, 3},
+                   {1, 1},
+                   {1, 1},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{"winograd_batch",
+                   {5, 64, 9, 10},
+                   {64, 64, 3, 3},
+                   {1, 1},
+                   {1, 1},
+                   {1, 1},
+                   1,
+                   true},
+        ConvConfig{
+            "winograd_unpadded_odd_channels", {2, 48, 8, 7}, {72, 48, 3, 3}},
         ConvConfig{"padding_beyond_filter",
                    {1, 2, 4, 4},
                    {3, 2, 1, 1},

@@ -1,0 +1,106 @@
+#include "operators/nn/conv_onednn.h"
+
+namespace scopeflow {
+namespace {
+
+dnnl::memory::format_tag TagOf(ImageFormat format) {
+  using Tag = dnnl::memory::format_tag;
+  switch (format) {
+    case ImageFormat::kNchw8c:
+      return Tag::nChw8c;
+    case ImageFormat::kNhwc:
+      return Tag::nhwc;
+    case ImageFormat::kNchw:
+      break;
+  }
+  return Tag::nchw;
+}
+
+// The primitive of `algorithm` for `c`, with src and dst in the layouts
+// `src` and `dst`.
+dnnl::convolution_forward::primitive_desc MakeForward(
+    const OneDnnConv& c, dnnl::algorithm algorithm,
+    const dnnl::memory::desc& src, const dnnl::memory::desc& dst, bool has_bias,
+    bool fuse_relu, const dnnl::engine& engine) {
+  using dnnl::memory;
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const memory::desc bias_md({c.dst[1]}, memory::data_type::f32,
+                             memory::format_tag::x);
+  // relu as a post-op: applied to each output block while it is still in
+  // cache, instead of in a second pass over the whole output.
+  dnnl::primitive_attr attr;
+  if (fuse_relu) {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(relu);
+  }
+  return dnnl::convolution_forward::primitive_desc(
+      has_bias ? dnnl::convolution_forward::desc(
+                     prop, algorithm, src, AnyLayout(c.weights), bias_md, dst,
+                     c.strides, c.dilates, c.pad_l, c.pad_r)
+               : dnnl::convolution_forward::desc(
+                     prop, algorithm, src, AnyLayout(c.weights), dst, c.strides,
+                     c.dilates, c.pad_l, c.pad_r),
+      attr, engine);
+}
+
+}  // namespace
+
+dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::any);
+}
+
+OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
+                        ImageFormat input_format, const Dims& filter,
+                        const Dims& output, ImageFormat output_format) {
+  using dnnl::memory;
+  using Tag = memory::format_tag;
+  OneDnnConv c;
+  c.src = memory::dims(input.begin(), input.end());
+  c.dst = memory::dims(output.begin(), output.end());
+  const int64_t g = a.groups;
+  c.weights =
+      g == 1 ? memory::dims(filter.begin(), filter.end())
+             : memory::dims{g, filter[0] / g, filter[1], filter[2], filter[3]};
+  c.strides = {a.strides[0], a.strides[1]};
+  // oneDNN counts dilation from 0: 0 is a dense filter.
+  c.dilates = {a.dilations[0] - 1, a.dilations[1] - 1};
+  c.pad_l = {a.padding.top, a.padding.left};
+  c.pad_r = {a.padding.bottom, a.padding.right};
+  c.src_md = memory::desc(c.src, memory::data_type::f32, TagOf(input_format));
+  c.weights_md = memory::desc(c.weights, memory::data_type::f32,
+                              g == 1 ? Tag::oihw : Tag::goihw);
+  c.dst_md = memory::desc(c.dst, memory::data_type::f32, TagOf(output_format));
+  const bool ours = a.nhwc || a.blocked;
+  c.src_want = ours ? c.src_md : AnyLayout(c.src);
+  c.dst_want = ours ? c.dst_md : AnyLayout(c.dst);
+  return c;
+}
+
+bool WinogradPays(const OneDnnConv& c) {
+  const bool one_group = c.weights.size() == 4;
+  return one_group && c.weights[2] == 3 && c.weights[3] == 3 &&
+         c.strides == dnnl::memory::dims{1, 1} &&
+         c.dilates == dnnl::memory::dims{0, 0} && c.src[1] >= 32 &&
+         c.dst[1] >= 64;
+}
+
+dnnl::convolution_forward::primitive_desc ForwardPrimitive(
+    const OneDnnConv& c, bool has_bias, bool fuse_relu,
+    const dnnl::engine& engine) {
+  if (WinogradPays(c)) {
+    try {
+      // Winograd's kernels choose their own layouts for src and dst.
+      return MakeForward(c, dnnl::algorithm::convolution_winograd,
+                         AnyLayout(c.src), AnyLayout(c.dst), has_bias,
+                         fuse_relu, engine);
+    } catch (const dnnl::error&) {
+      // No Winograd kernel on this CPU (or for these paddings): direct.
+    }
+  }
+  return MakeForward(c, dnnl::algorithm::convolution_direct, c.src_want,
+                     c.dst_want, has_bias, fuse_relu, engine);
+}
+
+}  // namespace scopeflow

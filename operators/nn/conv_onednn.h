@@ -1,0 +1,59 @@
+// A 2-D convolution as oneDNN describes it, and the forward primitive that
+// conv2d's float32 kernel runs: by Winograd's minimal filtering where that
+// pays and oneDNN has it for the CPU, directly otherwise.
+#ifndef SCOPEFLOW_OPERATORS_NN_CONV_ONEDNN_H_
+#define SCOPEFLOW_OPERATORS_NN_CONV_ONEDNN_H_
+
+#include "dnnl.hpp"
+#include "framework/tensor.h"
+#include "operators/image_layout.h"
+#include "operators/nn/window.h"
+
+namespace scopeflow {
+
+// Lets oneDNN choose the layout its fastest implementation wants.
+dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims);
+
+// A convolution as oneDNN describes it, in our layouts (NCHW, NHWC or
+// nChw8c data, OIHW filters seen as GOIHW with groups).
+struct OneDnnConv {
+  // In [N, C, H, W] order whatever the layout: oneDNN's logical order.
+  dnnl::memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
+  dnnl::memory::desc src_md, weights_md, dst_md;
+  // The src (and diff_src) and dst (and diff_dst) layouts the primitives
+  // are asked for. NHWC and NCHW8c: ours, which oneDNN's direct kernels run
+  // on, so activations are never reordered (a blocked op's NCHW Input too:
+  // its first-convolution kernels read NCHW and write blocks). NCHW: any,
+  // as oneDNN prefers its blocked layouts to plain NCHW, reordered to and
+  // from.
+  dnnl::memory::desc src_want, dst_want;
+};
+
+// `input` and `output` in [N, C, H, W] order, `input_format` and
+// `output_format` the layouts of Input and Output.
+OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
+                        ImageFormat input_format, const Dims& filter,
+                        const Dims& output, ImageFormat output_format);
+
+// Whether Winograd's algorithm computes `c` faster than oneDNN's direct
+// kernels, counting the reorders it needs: oneDNN runs it on its own
+// 16-channel blocks only, so activations in our layouts go in and out
+// through copies. F(2x2, 3x3) and F(4x4, 3x3) take a 3x3 filter of stride
+// 1 with 2.25 and 4 times fewer multiplications, but transform every tile
+// of input and output on the way. Measured on an AVX-512 Xeon with oneDNN
+// 2.6 (docs/PERFORMANCE.md), with the reorders from and to NHWC, at batch 1
+// and 16 and 8x8 to 64x64 images: 1.1-1.9x faster from 32 input and 64
+// output channels up, slower below 32 channels, and even at 32 -> 32.
+bool WinogradPays(const OneDnnConv& c);
+
+// The float32 inference primitive for `c` (a relu post-op with
+// `fuse_relu`, a bias with `has_bias`): Winograd's where WinogradPays and
+// oneDNN implements it on this CPU (AVX-512), otherwise direct. Throws
+// dnnl::error where oneDNN has neither.
+dnnl::convolution_forward::primitive_desc ForwardPrimitive(
+    const OneDnnConv& c, bool has_bias, bool fuse_relu,
+    const dnnl::engine& engine);
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_NN_CONV_ONEDNN_H_

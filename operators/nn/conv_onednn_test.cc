@@ -1,0 +1,81 @@
+#include "operators/nn/conv_onednn.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+// A convolution of `in` -> `out` channels on 1 x in x 16 x 16 NHWC images
+// with a k x k filter, padding k / 2.
+OneDnnConv Describe(int64_t in, int64_t out, int64_t k, int64_t stride = 1,
+                    int64_t dilation = 1, int64_t groups = 1) {
+  Conv2dAttrs a;
+  a.strides = {stride, stride};
+  a.dilations = {dilation, dilation};
+  a.padding = {k / 2, k / 2, k / 2, k / 2};
+  a.groups = groups;
+  a.nhwc = true;
+  const int64_t size = (16 + 2 * (k / 2) - dilation * (k - 1) - 1) / stride + 1;
+  return DescribeConv(a, {1, in, 16, 16}, ImageFormat::kNhwc,
+                      {out, in / groups, k, k}, {1, out, size, size},
+                      ImageFormat::kNhwc);
+}
+
+TEST(WinogradPaysTest, ThreeByThreeOfStrideOneFromThirtyTwoChannelsUp) {
+  EXPECT_TRUE(WinogradPays(Describe(32, 64, 3)));
+  EXPECT_TRUE(WinogradPays(Describe(64, 64, 3)));
+  EXPECT_TRUE(WinogradPays(Describe(256, 512, 3)));
+}
+
+TEST(WinogradPaysTest, NotForFewChannelsOrOtherFilters) {
+  EXPECT_FALSE(WinogradPays(Describe(32, 32, 3)));
+  EXPECT_FALSE(WinogradPays(Describe(16, 64, 3)));
+  EXPECT_FALSE(WinogradPays(Describe(3, 64, 3)));
+  EXPECT_FALSE(WinogradPays(Describe(64, 64, 5)));
+  EXPECT_FALSE(WinogradPays(Describe(64, 64, 1)));
+  EXPECT_FALSE(WinogradPays(Describe(64, 64, 3, /*stride=*/2)));
+  EXPECT_FALSE(WinogradPays(Describe(64, 64, 3, 1, /*dilation=*/2)));
+  EXPECT_FALSE(WinogradPays(Describe(64, 64, 3, 1, 1, /*groups=*/2)));
+}
+
+// oneDNN 2.6 has Winograd kernels for AVX-512 cores only.
+bool CpuHasWinograd() {
+  using dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case cpu_isa::avx512_core:
+    case cpu_isa::avx512_core_vnni:
+    case cpu_isa::avx512_core_bf16:
+    case cpu_isa::avx512_core_amx:
+      return true;
+    default:
+      return false;
+  }
+}
+
+TEST(ForwardPrimitiveTest, WinogradWhereItPaysAndTheCpuHasIt) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const std::string impl =
+      ForwardPrimitive(Describe(64, 64, 3), /*has_bias=*/true,
+                       /*fuse_relu=*/true, engine)
+          .impl_info_str();
+  EXPECT_EQ(impl.find("wino") != std::string::npos, CpuHasWinograd()) << impl;
+}
+
+TEST(ForwardPrimitiveTest, DirectWhereWinogradDoesNotPay) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  for (const OneDnnConv& c : {Describe(32, 32, 3), Describe(64, 64, 5),
+                              Describe(64, 64, 3, /*stride=*/2)}) {
+    const dnnl::convolution_forward::primitive_desc pd =
+        ForwardPrimitive(c, /*has_bias=*/false, /*fuse_relu=*/false, engine);
+    const std::string impl = pd.impl_info_str();
+    EXPECT_EQ(impl.find("wino"), std::string::npos) << impl;
+    // Direct kernels run on our NHWC layout: no reorders.
+    EXPECT_TRUE(pd.src_desc() == c.src_md);
+    EXPECT_TRUE(pd.dst_desc() == c.dst_md);
+  }
+}
+
+}  // namespace
+}  // namespace scopeflow
