@@ -16,34 +16,6 @@ dnnl::memory::format_tag TagOf(ImageFormat format) {
   return Tag::nchw;
 }
 
-// The primitive of `algorithm` for `c`, with src and dst in the layouts
-// `src` and `dst`.
-dnnl::convolution_forward::primitive_desc MakeForward(
-    const OneDnnConv& c, dnnl::algorithm algorithm,
-    const dnnl::memory::desc& src, const dnnl::memory::desc& dst, bool has_bias,
-    bool fuse_relu, const dnnl::engine& engine) {
-  using dnnl::memory;
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const memory::desc bias_md({c.dst[1]}, memory::data_type::f32,
-                             memory::format_tag::x);
-  // relu as a post-op: applied to each output block while it is still in
-  // cache, instead of in a second pass over the whole output.
-  dnnl::primitive_attr attr;
-  if (fuse_relu) {
-    dnnl::post_ops relu;
-    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(relu);
-  }
-  return dnnl::convolution_forward::primitive_desc(
-      has_bias ? dnnl::convolution_forward::desc(
-                     prop, algorithm, src, AnyLayout(c.weights), bias_md, dst,
-                     c.strides, c.dilates, c.pad_l, c.pad_r)
-               : dnnl::convolution_forward::desc(
-                     prop, algorithm, src, AnyLayout(c.weights), dst, c.strides,
-                     c.dilates, c.pad_l, c.pad_r),
-      attr, engine);
-}
-
 }  // namespace
 
 dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
@@ -86,21 +58,48 @@ bool WinogradPays(const OneDnnConv& c) {
          c.dst[1] >= 64;
 }
 
+dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
+    const OneDnnConv& c, dnnl::algorithm algorithm, bool has_bias,
+    bool fuse_relu, const dnnl::engine& engine) {
+  using dnnl::memory;
+  // Winograd's kernels run on their own layouts of src and dst only.
+  const bool winograd = algorithm == dnnl::algorithm::convolution_winograd;
+  const memory::desc src = winograd ? AnyLayout(c.src) : c.src_want;
+  const memory::desc dst = winograd ? AnyLayout(c.dst) : c.dst_want;
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const memory::desc bias_md({c.dst[1]}, memory::data_type::f32,
+                             memory::format_tag::x);
+  // relu as a post-op: applied to each output block while it is still in
+  // cache, instead of in a second pass over the whole output.
+  dnnl::primitive_attr attr;
+  if (fuse_relu) {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(relu);
+  }
+  return dnnl::convolution_forward::primitive_desc(
+      has_bias ? dnnl::convolution_forward::desc(
+                     prop, algorithm, src, AnyLayout(c.weights), bias_md, dst,
+                     c.strides, c.dilates, c.pad_l, c.pad_r)
+               : dnnl::convolution_forward::desc(
+                     prop, algorithm, src, AnyLayout(c.weights), dst, c.strides,
+                     c.dilates, c.pad_l, c.pad_r),
+      attr, engine);
+}
+
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
     const OneDnnConv& c, bool has_bias, bool fuse_relu,
     const dnnl::engine& engine) {
   if (WinogradPays(c)) {
     try {
-      // Winograd's kernels choose their own layouts for src and dst.
-      return MakeForward(c, dnnl::algorithm::convolution_winograd,
-                         AnyLayout(c.src), AnyLayout(c.dst), has_bias,
-                         fuse_relu, engine);
+      return ForwardPrimitiveOf(c, dnnl::algorithm::convolution_winograd,
+                                has_bias, fuse_relu, engine);
     } catch (const dnnl::error&) {
       // No Winograd kernel on this CPU (or for these paddings): direct.
     }
   }
-  return MakeForward(c, dnnl::algorithm::convolution_direct, c.src_want,
-                     c.dst_want, has_bias, fuse_relu, engine);
+  return ForwardPrimitiveOf(c, dnnl::algorithm::convolution_direct, has_bias,
+                            fuse_relu, engine);
 }
 
 }  // namespace scopeflow

@@ -41,13 +41,22 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
 // through copies. F(2x2, 3x3) and F(4x4, 3x3) take a 3x3 filter of stride
 // 1 with 2.25 and 4 times fewer multiplications, but transform every tile
 // of input and output on the way. Measured on an AVX-512 Xeon with oneDNN
-// 2.6 (docs/PERFORMANCE.md), with the reorders from and to NHWC, at batch 1
-// and 16 and 8x8 to 64x64 images: 1.1-1.9x faster from 32 input and 64
-// output channels up, slower below 32 channels, and even at 32 -> 32.
+// 2.6, reorders from and to NHWC included (conv_algorithm_benchmark; batch
+// 1 and 16, images 16x16 to 64x64): from 32 input and 64 output channels
+// up 1.06-2.0x as fast as direct at 1 thread, 0.93-2.0x at 2 (below 1 only
+// on 16x16 images); with 16 channels 0.4-0.85x; 32 -> 32 and 64 -> 32
+// channels either way.
 bool WinogradPays(const OneDnnConv& c);
 
-// The float32 inference primitive for `c` (a relu post-op with
-// `fuse_relu`, a bias with `has_bias`): Winograd's where WinogradPays and
+// The float32 inference primitive of `algorithm` for `c` (a relu post-op
+// with `fuse_relu`, a bias with `has_bias`): direct on src_want and
+// dst_want, Winograd's on the layouts it chooses. Throws dnnl::error where
+// oneDNN has no implementation on this CPU.
+dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
+    const OneDnnConv& c, dnnl::algorithm algorithm, bool has_bias,
+    bool fuse_relu, const dnnl::engine& engine);
+
+// The primitive conv2d runs for `c`: Winograd's where WinogradPays and
 // oneDNN implements it on this CPU (AVX-512), otherwise direct. Throws
 // dnnl::error where oneDNN has neither.
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
