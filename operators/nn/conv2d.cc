@@ -507,15 +507,13 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
       DescribeConv(a, input, input_format, filter, output, OutputFormat(a));
   const dnnl::convolution_forward::primitive_desc pd =
       ForwardPrimitive(c, has_bias, a.fuse_relu, engine);
-  const memory::desc bias_md({filter[0]}, memory::data_type::f32,
-                             memory::format_tag::x);
   ConvForward f;
   f.conv = dnnl::convolution_forward(pd);
   // Null handles: each run sets them to its tensors.
   f.user_src = memory(c.src_md, engine, nullptr);
   f.user_weights = memory(c.weights_md, engine, nullptr);
   f.user_dst = memory(c.dst_md, engine, nullptr);
-  if (has_bias) f.bias = memory(bias_md, engine, nullptr);
+  if (has_bias) f.bias = memory(pd.bias_desc(), engine, nullptr);
   auto stage = [&](const memory& user, const memory::desc& want,
                    memory& staged) {
     staged = user.get_desc() == want ? user : memory(want, engine);
