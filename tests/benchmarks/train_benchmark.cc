@@ -1,4 +1,4 @@
-// Training throughput: the MLP 784-1024-1024-10 of net_benchmark, forward,
+// Training throughput: the MLP and the CNN of net_benchmark, forward,
 // backward and optimizer update per step.
 //   OMP_NUM_THREADS=1 bazel run //tests/benchmarks:train_benchmark
 //   OMP_NUM_THREADS=2 bazel run //tests/benchmarks:train_benchmark
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "benchmark/benchmark.h"
 #include "framework/executor.h"
 #include "framework/training/optimizer.h"
@@ -15,43 +16,36 @@
 namespace scopeflow {
 namespace {
 
-void BM_TrainMlp(benchmark::State& state, const std::string& optimizer) {
-  const int64_t batch = state.range(0);
-  NetText main;
-  NetText startup;
-  main.Var("x", {-1, 784});
-  main.Var("label", {-1, 1}, false, "DATA_TYPE_INT64");
-  const int64_t sizes[] = {784, 1024, 1024, 10};
-  std::string in = "x";
-  for (int layer = 0; layer < 3; ++layer) {
-    const std::string w = absl::StrCat("w", layer);
-    const std::string b = absl::StrCat("b", layer);
-    for (NetText* net : {&main, &startup}) {
-      net->Var(w, {sizes[layer], sizes[layer + 1]}, true);
-      net->Var(b, {sizes[layer + 1]}, true);
-    }
-    startup.Op("gaussian_random", {}, w,
-               absl::StrCat("attrs { name: 'shape' i64s { values: [",
-                            sizes[layer], ", ", sizes[layer + 1],
-                            "] } } attrs { name: 'std' f: 0.03 } attrs { "
-                            "name: 'seed' i: ",
-                            layer + 1, " }"));
-    startup.Op("fill_constant", {}, b,
-               absl::StrCat("attrs { name: 'shape' i64s { values: [",
-                            sizes[layer + 1], "] } }"));
-    const std::string h = absl::StrCat("h", layer);
-    main.Op("fc", {{"X", in}, {"W", w}, {"Bias", b}}, h);
-    in = h;
-    if (layer < 2) {
-      main.Op("relu", {{"X", h}}, h + ".relu");
-      in = h + ".relu";
-    }
+// A parameter `name` of `shape` in both nets, filled by the startup net from
+// a normal distribution of deviation `std` (0: zeros).
+void AddParameter(NetText& main, NetText& startup, const std::string& name,
+                  const std::vector<int64_t>& shape, float std, int seed) {
+  for (NetText* net : {&main, &startup}) net->Var(name, shape, true);
+  const std::string dims =
+      absl::StrCat("attrs { name: 'shape' i64s { values: [",
+                   absl::StrJoin(shape, ", "), "] } }");
+  if (std == 0) {
+    startup.Op("fill_constant", {}, name, dims);
+  } else {
+    startup.Op("gaussian_random", {}, name,
+               absl::StrCat(dims, " attrs { name: 'std' f: ", std,
+                            " } attrs { name: 'seed' i: ", seed, " }"));
   }
-  main.Op("softmax_with_cross_entropy", {{"Logits", in}, {"Label", "label"}},
-          "losses", "outputs { slot: 'Softmax' vars: 'probabilities' }",
-          "Loss");
-  main.Op("mean", {{"X", "losses"}}, "loss");
+}
 
+// Times training steps of `main` (which ends in the scalar "loss" and reads
+// the float "x" and int64 "label" of `batch` samples) after `startup` has
+// filled the parameters. `flops`: a forward pass's multiplications and
+// additions; a step counts three times that (backward computes two
+// products per forward one).
+void TimeTrainingSteps(benchmark::State& state, NetText& main,
+                       const NetText& startup, const Dims& x_dims, double flops,
+                       const std::string& optimizer) {
+  const int64_t batch = x_dims[0];
+  main.Op("softmax_with_cross_entropy",
+          {{"Logits", "logits"}, {"Label", "label"}}, "losses",
+          "outputs { slot: 'Softmax' vars: 'probabilities' }", "Loss");
+  main.Op("mean", {{"X", "losses"}}, "loss");
   NetDef train = main.Build();
   NetDef init = startup.Build();
   OptimizerConfig config;
@@ -75,7 +69,7 @@ void BM_TrainMlp(benchmark::State& state, const std::string& optimizer) {
   if (!executor.Run(*prepared_init, root, {}, {}).ok()) std::abort();
   Tensor x;
   Tensor label;
-  if (!x.Allocate(CPUPlace(), kFloat32, {batch, 784}).ok() ||
+  if (!x.Allocate(CPUPlace(), kFloat32, x_dims).ok() ||
       !label.Allocate(CPUPlace(), kInt64, {batch, 1}).ok()) {
     std::abort();
   }
@@ -96,13 +90,39 @@ void BM_TrainMlp(benchmark::State& state, const std::string& optimizer) {
     }
     benchmark::DoNotOptimize(out);
   }
-  // Forward 2 flops per multiply-add, backward twice that.
-  const double flops = 3 * 2.0 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10);
   state.counters["GFLOP/s"] = benchmark::Counter(
-      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+      3 * flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["examples/s"] =
       benchmark::Counter(static_cast<double>(batch),
                          benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The MLP 784-1024-1024-10 with relu.
+void BM_TrainMlp(benchmark::State& state, const std::string& optimizer) {
+  const int64_t batch = state.range(0);
+  NetText main;
+  NetText startup;
+  main.Var("x", {-1, 784});
+  main.Var("label", {-1, 1}, false, "DATA_TYPE_INT64");
+  const int64_t sizes[] = {784, 1024, 1024, 10};
+  std::string in = "x";
+  double flops = 0;
+  for (int layer = 0; layer < 3; ++layer) {
+    const std::string w = absl::StrCat("w", layer);
+    const std::string b = absl::StrCat("b", layer);
+    AddParameter(main, startup, w, {sizes[layer], sizes[layer + 1]}, 0.03f,
+                 layer + 1);
+    AddParameter(main, startup, b, {sizes[layer + 1]}, 0, 0);
+    const std::string h = layer < 2 ? absl::StrCat("h", layer) : "logits";
+    main.Op("fc", {{"X", in}, {"W", w}, {"Bias", b}}, h);
+    in = h;
+    if (layer < 2) {
+      main.Op("relu", {{"X", h}}, h + ".relu");
+      in = h + ".relu";
+    }
+    flops += 2.0 * batch * sizes[layer] * sizes[layer + 1];
+  }
+  TimeTrainingSteps(state, main, startup, {batch, 784}, flops, optimizer);
 }
 BENCHMARK_CAPTURE(BM_TrainMlp, sgd, std::string("sgd"))
     ->Arg(64)
@@ -112,6 +132,51 @@ BENCHMARK_CAPTURE(BM_TrainMlp, adam, std::string("adam"))
     ->Arg(64)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+
+// The CNN of net_benchmark: 3x64x64 input; conv 3->32, 32->32, max pool
+// 2x2, conv 32->64, 64->64 (3x3, pad 1, relu after each), global average
+// pool, fc 64->10. Training nets run NCHW: gradient ops read the
+// activations, which the layout rewrite leaves as written.
+void BM_TrainCnn(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  NetText main;
+  NetText startup;
+  main.Var("x", {-1, 3, 64, 64});
+  main.Var("label", {-1, 1}, false, "DATA_TYPE_INT64");
+  std::string in = "x";
+  double flops = 0;
+  int64_t spatial = 64;
+  const int64_t channels[][2] = {{3, 32}, {32, 32}, {32, 64}, {64, 64}};
+  for (int i = 0; i < 4; ++i) {
+    const auto [c, m] = std::make_pair(channels[i][0], channels[i][1]);
+    const std::string w = absl::StrCat("conv", i, ".w");
+    const std::string b = absl::StrCat("conv", i, ".b");
+    AddParameter(main, startup, w, {m, c, 3, 3}, 0.1f, i + 1);
+    AddParameter(main, startup, b, {m}, 0, 0);
+    const std::string out = absl::StrCat("conv", i);
+    main.Op("conv2d", {{"Input", in}, {"Filter", w}, {"Bias", b}}, out,
+            "attrs { name: 'paddings' ints { values: [1, 1] } }", "Output");
+    main.Op("relu", {{"X", out}}, out + ".relu");
+    in = out + ".relu";
+    flops += 2.0 * batch * m * c * 9 * spatial * spatial;
+    if (i == 1) {
+      main.Op("pool2d", {{"X", in}}, "pooled",
+              "attrs { name: 'pooling_type' s: 'max' } attrs { name: 'ksize' "
+              "ints { values: [2, 2] } } attrs { name: 'strides' ints { "
+              "values: [2, 2] } }");
+      in = "pooled";
+      spatial /= 2;
+    }
+  }
+  main.Op("pool2d", {{"X", in}}, "gap",
+          "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
+          "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
+  AddParameter(main, startup, "fc.w", {64, 10}, 0.1f, 5);
+  AddParameter(main, startup, "fc.b", {10}, 0, 0);
+  main.Op("fc", {{"X", "gap"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
+  TimeTrainingSteps(state, main, startup, {batch, 3, 64, 64}, flops, "sgd");
+}
+BENCHMARK(BM_TrainCnn)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace scopeflow
