@@ -22,6 +22,7 @@
 #include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
+#include "operators/nn/pool_rows.h"
 #include "operators/nn/pool_window.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
@@ -80,10 +81,22 @@ struct Geometry {
   std::array<int64_t, 3> out = {1, 1, 1};
   std::array<int64_t, 3> step = {1, 1, 1};
   std::array<std::vector<Taps>, 3> taps;
+  // Along the last axis: the windows' stride, whether they overlap, and
+  // [full_begin, full_end), the windows whose taps all lie on the input,
+  // which the row loops of channels-first pooling take together
+  // (pool_rows.h); empty where they are fewer than kFewestFullWindows.
+  int64_t last_stride = 1;
+  bool last_overlap = false;
+  int64_t full_begin = 0;
+  int64_t full_end = 0;
 
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
 };
+
+// The fewest full windows in a row worth taking together (pool_rows.h):
+// a vector's worth.
+constexpr int64_t kFewestFullWindows = 8;
 
 Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
                     absl::Span<const int64_t> out) {
@@ -106,6 +119,18 @@ Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
       g.taps[axis].push_back(pool::TapsOf(w, a, g.in[axis], o));
     }
   }
+  // A window starts further on than the last, so those whose taps all lie
+  // on the input are consecutive.
+  const int last = p.rank - 1;
+  const std::vector<Taps>& row = g.taps[2];
+  const auto full = [&](const Taps& t) { return t.count == w.ksize[last]; };
+  g.last_stride = w.strides[last];
+  g.last_overlap = w.strides[last] < w.Extent(last);
+  g.full_begin = std::find_if(row.begin(), row.end(), full) - row.begin();
+  g.full_end = row.rend() - std::find_if(row.rbegin(), row.rend(), full);
+  // Too few full windows take longer together than one at a time: a loop
+  // per tap over a window or two (global pooling's one window per plane).
+  if (g.full_end - g.full_begin < kFewestFullWindows) g.full_end = g.full_begin;
   return g;
 }
 
@@ -150,12 +175,12 @@ void ForEachWindow(const Geometry& g, Fn window) {
 // a thread of their own.
 constexpr int64_t kCellsWorthAThread = int64_t{1} << 15;
 
-// Calls window(plane, out_offset, taps) for every window of every plane,
-// spread over threads by rows (the windows of a plane that share their
-// depth and height taps): windows write disjoint outputs, so rows run in
-// any order. A thread takes at least about kCellsWorthAThread input cells.
+// Calls row_fn(plane, row) for every row of windows of every plane (the
+// windows of a plane that share their depth and height taps), spread over
+// threads: rows write disjoint outputs, so they run in any order. A thread
+// takes at least about kCellsWorthAThread input cells.
 template <typename Fn>
-void ForEachWindowInParallel(const Geometry& g, Fn window) {
+void ForEachRowInParallel(const Geometry& g, Fn row_fn) {
   const int64_t rows_per_plane = g.out[0] * g.out[1];
   const int64_t cells_per_row =
       std::max<int64_t>(1, g.in_size() * g.channels / rows_per_plane);
@@ -164,14 +189,21 @@ void ForEachWindowInParallel(const Geometry& g, Fn window) {
   ParallelFor(g.planes * rows_per_plane, grain,
               [&](int64_t begin, int64_t end) {
                 for (int64_t row = begin; row < end; ++row) {
-                  const int64_t plane = row / rows_per_plane;
-                  ForEachWindowOfRow(
-                      g, row % rows_per_plane,
-                      [&](int64_t w, const std::array<const Taps*, 3>& t) {
-                        window(plane, w, t);
-                      });
+                  row_fn(row / rows_per_plane, row % rows_per_plane);
                 }
               });
+}
+
+// Calls window(plane, out_offset, taps) for every window of every plane,
+// spread over threads by rows as ForEachRowInParallel.
+template <typename Fn>
+void ForEachWindowInParallel(const Geometry& g, Fn window) {
+  ForEachRowInParallel(g, [&](int64_t plane, int64_t row) {
+    ForEachWindowOfRow(g, row,
+                       [&](int64_t w, const std::array<const Taps*, 3>& t) {
+                         window(plane, w, t);
+                       });
+  });
 }
 
 // The cell (offset in the plane) whose value max pooling keeps: the first
@@ -210,6 +242,136 @@ T MaxValue(const T* in, const Geometry& g,
 int64_t AverageCount(const std::array<const Taps*, 3>& t, bool exclusive) {
   return exclusive ? t[0]->count * t[1]->count * t[2]->count
                    : t[0]->padded * t[1]->padded * t[2]->padded;
+}
+
+// The average of the window with taps `t`, summed in row-major order.
+template <typename T>
+T AverageValue(const T* in, const Geometry& g,
+               const std::array<const Taps*, 3>& t, bool exclusive) {
+  T sum = 0;
+  ForEachCell(g, t, [&](int64_t cell) { sum += in[cell]; });
+  return sum / static_cast<T>(AverageCount(t, exclusive));
+}
+
+// Calls tap(cell) with the plane offset of the first tap of window
+// g.full_begin for each of its taps, in row-major order, the windows of a
+// row with depth and height taps `d` and `h`: the same tap of window
+// full_begin + o is o * g.last_stride cells on (pool_rows.h).
+template <typename Fn>
+void ForEachTapOfFullWindows(const Geometry& g, const Taps& d, const Taps& h,
+                             Fn tap) {
+  const std::array<const Taps*, 3> t = {&d, &h, &g.taps[2][g.full_begin]};
+  ForEachCell(g, t, tap);
+}
+
+// Channels-first max (without Indices) or average pooling of the windows
+// of row `row` of plane `in` into `out_row`: the full windows take their
+// taps together (pool_rows.h), those at the edges one at a time.
+template <typename T>
+void PoolRowChannelsFirst(const Geometry& g, int64_t row, bool is_max,
+                          bool exclusive, const T* in, T* out_row) {
+  const Taps& d = g.taps[0][row / g.out[1]];
+  const Taps& h = g.taps[1][row % g.out[1]];
+  const auto window = [&](int64_t o) {
+    const std::array<const Taps*, 3> t = {&d, &h, &g.taps[2][o]};
+    out_row[o] =
+        is_max ? MaxValue(in, g, t) : AverageValue(in, g, t, exclusive);
+  };
+  for (int64_t o = 0; o < g.full_begin; ++o) window(o);
+  const int64_t n = g.full_end - g.full_begin;
+  if (n > 0) {
+    T* dst = out_row + g.full_begin;
+    if (!is_max) std::fill(dst, dst + n, T{0});
+    const int64_t s = g.last_stride;
+    pool::WithStride(s, [&](auto stride) {
+      constexpr int64_t kStride = decltype(stride)::value;
+      bool first = true;
+      ForEachTapOfFullWindows(g, d, h, [&](int64_t cell) {
+        if (!is_max) {
+          pool::AddTapInto<kStride>(in + cell, s, n, dst);
+        } else if (first) {
+          pool::CopyTap<kStride>(in + cell, s, n, dst);
+        } else {
+          pool::MaxTapInto<kStride>(in + cell, s, n, dst);
+        }
+        first = false;
+      });
+    });
+    if (!is_max) {
+      // Full windows all count their ksize taps along the row.
+      const std::array<const Taps*, 3> t = {&d, &h, &g.taps[2][g.full_begin]};
+      const T count = static_cast<T>(AverageCount(t, exclusive));
+      for (int64_t o = 0; o < n; ++o) dst[o] /= count;
+    }
+  }
+  for (int64_t o = g.full_end; o < g.out[2]; ++o) window(o);
+}
+
+// Per thread, the scratch rows of channels-first gradients.
+template <typename T>
+struct GradRowScratch {
+  std::vector<T> values;
+  std::vector<int64_t> cells;
+};
+
+// Channels-first: the gradient of the windows of row `row` (of plane `in`,
+// gradients `grad_row`) added into the plane's `dx`, in the order the
+// windows come. Max: the full windows find their maxima together and then
+// add in window order. Average: windows that do not overlap along the row
+// spread their shares together (each cell then takes at most one share of
+// the row, so the order is the same); overlapping ones go one at a time.
+template <typename T>
+void PoolGradRowChannelsFirst(const Geometry& g, int64_t row, bool is_max,
+                              bool exclusive, const T* in, const T* grad_row,
+                              T* dx, GradRowScratch<T>& scratch) {
+  const Taps& d = g.taps[0][row / g.out[1]];
+  const Taps& h = g.taps[1][row % g.out[1]];
+  const auto window = [&](int64_t o) {
+    const std::array<const Taps*, 3> t = {&d, &h, &g.taps[2][o]};
+    if (is_max) {
+      dx[MaxCell(in, g, t)] += grad_row[o];
+      return;
+    }
+    const T share = grad_row[o] / static_cast<T>(AverageCount(t, exclusive));
+    ForEachCell(g, t, [&](int64_t cell) { dx[cell] += share; });
+  };
+  for (int64_t o = 0; o < g.full_begin; ++o) window(o);
+  const int64_t n = g.full_end - g.full_begin;
+  if (!is_max && g.last_overlap) {
+    for (int64_t o = g.full_begin; o < g.full_end; ++o) window(o);
+  } else if (n > 0) {
+    scratch.values.resize(n);
+    scratch.cells.resize(n);
+    T* values = scratch.values.data();
+    int64_t* cells = scratch.cells.data();
+    const int64_t s = g.last_stride;
+    pool::WithStride(s, [&](auto stride) {
+      constexpr int64_t kStride = decltype(stride)::value;
+      if (is_max) {
+        bool first = true;
+        ForEachTapOfFullWindows(g, d, h, [&](int64_t cell) {
+          if (first) {
+            pool::FirstArgMaxTap<kStride>(in + cell, s, n, cell, values, cells);
+          } else {
+            pool::ArgMaxTapInto<kStride>(in + cell, s, n, cell, values, cells);
+          }
+          first = false;
+        });
+        const T* grad = grad_row + g.full_begin;
+        for (int64_t o = 0; o < n; ++o) dx[cells[o]] += grad[o];
+        return;
+      }
+      const std::array<const Taps*, 3> t = {&d, &h, &g.taps[2][g.full_begin]};
+      const T count = static_cast<T>(AverageCount(t, exclusive));
+      for (int64_t o = 0; o < n; ++o) {
+        values[o] = grad_row[g.full_begin + o] / count;
+      }
+      ForEachTapOfFullWindows(g, d, h, [&](int64_t cell) {
+        pool::SpreadTap<kStride>(values, s, n, dx + cell);
+      });
+    });
+  }
+  for (int64_t o = g.full_end; o < g.out[2]; ++o) window(o);
 }
 
 // A cell's offset in the plane with the spatial axes in column-major order
@@ -291,25 +453,22 @@ absl::Status PoolKernel(KernelContext& context) {
                          : nullptr;
   const bool column_major =
       context.attrs().Get<std::string>("storage_order") == "column_major";
-  ForEachWindowInParallel(g, [&](int64_t plane, int64_t w,
-                                 const std::array<const Taps*, 3>& t) {
-    const T* in = x.data<T>() + plane * g.in_size();
-    T& o = out.data<T>()[plane * g.out_size() + w];
-    if (is_max && indices == nullptr) {
-      o = MaxValue(in, g, t);
-      return;
-    }
-    if (is_max) {
-      const int64_t best = MaxCell(in, g, t);
-      o = in[best];
-      indices[plane * g.out_size() + w] =
-          plane * g.in_size() + (column_major ? ColumnMajor(g, best) : best);
-      return;
-    }
-    T sum = 0;
-    ForEachCell(g, t, [&](int64_t cell) { sum += in[cell]; });
-    o = sum / static_cast<T>(AverageCount(t, exclusive));
-  });
+  if (indices == nullptr) {
+    ForEachRowInParallel(g, [&](int64_t plane, int64_t row) {
+      PoolRowChannelsFirst(
+          g, row, is_max, exclusive, x.data<T>() + plane * g.in_size(),
+          out.data<T>() + plane * g.out_size() + row * g.out[2]);
+    });
+    return absl::OkStatus();
+  }
+  ForEachWindowInParallel(
+      g, [&](int64_t plane, int64_t w, const std::array<const Taps*, 3>& t) {
+        const T* in = x.data<T>() + plane * g.in_size();
+        const int64_t best = MaxCell(in, g, t);
+        out.data<T>()[plane * g.out_size() + w] = in[best];
+        indices[plane * g.out_size() + w] =
+            plane * g.in_size() + (column_major ? ColumnMajor(g, best) : best);
+      });
   return absl::OkStatus();
 }
 
@@ -336,10 +495,18 @@ absl::Status PoolGradKernel(KernelContext& context) {
   const int64_t grain = (kCellsWorthAThread + plane_cells - 1) / plane_cells;
   ParallelFor(g.planes, grain, [&](int64_t begin, int64_t end) {
     std::vector<T> shares(channels);
+    GradRowScratch<T> scratch;
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* in = x.data<T>() + plane * g.in_size() * channels;
       const T* grad = d_out.data<T>() + plane * g.out_size() * channels;
       T* dx = d_x.data<T>() + plane * g.in_size() * channels;
+      if (channels == 1) {
+        for (int64_t row = 0; row < g.out[0] * g.out[1]; ++row) {
+          PoolGradRowChannelsFirst(g, row, is_max, exclusive, in,
+                                   grad + row * g.out[2], dx, scratch);
+        }
+        continue;
+      }
       ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
         const T* grad_w = grad + w * channels;
         if (is_max) {

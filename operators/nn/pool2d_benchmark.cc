@@ -1,5 +1,6 @@
-// Times pool2d through the executor as the CNN of the net benchmarks runs
-// it: `bazel run //operators/nn:pool2d_benchmark`. Pooling reads its input
+// Times pool2d and pool2d_grad through the executor on the CNN's poolings
+// of the net and training benchmarks: `bazel run
+// //operators/nn:pool2d_benchmark`. Pooling reads its input
 // once and does little per element, so it is reported in GB/s of input
 // read and output written.
 #include <cstdint>
@@ -26,29 +27,46 @@ Tensor Scattered(Dims dims) {
   return MakeTensor<float>(dims, values);
 }
 
-// Input [N, H, W, C] (args 0-3; the layout the executor runs a CNN's
-// activations in on AVX-512), pooled by kind (arg 4): 0, max over 2x2
-// windows with stride 2; 1, global average.
-void BM_Pool2dNhwc(benchmark::State& state) {
-  const Dims input = {state.range(0), state.range(1), state.range(2),
-                      state.range(3)};
+// Input N, C, H, W (args 0-3) in NCHW or NHWC (arg 5: 0 or 1; NHWC is the
+// layout the executor runs a CNN's activations in on AVX-512, NCHW the
+// one of training nets), pooled by kind (arg 4): 0, max over 2x2 windows
+// with stride 2; 1, global average. With `grad`, times pool2d_grad
+// instead, which reads X and Out@GRAD and writes X@GRAD.
+void TimePool2d(benchmark::State& state, bool grad) {
+  const int64_t n = state.range(0), c = state.range(1), h = state.range(2),
+                w = state.range(3);
   const bool global = state.range(4) == 1;
-  const std::string attrs =
+  const bool nhwc = state.range(5) == 1;
+  const int64_t oh = global ? 1 : h / 2, ow = global ? 1 : w / 2;
+  const Dims input = nhwc ? Dims{n, h, w, c} : Dims{n, c, h, w};
+  const Dims output = nhwc ? Dims{n, oh, ow, c} : Dims{n, c, oh, ow};
+  const std::string attrs = absl::StrCat(
       global ? " attrs { name: 'pooling_type' s: 'avg' }"
                " attrs { name: 'ksize' ints { values: [1, 1] } }"
                " attrs { name: 'global_pooling' b: true }"
              : " attrs { name: 'pooling_type' s: 'max' }"
                " attrs { name: 'ksize' ints { values: [2, 2] } }"
-               " attrs { name: 'strides' ints { values: [2, 2] } }";
+               " attrs { name: 'strides' ints { values: [2, 2] } }",
+      " attrs { name: 'data_format' s: '", nhwc ? "NHWC" : "NCHW", "' }");
+  const std::string op =
+      grad ? absl::StrCat(
+                 " ops { type: 'pool2d_grad' inputs { slot: 'X' vars: 'x' }"
+                 " inputs { slot: 'Out@GRAD' vars: 'dy' }"
+                 " outputs { slot: 'X@GRAD' vars: 'y' }",
+                 attrs, " }")
+           : absl::StrCat(
+                 " ops { type: 'pool2d' inputs { slot: 'X' vars: 'x' }"
+                 " outputs { slot: 'Out' vars: 'y' }",
+                 attrs, " }");
   NetDef net;
   const bool parsed = google::protobuf::TextFormat::ParseFromString(
       absl::StrCat(
           "format_version: ", kNetFormatVersion,
           " name: 'pool' blocks {"
           " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] }"
-          " ops { type: 'pool2d' inputs { slot: 'X' vars: 'x' }"
-          " outputs { slot: 'Out' vars: 'y' }",
-          attrs, " attrs { name: 'data_format' s: 'NHWC' } } }"),
+          " vars { name: 'dy' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] "
+          "}",
+          op, " }"),
       &net);
   Executor executor;
   auto prepared = executor.Prepare(net, 0, CPUPlace());
@@ -58,31 +76,41 @@ void BM_Pool2dNhwc(benchmark::State& state) {
                             : "cannot parse the pool2d net");
     return;
   }
-  const std::vector<Feed> feeds = {{"x", Scattered(input)}};
+  std::vector<Feed> feeds = {{"x", Scattered(input)}};
+  if (grad) feeds.push_back({"dy", Scattered(output)});
   Scope scope;
-  int64_t out_elements = 0;
   for (auto _ : state) {
     auto out = executor.Run(*prepared, scope, feeds, {"y"});
     if (!out.ok()) {
       state.SkipWithError(std::string(out.status().message()).c_str());
       return;
     }
-    out_elements = (*out)[0].numel();
     benchmark::DoNotOptimize((*out)[0].raw_data());
   }
-  const double bytes =
-      static_cast<double>(NumElements(input) + out_elements) * sizeof(float);
-  state.counters["GB/s"] = benchmark::Counter(
-      bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  // The gradient reads X and Out@GRAD and writes a tensor of X's size.
+  const double elements = grad ? 2.0 * NumElements(input) + NumElements(output)
+                               : NumElements(input) + NumElements(output);
+  state.counters["GB/s"] =
+      benchmark::Counter(elements * sizeof(float) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_Pool2dNhwc)
-    ->ArgNames({"n", "h", "w", "c", "global"})
-    ->Args({16, 64, 64, 32, 0})
-    ->Args({16, 32, 32, 64, 1})
-    ->Args({1, 64, 64, 32, 0})
-    ->Args({1, 32, 32, 64, 1})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+
+void BM_Pool2d(benchmark::State& state) { TimePool2d(state, false); }
+void BM_Pool2dGrad(benchmark::State& state) { TimePool2d(state, true); }
+
+// The CNN's two poolings at batch 16 and 1, in both layouts.
+void CnnPoolings(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n", "c", "h", "w", "global", "nhwc"});
+  for (int64_t nhwc : {0, 1}) {
+    for (int64_t n : {16, 1}) {
+      b->Args({n, 32, 64, 64, 0, nhwc});
+      b->Args({n, 64, 32, 32, 1, nhwc});
+    }
+  }
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_Pool2d)->Apply(CnnPoolings);
+BENCHMARK(BM_Pool2dGrad)->Apply(CnnPoolings);
 
 }  // namespace
 }  // namespace scopeflow
