@@ -620,9 +620,10 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
 
 // The gradients of Input (into `d_input`) and Filter (`d_filter`), each
 // skipped when null, by oneDNN's backward-data and backward-weights
-// primitives. Unlike the forward, this builds them on every run, leaning on
-// oneDNN's own primitive cache: training steps are long enough that the
-// set-up matters less.
+// primitives (Winograd's where they pay: conv_onednn.h), between our
+// layouts and theirs by reorders. Unlike the forward, this builds them on
+// every run, leaning on oneDNN's own primitive cache: training steps are
+// long enough that the set-up matters less.
 absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
                            const Tensor& filter, const Tensor& d_output,
                            Tensor* d_input, Tensor* d_filter) {
@@ -632,50 +633,42 @@ absl::Status RunConv2dGrad(const Conv2dAttrs& a, const Tensor& input,
   const OneDnnConv c =
       DescribeConv(a, NchwOf(input.dims(), a), FormatOf(input.dims(), a),
                    filter.dims(), NchwOf(d_output.dims(), a), OutputFormat(a));
-  const auto algo = dnnl::algorithm::convolution_direct;
-  // oneDNN picks backward implementations to match a forward-training one.
-  const dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo,
-                                      c.src_want, AnyLayout(c.weights),
-                                      c.dst_want, c.strides, c.dilates, c.pad_l,
-                                      c.pad_r),
-      engine);
-  memory user_dy(c.dst_md, engine, ReadOnlyHandle(d_output.raw_data()));
+  const memory user_dy(c.dst_md, engine, ReadOnlyHandle(d_output.raw_data()));
+  // Output@GRAD in the layout the backward-data pass read it in, which the
+  // backward-weights pass reads too where it wants the same layout (both
+  // passes Winograd's, or both direct): reordered once, not twice.
+  memory dy = user_dy;
   if (d_input != nullptr) {
-    const dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(
-            algo, c.src_want, AnyLayout(c.weights), c.dst_want, c.strides,
-            c.dilates, c.pad_l, c.pad_r),
-        engine, hint);
-    memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
+    const dnnl::convolution_backward_data::primitive_desc pd =
+        BackwardDataPrimitive(c, engine);
+    dy = InLayout(user_dy, pd.diff_dst_desc());
     memory weights = InLayout(
         memory(c.weights_md, engine, ReadOnlyHandle(filter.raw_data())),
         pd.weights_desc());
     memory user_dx(c.src_md, engine, d_input->raw_data());
     memory diff_src = OutputIn(user_dx, pd.diff_src_desc());
     dnnl::convolution_backward_data(pd).execute(
-        stream, {{DNNL_ARG_DIFF_DST, diff_dst},
+        stream, {{DNNL_ARG_DIFF_DST, dy},
                  {DNNL_ARG_WEIGHTS, weights},
                  {DNNL_ARG_DIFF_SRC, diff_src}});
     CopyOut(diff_src, user_dx);
-    // The scratch memories die with this scope.
+    // The other scratch memories die with this scope.
     stream.wait();
   }
   if (d_filter != nullptr) {
-    const dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(
-            algo, c.src_want, AnyLayout(c.weights), c.dst_want, c.strides,
-            c.dilates, c.pad_l, c.pad_r),
-        engine, hint);
+    const dnnl::convolution_backward_weights::primitive_desc pd =
+        BackwardWeightsPrimitive(c, engine);
     memory src =
         InLayout(memory(c.src_md, engine, ReadOnlyHandle(input.raw_data())),
                  pd.src_desc());
-    memory diff_dst = InLayout(user_dy, pd.diff_dst_desc());
+    if (dy.get_desc() != pd.diff_dst_desc()) {
+      dy = InLayout(user_dy, pd.diff_dst_desc());
+    }
     memory user_dw(c.weights_md, engine, d_filter->raw_data());
     memory diff_weights = OutputIn(user_dw, pd.diff_weights_desc());
     dnnl::convolution_backward_weights(pd).execute(
         stream, {{DNNL_ARG_SRC, src},
-                 {DNNL_ARG_DIFF_DST, diff_dst},
+                 {DNNL_ARG_DIFF_DST, dy},
                  {DNNL_ARG_DIFF_WEIGHTS, diff_weights}});
     CopyOut(diff_weights, user_dw);
     stream.wait();
@@ -725,6 +718,29 @@ absl::Status Conv2dKernel(KernelContext& context) {
   }
 }
 
+// How many partial sums LaneSums keeps: enough independent additions in
+// flight to hide their latency (two-double SSE2 vectors, 8 registers).
+constexpr int kSumLanes = 16;
+static_assert(kSumLanes % kChannelBlock == 0,
+              "a block's channels must fall into lanes of their own");
+
+// The sums in double of x[i] over the i of each lane: lane k sums x[k],
+// x[k + kSumLanes], and so on. A single running sum waits for each
+// addition to finish before the next; the lanes' sums are independent, so
+// the compiler vectorises them and keeps them all in flight.
+template <typename T>
+std::array<double, kSumLanes> LaneSums(const T* x, int64_t n) {
+  std::array<double, kSumLanes> lanes = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    // Unrolled so that the lanes stay in registers.
+#pragma GCC unroll 16
+    for (int k = 0; k < kSumLanes; ++k) lanes[k] += x[i + k];
+  }
+  for (int k = 0; i + k < n; ++k) lanes[k] += x[i + k];
+  return lanes;
+}
+
 // Bias@GRAD: the sum of Output@GRAD over samples and positions, per output
 // channel, accumulated in double.
 template <typename T>
@@ -732,23 +748,34 @@ void BiasGrad(const Tensor& d_output, const Conv2dAttrs& a, Tensor& d_bias) {
   const int64_t channels = d_bias.numel();
   std::vector<double> sums(channels, 0.0);
   const T* dy = d_output.data<T>();
-  if (a.nhwc || a.blocked) {
-    // Runs of `run` channels, the last axis: all of them (NHWC) or one
-    // block, each run starting `run_stride` channels after the last until
-    // the channels wrap (blocks of one pixel sit a plane apart).
-    const int64_t run = a.nhwc ? channels : kChannelBlock;
-    const int64_t plane = a.nhwc ? 1 : d_output.dim(2) * d_output.dim(3);
-    const int64_t runs = d_output.numel() / std::max<int64_t>(run, 1);
-    for (int64_t r = 0; r < runs; ++r) {
-      const int64_t first = a.nhwc ? 0 : (r / plane) % (channels / run) * run;
-      for (int64_t k = 0; k < run; ++k) sums[first + k] += dy[r * run + k];
+  if (a.nhwc) {
+    // Each pixel's channels are a run of the last axis: the channels' sums
+    // are independent chains already, which the compiler vectorises.
+    const int64_t pixels = d_output.numel() / std::max<int64_t>(channels, 1);
+    for (int64_t r = 0; r < pixels; ++r) {
+      for (int64_t k = 0; k < channels; ++k) sums[k] += dy[r * channels + k];
+    }
+  } else if (a.blocked) {
+    // A block of kChannelBlock channels over a sample's plane is
+    // contiguous, each pixel's channels a run of it: channel k of the
+    // block is summed in the lanes k, k + kChannelBlock, ...
+    const int64_t plane = d_output.dim(2) * d_output.dim(3);
+    const int64_t blocks = channels / kChannelBlock;
+    for (int64_t b = 0; b < d_output.dim(0) * blocks; ++b) {
+      const std::array<double, kSumLanes> lanes =
+          LaneSums(dy + b * plane * kChannelBlock, plane * kChannelBlock);
+      double* block_sums = sums.data() + b % blocks * kChannelBlock;
+      for (int k = 0; k < kSumLanes; ++k) {
+        block_sums[k % kChannelBlock] += lanes[k];
+      }
     }
   } else {
     const int64_t plane = d_output.dim(2) * d_output.dim(3);
     for (int64_t n = 0; n < d_output.dim(0); ++n) {
       for (int64_t m = 0; m < channels; ++m) {
-        const T* row = dy + (n * channels + m) * plane;
-        for (int64_t p = 0; p < plane; ++p) sums[m] += row[p];
+        const std::array<double, kSumLanes> lanes =
+            LaneSums(dy + (n * channels + m) * plane, plane);
+        for (double lane : lanes) sums[m] += lane;
       }
     }
   }

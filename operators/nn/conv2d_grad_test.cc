@@ -307,38 +307,77 @@ TEST(Conv2dGradNhwcTest, MatchesNchwTransposed) {
   }
 }
 
-// Larger shapes than the numeric checks afford, where oneDNN picks blocked
-// layouts and reorders around its primitives.
-TEST(Conv2dGradLargeTest, OneDnnMatchesReferenceOnBlockedShapes) {
-  const ConvCase c = {
-      "Large", {2, 16, 9, 11}, {32, 8, 3, 3}, {2, 1}, {1, 2}, {1, 2}, 2, true};
-  auto y = RunOp(ConvOp(c), ForwardFeeds<double>(c, 5), {"y"});
+// oneDNN's float32 gradients of `c` against the float64 reference on the
+// same (float32-representable) values, each to 1e-4 of its largest
+// magnitude: for shapes larger than the numeric checks afford.
+void ExpectOneDnnMatchesReference(const ConvCase& c, uint32_t seed) {
+  auto y = RunOp(ConvOp(c), ForwardFeeds<double>(c, seed), {"y"});
   ASSERT_TRUE(y.ok()) << y.status();
-  std::vector<Feed> f32 = ForwardFeeds<float>(c, 5);
-  f32.push_back({"dy", Random<float>((*y)[0].dims(), 6)});
+  std::vector<Feed> f32 = ForwardFeeds<float>(c, seed);
+  f32.push_back({"dy", Random<float>((*y)[0].dims(), seed + 1)});
   std::vector<Feed> f64;
   for (const Feed& feed : f32) {
     std::vector<double> values(feed.tensor.data<float>(),
                                feed.tensor.data<float>() + feed.tensor.numel());
     f64.push_back({feed.name, MakeTensor<double>(feed.tensor.dims(), values)});
   }
-  const std::vector<std::string> fetches = {"dx", "dw", "db"};
-  auto single = RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), f32, fetches);
-  auto reference =
-      RunOp(ConvGradOp(c, {"Input", "Filter", "Bias"}), f64, fetches);
+  std::vector<std::string> outputs = {"Input", "Filter"};
+  std::vector<std::string> fetches = {"dx", "dw"};
+  if (c.bias) {
+    outputs.push_back("Bias");
+    fetches.push_back("db");
+  }
+  auto single = RunOp(ConvGradOp(c, outputs), f32, fetches);
+  auto reference = RunOp(ConvGradOp(c, outputs), f64, fetches);
   ASSERT_TRUE(single.ok()) << single.status();
   ASSERT_TRUE(reference.ok()) << reference.status();
   for (size_t k = 0; k < fetches.size(); ++k) {
-    double largest = 0;
+    const Tensor& got = (*single)[k];
     const Tensor& want = (*reference)[k];
+    ASSERT_EQ(got.dims(), want.dims()) << fetches[k];
+    double largest = 0;
     for (int64_t j = 0; j < want.numel(); ++j) {
       largest = std::max(largest, std::abs(want.data<double>()[j]));
     }
     for (int64_t j = 0; j < want.numel(); ++j) {
-      ASSERT_NEAR((*single)[k].data<float>()[j], want.data<double>()[j],
-                  1e-4 * largest)
+      ASSERT_NEAR(got.data<float>()[j], want.data<double>()[j], 1e-4 * largest)
           << fetches[k] << " element " << j;
     }
+  }
+}
+
+// Larger shapes than the numeric checks afford, where oneDNN picks blocked
+// layouts and reorders around its primitives.
+TEST(Conv2dGradLargeTest, OneDnnMatchesReferenceOnBlockedShapes) {
+  ExpectOneDnnMatchesReference(
+      {"Large", {2, 16, 9, 11}, {32, 8, 3, 3}, {2, 1}, {1, 2}, {1, 2}, 2, true},
+      5);
+}
+
+// `c` with data_format "NCHW8c": Input and Output in blocks of 8 channels.
+ConvCase Blocked(ConvCase c) {
+  c.name += "Nchw8c";
+  c.input = {c.input[0], c.input[1] / 8, c.input[2], c.input[3], 8};
+  c.data_format = "NCHW8c";
+  return c;
+}
+
+// Shapes for which Winograd's algorithm pays (WinogradPays, conv_onednn.h):
+// on AVX-512 CPUs oneDNN's Winograd backward-data and backward-weights
+// kernels compute them, reordered to and from each layout; elsewhere the
+// direct ones. An odd-sized unpadded image leaves partial tiles and an
+// Output plane that is not a multiple of BiasGrad's lanes.
+TEST(Conv2dGradWinogradTest, OneDnnMatchesReference) {
+  const ConvCase padded = {
+      "Padded", {2, 32, 10, 10}, {64, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1,
+      true};
+  const ConvCase unpadded = {
+      "UnpaddedOdd", {2, 32, 11, 13}, {64, 32, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1,
+      true};
+  for (const ConvCase& c : {padded, unpadded, Nhwc(padded), Nhwc(unpadded),
+                            Blocked(padded), Blocked(unpadded)}) {
+    SCOPED_TRACE(c.name);
+    ExpectOneDnnMatchesReference(c, 21);
   }
 }
 

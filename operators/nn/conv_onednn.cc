@@ -16,6 +16,49 @@ dnnl::memory::format_tag TagOf(ImageFormat format) {
   return Tag::nchw;
 }
 
+// The src (and diff_src) and dst (and diff_dst) layouts to ask a primitive
+// of `algorithm` for: Winograd's kernels run on their own layouts only.
+struct DataLayouts {
+  dnnl::memory::desc src, dst;
+};
+
+DataLayouts LayoutsFor(const OneDnnConv& c, dnnl::algorithm algorithm) {
+  if (algorithm == dnnl::algorithm::convolution_winograd) {
+    return {AnyLayout(c.src), AnyLayout(c.dst)};
+  }
+  return {c.src_want, c.dst_want};
+}
+
+// What `make` returns for Winograd's algorithm where WinogradPays and
+// oneDNN has it for this CPU and these shapes, else for the direct one.
+// oneDNN says it has no implementation by throwing when the primitive
+// descriptor is made, so trying is how to find out.
+template <typename Make>
+auto WinogradWherePays(const OneDnnConv& c, const Make& make)
+    -> decltype(make(dnnl::algorithm::convolution_direct)) {
+  if (WinogradPays(c)) {
+    try {
+      return make(dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error&) {
+      // No Winograd kernel on this CPU (or for these paddings): direct.
+    }
+  }
+  return make(dnnl::algorithm::convolution_direct);
+}
+
+// The forward-training primitive the backward ones of `algorithm` are
+// chosen to match: oneDNN picks backward implementations by it.
+dnnl::convolution_forward::primitive_desc TrainingHint(
+    const OneDnnConv& c, dnnl::algorithm algorithm,
+    const dnnl::engine& engine) {
+  const DataLayouts l = LayoutsFor(c, algorithm);
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_training, algorithm, l.src,
+          AnyLayout(c.weights), l.dst, c.strides, c.dilates, c.pad_l, c.pad_r),
+      engine);
+}
+
 }  // namespace
 
 dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
@@ -62,10 +105,7 @@ dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
     const OneDnnConv& c, dnnl::algorithm algorithm, bool has_bias,
     bool fuse_relu, const dnnl::engine& engine) {
   using dnnl::memory;
-  // Winograd's kernels run on their own layouts of src and dst only.
-  const bool winograd = algorithm == dnnl::algorithm::convolution_winograd;
-  const memory::desc src = winograd ? AnyLayout(c.src) : c.src_want;
-  const memory::desc dst = winograd ? AnyLayout(c.dst) : c.dst_want;
+  const DataLayouts l = LayoutsFor(c, algorithm);
   const auto prop = dnnl::prop_kind::forward_inference;
   const memory::desc bias_md({c.dst[1]}, memory::data_type::f32,
                              memory::format_tag::x);
@@ -79,27 +119,56 @@ dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
   }
   return dnnl::convolution_forward::primitive_desc(
       has_bias ? dnnl::convolution_forward::desc(
-                     prop, algorithm, src, AnyLayout(c.weights), bias_md, dst,
-                     c.strides, c.dilates, c.pad_l, c.pad_r)
+                     prop, algorithm, l.src, AnyLayout(c.weights), bias_md,
+                     l.dst, c.strides, c.dilates, c.pad_l, c.pad_r)
                : dnnl::convolution_forward::desc(
-                     prop, algorithm, src, AnyLayout(c.weights), dst, c.strides,
-                     c.dilates, c.pad_l, c.pad_r),
+                     prop, algorithm, l.src, AnyLayout(c.weights), l.dst,
+                     c.strides, c.dilates, c.pad_l, c.pad_r),
       attr, engine);
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
     const OneDnnConv& c, bool has_bias, bool fuse_relu,
     const dnnl::engine& engine) {
-  if (WinogradPays(c)) {
-    try {
-      return ForwardPrimitiveOf(c, dnnl::algorithm::convolution_winograd,
-                                has_bias, fuse_relu, engine);
-    } catch (const dnnl::error&) {
-      // No Winograd kernel on this CPU (or for these paddings): direct.
-    }
-  }
-  return ForwardPrimitiveOf(c, dnnl::algorithm::convolution_direct, has_bias,
-                            fuse_relu, engine);
+  return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
+    return ForwardPrimitiveOf(c, algorithm, has_bias, fuse_relu, engine);
+  });
+}
+
+dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitiveOf(
+    const OneDnnConv& c, dnnl::algorithm algorithm,
+    const dnnl::engine& engine) {
+  const DataLayouts l = LayoutsFor(c, algorithm);
+  return dnnl::convolution_backward_data::primitive_desc(
+      dnnl::convolution_backward_data::desc(
+          algorithm, l.src, AnyLayout(c.weights), l.dst, c.strides, c.dilates,
+          c.pad_l, c.pad_r),
+      engine, TrainingHint(c, algorithm, engine));
+}
+
+dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPrimitiveOf(
+    const OneDnnConv& c, dnnl::algorithm algorithm,
+    const dnnl::engine& engine) {
+  const DataLayouts l = LayoutsFor(c, algorithm);
+  return dnnl::convolution_backward_weights::primitive_desc(
+      dnnl::convolution_backward_weights::desc(
+          algorithm, l.src, AnyLayout(c.weights), l.dst, c.strides, c.dilates,
+          c.pad_l, c.pad_r),
+      engine, TrainingHint(c, algorithm, engine));
+}
+
+dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitive(
+    const OneDnnConv& c, const dnnl::engine& engine) {
+  return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
+    return BackwardDataPrimitiveOf(c, algorithm, engine);
+  });
+}
+
+dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPrimitive(
+    const OneDnnConv& c, const dnnl::engine& engine) {
+  return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
+    return BackwardWeightsPrimitiveOf(c, algorithm, engine);
+  });
 }
 
 }  // namespace scopeflow

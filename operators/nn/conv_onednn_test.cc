@@ -1,6 +1,7 @@
 #include "operators/nn/conv_onednn.h"
 
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -74,6 +75,72 @@ TEST(ForwardPrimitiveTest, DirectWhereWinogradDoesNotPay) {
     // Direct kernels run on our NHWC layout: no reorders.
     EXPECT_TRUE(pd.src_desc() == c.src_md);
     EXPECT_TRUE(pd.dst_desc() == c.dst_md);
+  }
+}
+
+bool IsWinograd(const std::string& impl) {
+  return impl.find("wino") != std::string::npos;
+}
+
+// Backward passes of the shapes above, some where Winograd's pays.
+std::vector<OneDnnConv> TrainingShapes() {
+  return {Describe(32, 64, 3),
+          Describe(64, 64, 3),
+          Describe(32, 32, 3),
+          Describe(16, 64, 3),
+          Describe(64, 64, 5),
+          Describe(64, 64, 3, /*stride=*/2),
+          Describe(64, 64, 3, 1, /*dilation=*/2)};
+}
+
+TEST(BackwardPrimitivesTest, WinogradExactlyWhereTheForwardIs) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  for (const OneDnnConv& c : TrainingShapes()) {
+    const bool forward = IsWinograd(
+        ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/false, engine)
+            .impl_info_str());
+    EXPECT_EQ(forward, WinogradPays(c) && CpuHasWinograd());
+    const std::string data = BackwardDataPrimitive(c, engine).impl_info_str();
+    const std::string weights =
+        BackwardWeightsPrimitive(c, engine).impl_info_str();
+    EXPECT_EQ(IsWinograd(data), forward) << data;
+    EXPECT_EQ(IsWinograd(weights), forward) << weights;
+  }
+}
+
+TEST(BackwardPrimitivesTest, DirectOnOurLayoutsWhereWinogradDoesNotPay) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  for (const OneDnnConv& c : TrainingShapes()) {
+    if (WinogradPays(c)) continue;
+    const dnnl::convolution_backward_data::primitive_desc data =
+        BackwardDataPrimitive(c, engine);
+    const dnnl::convolution_backward_weights::primitive_desc weights =
+        BackwardWeightsPrimitive(c, engine);
+    EXPECT_FALSE(IsWinograd(data.impl_info_str())) << data.impl_info_str();
+    EXPECT_FALSE(IsWinograd(weights.impl_info_str()))
+        << weights.impl_info_str();
+    // Direct kernels run on our NHWC layout: no reorders.
+    EXPECT_TRUE(data.diff_src_desc() == c.src_md);
+    EXPECT_TRUE(data.diff_dst_desc() == c.dst_md);
+    EXPECT_TRUE(weights.src_desc() == c.src_md);
+    EXPECT_TRUE(weights.diff_dst_desc() == c.dst_md);
+  }
+}
+
+// Without Winograd's kernels (AVX2, or ONEDNN_MAX_CPU_ISA below AVX-512)
+// asking for them throws, which is how the choice above falls back.
+TEST(BackwardPrimitivesTest, WinogradOfOnlyWhereTheCpuHasIt) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const OneDnnConv c = Describe(64, 64, 3);
+  const auto winograd = dnnl::algorithm::convolution_winograd;
+  if (CpuHasWinograd()) {
+    EXPECT_TRUE(IsWinograd(
+        BackwardDataPrimitiveOf(c, winograd, engine).impl_info_str()));
+    EXPECT_TRUE(IsWinograd(
+        BackwardWeightsPrimitiveOf(c, winograd, engine).impl_info_str()));
+  } else {
+    EXPECT_THROW(BackwardDataPrimitiveOf(c, winograd, engine), dnnl::error);
+    EXPECT_THROW(BackwardWeightsPrimitiveOf(c, winograd, engine), dnnl::error);
   }
 }
 
