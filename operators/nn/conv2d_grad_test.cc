@@ -366,7 +366,8 @@ ConvCase Blocked(ConvCase c) {
 // on AVX-512 CPUs oneDNN's Winograd backward-data and backward-weights
 // kernels compute them, reordered to and from each layout; elsewhere the
 // direct ones. An odd-sized unpadded image leaves partial tiles and an
-// Output plane that is not a multiple of BiasGrad's lanes.
+// Output plane that is not a multiple of BiasGrad's lanes. 32 -> 32
+// channels take Winograd's in NCHW and NCHW8c only (direct on NHWC).
 TEST(Conv2dGradWinogradTest, OneDnnMatchesReference) {
   const ConvCase padded = {
       "Padded", {2, 32, 10, 10}, {64, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1,
@@ -374,8 +375,17 @@ TEST(Conv2dGradWinogradTest, OneDnnMatchesReference) {
   const ConvCase unpadded = {
       "UnpaddedOdd", {2, 32, 11, 13}, {64, 32, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1,
       true};
-  for (const ConvCase& c : {padded, unpadded, Nhwc(padded), Nhwc(unpadded),
-                            Blocked(padded), Blocked(unpadded)}) {
+  const ConvCase narrow = {"ThirtyTwoToThirtyTwo",
+                           {2, 32, 11, 9},
+                           {32, 32, 3, 3},
+                           {1, 1},
+                           {1, 1},
+                           {1, 1},
+                           1,
+                           true};
+  for (const ConvCase& c :
+       {padded, unpadded, Nhwc(padded), Nhwc(unpadded), Blocked(padded),
+        Blocked(unpadded), narrow, Nhwc(narrow), Blocked(narrow)}) {
     SCOPED_TRACE(c.name);
     ExpectOneDnnMatchesReference(c, 21);
   }

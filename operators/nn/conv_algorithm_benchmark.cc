@@ -1,13 +1,21 @@
-// Times oneDNN's direct and Winograd forward convolutions on NHWC
-// activations, as conv2d runs them (conv_onednn.h): Winograd's with the
-// reorders of src into its layout and of dst out of it, which a net on NHWC
-// pays. The figures behind WinogradPays:
-//   bazel run //operators/nn:conv_algorithm_benchmark
+// Times oneDNN's direct and Winograd convolutions as conv2d and
+// conv2d_grad run them (conv_onednn.h), counting the reorders between the
+// user's layouts and each primitive's, which a net pays: the inference
+// pass, and the backward-data and backward-weights passes with the filter
+// read from and written to OIHW on every run. Each on NHWC, NCHW and
+// NCHW8c activations: Winograd's reorders all three into its 16-channel
+// blocks and out of them; direct runs on NHWC as it is, reorders NCHW to
+// and from its blocks too, and takes NCHW8c with AVX2's kernels on AVX-512
+// CPUs. The figures behind WinogradPays, at 1 and 2 threads (a filter
+// such as --benchmark_filter=Backward.*/nchw/ picks passes and layouts):
+//   OMP_NUM_THREADS=1 bazel run //operators/nn:conv_algorithm_benchmark
 #include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -25,81 +33,241 @@ void FillRandom(dnnl::memory& memory, uint32_t seed) {
                   [&] { return dist(engine); });
 }
 
-// Input [N, H, W, C] (N, C, H = W: args 0-2) convolved with [M, C, 3, 3]
-// (M: arg 3), padding 1, bias and relu; direct (arg 4 = 0) or Winograd (1).
-void BM_Conv3x3Algorithm(benchmark::State& state) {
-  const int64_t n = state.range(0), c = state.range(1), size = state.range(2),
-                m = state.range(3);
-  const bool winograd = state.range(4) != 0;
+// Input [N, C, H = W] convolved with [M, C, 3, 3], stride 1, padding 1,
+// into [N, M, H, W]; activations in `format`.
+OneDnnConv Conv3x3(int64_t n, int64_t c, int64_t size, int64_t m,
+                   ImageFormat format) {
   Conv2dAttrs a;
   a.strides = {1, 1};
   a.dilations = {1, 1};
   a.padding = {1, 1, 1, 1};
   a.groups = 1;
-  a.nhwc = true;
-  const OneDnnConv conv =
-      DescribeConv(a, {n, c, size, size}, ImageFormat::kNhwc, {m, c, 3, 3},
-                   {n, m, size, size}, ImageFormat::kNhwc);
-  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  dnnl::stream stream(engine);
-  std::optional<dnnl::convolution_forward::primitive_desc> pd;
-  try {
-    pd = ForwardPrimitiveOf(conv,
-                            winograd ? dnnl::algorithm::convolution_winograd
-                                     : dnnl::algorithm::convolution_direct,
-                            /*has_bias=*/true, /*fuse_relu=*/true, engine);
-  } catch (const dnnl::error&) {
-    state.SkipWithError("oneDNN has no such kernel for this CPU");
-    return;
+  a.nhwc = format == ImageFormat::kNhwc;
+  a.blocked = format == ImageFormat::kNchw8c;
+  return DescribeConv(a, {n, c, size, size}, format, {m, c, 3, 3},
+                      {n, m, size, size}, format);
+}
+
+dnnl::algorithm AlgorithmOf(bool winograd) {
+  return winograd ? dnnl::algorithm::convolution_winograd
+                  : dnnl::algorithm::convolution_direct;
+}
+
+// A reorder between a user's memory and a primitive's where their layouts
+// differ; where they do not, both are the user's and Run does nothing.
+struct Staged {
+  dnnl::memory from, to;
+  std::optional<dnnl::reorder> reorder;
+
+  void Run(dnnl::stream& stream) {
+    if (reorder) reorder->execute(stream, from, to);
   }
-  dnnl::memory user_src(conv.src_md, engine), user_dst(conv.dst_md, engine);
-  dnnl::memory user_weights(conv.weights_md, engine);
-  dnnl::memory bias(
-      {{m}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::x}, engine);
-  FillRandom(user_src, 1);
-  FillRandom(user_weights, 2);
-  FillRandom(bias, 3);
-  const bool reorder_src = pd->src_desc() != conv.src_md;
-  const bool reorder_dst = pd->dst_desc() != conv.dst_md;
-  dnnl::memory src =
-      reorder_src ? dnnl::memory(pd->src_desc(), engine) : user_src;
-  dnnl::memory dst =
-      reorder_dst ? dnnl::memory(pd->dst_desc(), engine) : user_dst;
-  dnnl::memory weights(pd->weights_desc(), engine);
-  dnnl::reorder(user_weights, weights).execute(stream, user_weights, weights);
-  const dnnl::convolution_forward primitive(*pd);
-  const dnnl::reorder src_in(user_src, src), dst_out(dst, user_dst);
-  for (auto _ : state) {
-    if (reorder_src) src_in.execute(stream, user_src, src);
-    primitive.execute(stream, {{DNNL_ARG_SRC, src},
-                               {DNNL_ARG_WEIGHTS, weights},
-                               {DNNL_ARG_BIAS, bias},
-                               {DNNL_ARG_DST, dst}});
-    if (reorder_dst) dst_out.execute(stream, dst, user_dst);
-    stream.wait();
-  }
-  state.SetLabel(pd->impl_info_str());
+};
+
+// `user` into the primitive's memory of `desc` (`to`).
+Staged Into(const dnnl::memory& user, const dnnl::memory::desc& desc,
+            const dnnl::engine& engine) {
+  if (user.get_desc() == desc) return {user, user, std::nullopt};
+  const dnnl::memory to(desc, engine);
+  return {user, to, dnnl::reorder(user, to)};
+}
+
+// The primitive's memory of `desc` (`from`) out to `user`.
+Staged OutOf(const dnnl::memory::desc& desc, const dnnl::memory& user,
+             const dnnl::engine& engine) {
+  if (user.get_desc() == desc) return {user, user, std::nullopt};
+  const dnnl::memory from(desc, engine);
+  return {from, user, dnnl::reorder(from, user)};
+}
+
+// A random user memory of `desc`.
+dnnl::memory RandomMemory(const dnnl::memory::desc& desc,
+                          const dnnl::engine& engine, uint32_t seed) {
+  dnnl::memory memory(desc, engine);
+  FillRandom(memory, seed);
+  return memory;
+}
+
+// The convolution's multiplications and additions, as a rate counter.
+void CountFlops(benchmark::State& state, int64_t n, int64_t c, int64_t size,
+                int64_t m) {
   const double flops = 2.0 * n * size * size * m * c * 9;
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
                          benchmark::Counter::kIs1000);
 }
 
-void Shapes(benchmark::internal::Benchmark* b) {
+// The arguments of the benchmarks below: N, C, H = W, M, and direct
+// (winograd = 0) or Winograd (1). Each takes the activations' layout too.
+struct Args {
+  int64_t n, c, size, m;
+  bool winograd;
+};
+
+Args ArgsOf(const benchmark::State& state) {
+  return {state.range(0), state.range(1), state.range(2), state.range(3),
+          state.range(4) != 0};
+}
+
+// conv2d's inference pass, bias and relu fused; the filter is reordered
+// into the primitive's layout once, as conv2d keeps it.
+void BM_Conv3x3Algorithm(benchmark::State& state, ImageFormat format) {
+  const Args x = ArgsOf(state);
+  const OneDnnConv conv = Conv3x3(x.n, x.c, x.size, x.m, format);
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  std::optional<dnnl::convolution_forward::primitive_desc> pd;
+  try {
+    pd = ForwardPrimitiveOf(conv, AlgorithmOf(x.winograd), /*has_bias=*/true,
+                            /*fuse_relu=*/true, engine);
+  } catch (const dnnl::error&) {
+    state.SkipWithError("oneDNN has no such kernel for this CPU");
+    return;
+  }
+  Staged src =
+      Into(RandomMemory(conv.src_md, engine, 1), pd->src_desc(), engine);
+  Staged dst = OutOf(pd->dst_desc(), dnnl::memory(conv.dst_md, engine), engine);
+  Staged weights = Into(RandomMemory(conv.weights_md, engine, 2),
+                        pd->weights_desc(), engine);
+  weights.Run(stream);
+  const dnnl::memory bias = RandomMemory(
+      {{x.m}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::x},
+      engine, 3);
+  const dnnl::convolution_forward primitive(*pd);
+  for (auto _ : state) {
+    src.Run(stream);
+    primitive.execute(stream, {{DNNL_ARG_SRC, src.to},
+                               {DNNL_ARG_WEIGHTS, weights.to},
+                               {DNNL_ARG_BIAS, bias},
+                               {DNNL_ARG_DST, dst.from}});
+    dst.Run(stream);
+    stream.wait();
+  }
+  state.SetLabel(pd->impl_info_str());
+  CountFlops(state, x.n, x.c, x.size, x.m);
+}
+
+// conv2d_grad's Input@GRAD: Output@GRAD and the OIHW filter in, Input@GRAD
+// out, each through a reorder where the primitive wants another layout.
+void BM_Conv3x3BackwardDataAlgorithm(benchmark::State& state,
+                                     ImageFormat format) {
+  const Args x = ArgsOf(state);
+  const OneDnnConv conv = Conv3x3(x.n, x.c, x.size, x.m, format);
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  std::optional<dnnl::convolution_backward_data::primitive_desc> pd;
+  try {
+    pd = BackwardDataPrimitiveOf(conv, AlgorithmOf(x.winograd), engine);
+  } catch (const dnnl::error&) {
+    state.SkipWithError("oneDNN has no such kernel for this CPU");
+    return;
+  }
+  Staged dy =
+      Into(RandomMemory(conv.dst_md, engine, 1), pd->diff_dst_desc(), engine);
+  Staged weights = Into(RandomMemory(conv.weights_md, engine, 2),
+                        pd->weights_desc(), engine);
+  Staged dx =
+      OutOf(pd->diff_src_desc(), dnnl::memory(conv.src_md, engine), engine);
+  const dnnl::convolution_backward_data primitive(*pd);
+  for (auto _ : state) {
+    dy.Run(stream);
+    weights.Run(stream);
+    primitive.execute(stream, {{DNNL_ARG_DIFF_DST, dy.to},
+                               {DNNL_ARG_WEIGHTS, weights.to},
+                               {DNNL_ARG_DIFF_SRC, dx.from}});
+    dx.Run(stream);
+    stream.wait();
+  }
+  state.SetLabel(pd->impl_info_str());
+  CountFlops(state, x.n, x.c, x.size, x.m);
+}
+
+// conv2d_grad's Filter@GRAD: Input and Output@GRAD in, the OIHW filter's
+// gradient out, each through a reorder where the primitive wants another
+// layout. (Where both passes run, conv2d_grad reorders Output@GRAD once
+// for both if they want the same layout: this counts it in each.)
+void BM_Conv3x3BackwardWeightsAlgorithm(benchmark::State& state,
+                                        ImageFormat format) {
+  const Args x = ArgsOf(state);
+  const OneDnnConv conv = Conv3x3(x.n, x.c, x.size, x.m, format);
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  std::optional<dnnl::convolution_backward_weights::primitive_desc> pd;
+  try {
+    pd = BackwardWeightsPrimitiveOf(conv, AlgorithmOf(x.winograd), engine);
+  } catch (const dnnl::error&) {
+    state.SkipWithError("oneDNN has no such kernel for this CPU");
+    return;
+  }
+  Staged src =
+      Into(RandomMemory(conv.src_md, engine, 1), pd->src_desc(), engine);
+  Staged dy =
+      Into(RandomMemory(conv.dst_md, engine, 2), pd->diff_dst_desc(), engine);
+  Staged dw = OutOf(pd->diff_weights_desc(),
+                    dnnl::memory(conv.weights_md, engine), engine);
+  const dnnl::convolution_backward_weights primitive(*pd);
+  for (auto _ : state) {
+    src.Run(stream);
+    dy.Run(stream);
+    primitive.execute(stream, {{DNNL_ARG_SRC, src.to},
+                               {DNNL_ARG_DIFF_DST, dy.to},
+                               {DNNL_ARG_DIFF_WEIGHTS, dw.from}});
+    dw.Run(stream);
+    stream.wait();
+  }
+  state.SetLabel(pd->impl_info_str());
+  CountFlops(state, x.n, x.c, x.size, x.m);
+}
+
+// Each shape's direct and Winograd runs next to each other, so that the
+// machine's drift falls on both alike. A batch of one image only up to
+// 32x32, to keep a run of all three passes near ten minutes a thread
+// count.
+void Shapes(benchmark::internal::Benchmark* b,
+            const std::vector<std::pair<int64_t, int64_t>>& channels) {
   for (int64_t n : {1, 16}) {
-    for (const auto& [c, m] : std::vector<std::pair<int64_t, int64_t>>{
-             {16, 16}, {32, 32}, {32, 64}, {64, 32}, {64, 64}, {128, 128}}) {
+    for (const auto& [c, m] : channels) {
       for (int64_t size : {16, 32, 64}) {
+        if (n == 1 && size > 32) continue;
         for (int64_t winograd : {0, 1}) b->Args({n, c, size, m, winograd});
       }
     }
   }
 }
-BENCHMARK(BM_Conv3x3Algorithm)
-    ->ArgNames({"n", "c", "hw", "m", "winograd"})
-    ->Apply(Shapes)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+
+// Each pass on each layout as a family of its own (BM_<pass>/<layout>/...),
+// which keeps families under the library's warning about more than 100
+// inputs. The backward passes take 16 -> 32 channels too: the first layers
+// of small training nets.
+const bool kRegistered = [] {
+  using Pass = void (*)(benchmark::State&, ImageFormat);
+  using Channels = std::vector<std::pair<int64_t, int64_t>>;
+  const Channels forward = {{16, 16}, {32, 32}, {32, 64},
+                            {64, 32}, {64, 64}, {128, 128}};
+  const Channels backward = {{16, 16}, {16, 32}, {32, 32},  {32, 64},
+                             {64, 32}, {64, 64}, {128, 128}};
+  const std::tuple<const char*, Pass, const Channels*> passes[] = {
+      {"BM_Conv3x3Algorithm", BM_Conv3x3Algorithm, &forward},
+      {"BM_Conv3x3BackwardDataAlgorithm", BM_Conv3x3BackwardDataAlgorithm,
+       &backward},
+      {"BM_Conv3x3BackwardWeightsAlgorithm", BM_Conv3x3BackwardWeightsAlgorithm,
+       &backward}};
+  const std::pair<const char*, ImageFormat> layouts[] = {
+      {"nhwc", ImageFormat::kNhwc},
+      {"nchw", ImageFormat::kNchw},
+      {"nchw8c", ImageFormat::kNchw8c}};
+  for (const auto& [pass_name, pass, channels] : passes) {
+    for (const auto& [layout_name, format] : layouts) {
+      benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+          (std::string(pass_name) + "/" + layout_name).c_str(), pass, format);
+      Shapes(b, *channels);
+      b->ArgNames({"n", "c", "hw", "m", "winograd"})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace scopeflow

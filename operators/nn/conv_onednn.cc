@@ -29,6 +29,17 @@ DataLayouts LayoutsFor(const OneDnnConv& c, dnnl::algorithm algorithm) {
   return {c.src_want, c.dst_want};
 }
 
+// Whether `c`'s direct primitives run on NHWC activations, which oneDNN's
+// AVX-512 direct kernels take as they are, as fast as their own 16-channel
+// blocks. NCHW they reorder to and from those blocks, as Winograd's
+// kernels do; NCHW8c's 8-channel blocks only their AVX2 kernels take, at
+// half the vector width.
+bool DirectRunsOnNhwc(const OneDnnConv& c) {
+  const dnnl::memory::desc nhwc(c.dst, dnnl::memory::data_type::f32,
+                                dnnl::memory::format_tag::nhwc);
+  return c.dst_want == nhwc;
+}
+
 // What `make` returns for Winograd's algorithm where WinogradPays and
 // oneDNN has it for this CPU and these shapes, else for the direct one.
 // oneDNN says it has no implementation by throwing when the primitive
@@ -98,7 +109,7 @@ bool WinogradPays(const OneDnnConv& c) {
   return one_group && c.weights[2] == 3 && c.weights[3] == 3 &&
          c.strides == dnnl::memory::dims{1, 1} &&
          c.dilates == dnnl::memory::dims{0, 0} && c.src[1] >= 32 &&
-         c.dst[1] >= 64;
+         c.dst[1] >= (DirectRunsOnNhwc(c) ? 64 : 32);
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(

@@ -37,20 +37,32 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
                         const Dims& output, ImageFormat output_format);
 
 // Whether Winograd's algorithm computes `c` faster than oneDNN's direct
-// kernels, counting the reorders it needs: oneDNN runs it on its own
-// 16-channel blocks only, so activations in our layouts go in and out
-// through copies. F(2x2, 3x3) and F(4x4, 3x3) take a 3x3 filter of stride
-// 1 with 2.25 and 4 times fewer multiplications, but transform every tile
-// of input and output on the way. Measured on an AVX-512 Xeon with oneDNN
-// 2.6, reorders from and to NHWC included (conv_algorithm_benchmark; batch
-// 1 and 16, images 16x16 to 64x64): from 32 input and 64 output channels
-// up 1.06-2.0x as fast as direct at 1 thread, 0.93-2.0x at 2 (below 1 only
-// on 16x16 images); with 16 channels 0.4-0.85x; 32 -> 32 and 64 -> 32
-// channels either way. Training's backward passes gain too, on the 32 ->
-// 64 and 64 -> 64 layers of train_benchmark's CNN at 1 thread: backward
-// data 2.1-2.9x and backward weights 1.4-1.75x as fast as direct at batch
-// 16 and 64 alone, both 1.8-1.95x inside a training step at batch 16
-// (kernels only, ONEDNN_VERBOSE).
+// kernels, in the forward pass and in both backward ones, counting the
+// reorders each needs: oneDNN runs Winograd's on its own 16-channel blocks
+// only, so activations in any of our layouts go in and out through
+// copies. F(2x2, 3x3) and F(4x4, 3x3) take a 3x3 filter of stride 1 with
+// 2.25 and 4 times fewer multiplications, but transform every tile of
+// input and output on the way. It pays from 32 input channels, and from 64
+// output channels where direct runs on NHWC as it is, 32 where direct
+// reorders NCHW to and from its blocks too or takes NCHW8c with AVX2's
+// kernels. Winograd's speed-up over direct, measured on an AVX-512 Xeon
+// with oneDNN 2.6 at 1 and 2 threads, reorders from and to the user's
+// layouts included, the filter's too in the backward passes
+// (conv_algorithm_benchmark: batch 1 on 16x16 and 32x32 images, batch 16
+// on 16x16 to 64x64):
+//   NHWC, 32 -> 64 channels and up: forward 1.0-1.9x; backward data and
+//   weights 1.02-2.1x at batch 16, 0.54-1.6x at batch 1 (below 1 on
+//   16x16 images, and for 32 -> 64 on 32x32 ones). 32 -> 32 and 64 -> 32
+//   either way: forward 0.88-1.28x, backward 0.46-1.63x.
+//   NCHW, 32 -> 32 channels and up: forward 1.28-2.3x; backward 1.12-3.3x
+//   at batch 16, 0.6-2.1x at batch 1 (below 1 on 16x16 images, and for
+//   32 -> 32's weights on 32x32 ones).
+//   NCHW8c, 32 -> 32 channels and up: forward 1.26-4.0x; backward
+//   1.63-4.3x at batch 16, 0.7-3.3x at batch 1 (below 1 on 16x16 images).
+// With 16 input channels mostly losses on NHWC and NCHW (0.3-1.65x),
+// either way on NCHW8c (0.37-2.8x). A training step of train_benchmark's
+// CNN (NCHW, batch 16) runs 1.15x as fast at 1 thread and 1.23x at 2 with
+// its 32 -> 32 layer taken by Winograd's too, in all three passes.
 bool WinogradPays(const OneDnnConv& c);
 
 // The float32 inference primitive of `algorithm` for `c` (a relu post-op

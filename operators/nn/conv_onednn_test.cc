@@ -8,20 +8,27 @@
 namespace scopeflow {
 namespace {
 
-// A convolution of `in` -> `out` channels on 1 x in x 16 x 16 NHWC images
-// with a k x k filter, padding k / 2.
-OneDnnConv Describe(int64_t in, int64_t out, int64_t k, int64_t stride = 1,
-                    int64_t dilation = 1, int64_t groups = 1) {
+// A convolution of `in` -> `out` channels on 1 x in x 16 x 16 images in
+// `format` with a k x k filter, padding k / 2.
+OneDnnConv DescribeIn(ImageFormat format, int64_t in, int64_t out, int64_t k,
+                      int64_t stride = 1, int64_t dilation = 1,
+                      int64_t groups = 1) {
   Conv2dAttrs a;
   a.strides = {stride, stride};
   a.dilations = {dilation, dilation};
   a.padding = {k / 2, k / 2, k / 2, k / 2};
   a.groups = groups;
-  a.nhwc = true;
+  a.nhwc = format == ImageFormat::kNhwc;
+  a.blocked = format == ImageFormat::kNchw8c;
   const int64_t size = (16 + 2 * (k / 2) - dilation * (k - 1) - 1) / stride + 1;
-  return DescribeConv(a, {1, in, 16, 16}, ImageFormat::kNhwc,
-                      {out, in / groups, k, k}, {1, out, size, size},
-                      ImageFormat::kNhwc);
+  return DescribeConv(a, {1, in, 16, 16}, format, {out, in / groups, k, k},
+                      {1, out, size, size}, format);
+}
+
+// The same on NHWC images.
+OneDnnConv Describe(int64_t in, int64_t out, int64_t k, int64_t stride = 1,
+                    int64_t dilation = 1, int64_t groups = 1) {
+  return DescribeIn(ImageFormat::kNhwc, in, out, k, stride, dilation, groups);
 }
 
 TEST(WinogradPaysTest, ThreeByThreeOfStrideOneFromThirtyTwoChannelsUp) {
@@ -30,8 +37,28 @@ TEST(WinogradPaysTest, ThreeByThreeOfStrideOneFromThirtyTwoChannelsUp) {
   EXPECT_TRUE(WinogradPays(Describe(256, 512, 3)));
 }
 
+// Where direct reorders NCHW to and from its blocks too, or runs on NCHW8c
+// with AVX2's kernels, 32 output channels suffice.
+TEST(WinogradPaysTest, FromThirtyTwoOutputChannelsOffNhwc) {
+  for (ImageFormat format : {ImageFormat::kNchw, ImageFormat::kNchw8c}) {
+    EXPECT_TRUE(WinogradPays(DescribeIn(format, 32, 32, 3)));
+    EXPECT_TRUE(WinogradPays(DescribeIn(format, 64, 32, 3)));
+    EXPECT_TRUE(WinogradPays(DescribeIn(format, 32, 64, 3)));
+    EXPECT_FALSE(WinogradPays(DescribeIn(format, 16, 32, 3)));
+    EXPECT_FALSE(WinogradPays(DescribeIn(format, 32, 16, 3)));
+    EXPECT_FALSE(WinogradPays(DescribeIn(format, 16, 16, 3)));
+    EXPECT_FALSE(WinogradPays(DescribeIn(format, 32, 32, 5)));
+    EXPECT_FALSE(WinogradPays(DescribeIn(format, 32, 32, 3, /*stride=*/2)));
+    EXPECT_FALSE(
+        WinogradPays(DescribeIn(format, 32, 32, 3, 1, /*dilation=*/2)));
+    EXPECT_FALSE(
+        WinogradPays(DescribeIn(format, 64, 64, 3, 1, 1, /*groups=*/2)));
+  }
+}
+
 TEST(WinogradPaysTest, NotForFewChannelsOrOtherFilters) {
   EXPECT_FALSE(WinogradPays(Describe(32, 32, 3)));
+  EXPECT_FALSE(WinogradPays(Describe(64, 32, 3)));
   EXPECT_FALSE(WinogradPays(Describe(16, 64, 3)));
   EXPECT_FALSE(WinogradPays(Describe(3, 64, 3)));
   EXPECT_FALSE(WinogradPays(Describe(64, 64, 5)));
@@ -57,11 +84,14 @@ bool CpuHasWinograd() {
 
 TEST(ForwardPrimitiveTest, WinogradWhereItPaysAndTheCpuHasIt) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const std::string impl =
-      ForwardPrimitive(Describe(64, 64, 3), /*has_bias=*/true,
-                       /*fuse_relu=*/true, engine)
-          .impl_info_str();
-  EXPECT_EQ(impl.find("wino") != std::string::npos, CpuHasWinograd()) << impl;
+  for (const OneDnnConv& c :
+       {Describe(64, 64, 3), DescribeIn(ImageFormat::kNchw, 32, 32, 3),
+        DescribeIn(ImageFormat::kNchw8c, 32, 32, 3)}) {
+    const std::string impl =
+        ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine)
+            .impl_info_str();
+    EXPECT_EQ(impl.find("wino") != std::string::npos, CpuHasWinograd()) << impl;
+  }
 }
 
 TEST(ForwardPrimitiveTest, DirectWhereWinogradDoesNotPay) {
@@ -82,36 +112,51 @@ bool IsWinograd(const std::string& impl) {
   return impl.find("wino") != std::string::npos;
 }
 
-// Backward passes of the shapes above, some where Winograd's pays.
+// Backward passes of the shapes above in each layout, some where
+// Winograd's pays.
 std::vector<OneDnnConv> TrainingShapes() {
-  return {Describe(32, 64, 3),
-          Describe(64, 64, 3),
-          Describe(32, 32, 3),
-          Describe(16, 64, 3),
-          Describe(64, 64, 5),
-          Describe(64, 64, 3, /*stride=*/2),
-          Describe(64, 64, 3, 1, /*dilation=*/2)};
+  std::vector<OneDnnConv> shapes;
+  for (ImageFormat format :
+       {ImageFormat::kNhwc, ImageFormat::kNchw, ImageFormat::kNchw8c}) {
+    for (const OneDnnConv& c :
+         {DescribeIn(format, 32, 64, 3), DescribeIn(format, 64, 64, 3),
+          DescribeIn(format, 32, 32, 3), DescribeIn(format, 64, 32, 3),
+          DescribeIn(format, 16, 32, 3), DescribeIn(format, 16, 64, 3),
+          DescribeIn(format, 64, 64, 5),
+          DescribeIn(format, 64, 64, 3, /*stride=*/2),
+          DescribeIn(format, 64, 64, 3, 1, /*dilation=*/2)}) {
+      shapes.push_back(c);
+    }
+  }
+  return shapes;
 }
 
-TEST(BackwardPrimitivesTest, WinogradExactlyWhereTheForwardIs) {
+TEST(BackwardPrimitivesTest, WinogradExactlyWhereItPaysAndTheCpuHasIt) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  int winograd = 0;
   for (const OneDnnConv& c : TrainingShapes()) {
-    const bool forward = IsWinograd(
+    const bool pays = WinogradPays(c) && CpuHasWinograd();
+    winograd += pays;
+    const std::string forward =
         ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/false, engine)
-            .impl_info_str());
-    EXPECT_EQ(forward, WinogradPays(c) && CpuHasWinograd());
+            .impl_info_str();
     const std::string data = BackwardDataPrimitive(c, engine).impl_info_str();
     const std::string weights =
         BackwardWeightsPrimitive(c, engine).impl_info_str();
-    EXPECT_EQ(IsWinograd(data), forward) << data;
-    EXPECT_EQ(IsWinograd(weights), forward) << weights;
+    EXPECT_EQ(IsWinograd(forward), pays) << forward;
+    EXPECT_EQ(IsWinograd(data), pays) << data;
+    EXPECT_EQ(IsWinograd(weights), pays) << weights;
   }
+  // 32 -> 64 and 64 -> 64 in each layout; 32 -> 32 and 64 -> 32 in NCHW
+  // and NCHW8c only.
+  EXPECT_EQ(winograd, CpuHasWinograd() ? 10 : 0);
 }
 
 TEST(BackwardPrimitivesTest, DirectOnOurLayoutsWhereWinogradDoesNotPay) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   for (const OneDnnConv& c : TrainingShapes()) {
-    if (WinogradPays(c)) continue;
+    // NCHW's direct primitives choose their own layout.
+    if (WinogradPays(c) || c.src_want != c.src_md) continue;
     const dnnl::convolution_backward_data::primitive_desc data =
         BackwardDataPrimitive(c, engine);
     const dnnl::convolution_backward_weights::primitive_desc weights =
@@ -119,7 +164,7 @@ TEST(BackwardPrimitivesTest, DirectOnOurLayoutsWhereWinogradDoesNotPay) {
     EXPECT_FALSE(IsWinograd(data.impl_info_str())) << data.impl_info_str();
     EXPECT_FALSE(IsWinograd(weights.impl_info_str()))
         << weights.impl_info_str();
-    // Direct kernels run on our NHWC layout: no reorders.
+    // Direct kernels run on our NHWC and NCHW8c layouts: no reorders.
     EXPECT_TRUE(data.diff_src_desc() == c.src_md);
     EXPECT_TRUE(data.diff_dst_desc() == c.dst_md);
     EXPECT_TRUE(weights.src_desc() == c.src_md);
