@@ -155,11 +155,11 @@ BENCHMARK(BM_MlpProducts)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// CNN: 3x64x64 input; conv 3->32, 32->32, max pool 2x2, conv 32->64,
-// 64->64 (3x3, pad 1, relu after each), global average pool, fc 64->10.
-// Arguments: the batch, and the layout the executor runs the convolutions
-// on: as the net is written, NCHW (0), or rewritten to NHWC (1) or to
-// NCHW8c (2).
+// CNN (AddBenchmarkCnn): 3x64x64 input; conv 3->32, 32->32, max pool
+// 2x2, conv 32->64, 64->64 (3x3, pad 1, relu after each), global average
+// pool, fc 64->10. Arguments: the batch, and the layout the executor runs the
+// convolutions on: as the net is written, NCHW (0), or rewritten to NHWC (1) or
+// to NCHW8c (2).
 void BM_Cnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   ExecutorOptions options;
@@ -169,41 +169,13 @@ void BM_Cnn(benchmark::State& state) {
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
   std::vector<std::pair<std::string, Tensor>> parameters;
-  std::string in = "x";
-  double flops = 0;
-  int64_t spatial = 64;
-  const int64_t channels[][2] = {{3, 32}, {32, 32}, {32, 64}, {64, 64}};
-  for (int i = 0; i < 4; ++i) {
-    const auto [c, m] = std::make_pair(channels[i][0], channels[i][1]);
-    const std::string w = absl::StrCat("conv", i, ".w");
-    const std::string b = absl::StrCat("conv", i, ".b");
-    text.Var(w, {m, c, 3, 3}, true);
-    text.Var(b, {m}, true);
-    parameters.push_back({w, Filled({m, c, 3, 3}, 0.01f)});
-    parameters.push_back({b, Filled({m}, 0.01f)});
-    const std::string out = absl::StrCat("conv", i);
-    text.Op("conv2d", {{"Input", in}, {"Filter", w}, {"Bias", b}}, out,
-            "attrs { name: 'paddings' ints { values: [1, 1] } }", "Output");
-    text.Op("relu", {{"X", out}}, out + ".relu");
-    in = out + ".relu";
-    flops += 2.0 * batch * m * c * 9 * spatial * spatial;
-    if (i == 1) {
-      text.Op("pool2d", {{"X", in}}, "pooled",
-              "attrs { name: 'pooling_type' s: 'max' } attrs { name: 'ksize' "
-              "ints { values: [2, 2] } } attrs { name: 'strides' ints { "
-              "values: [2, 2] } }");
-      in = "pooled";
-      spatial /= 2;
-    }
-  }
-  text.Op("pool2d", {{"X", in}}, "gap",
-          "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
-          "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
-  text.Var("fc.w", {64, 10}, true);
-  text.Var("fc.b", {10}, true);
-  parameters.push_back({"fc.w", Filled({64, 10}, 0.01f)});
-  parameters.push_back({"fc.b", Filled({10}, 0.0f)});
-  text.Op("fc", {{"X", "gap"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
+  const double flops =
+      batch * AddBenchmarkCnn(text, [&](const std::string& name,
+                                        const std::vector<int64_t>& shape) {
+        text.Var(name, shape, true);
+        parameters.push_back({name, Filled(Dims(shape.begin(), shape.end()),
+                                           name == "fc.b" ? 0.0f : 0.01f)});
+      });
   RunNet(state, text.Build(), parameters,
          {{"x", Filled({batch, 3, 64, 64}, 0.5f)}}, "logits", options);
   state.counters["GFLOP/s"] = benchmark::Counter(

@@ -133,47 +133,24 @@ BENCHMARK_CAPTURE(BM_TrainMlp, adam, std::string("adam"))
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// The CNN of net_benchmark: 3x64x64 input; conv 3->32, 32->32, max pool
-// 2x2, conv 32->64, 64->64 (3x3, pad 1, relu after each), global average
-// pool, fc 64->10. Training nets run NCHW: gradient ops read the
-// activations, which the layout rewrite leaves as written.
+// The CNN of net_benchmark (AddBenchmarkCnn). Training nets run NCHW:
+// gradient ops read the activations, which the layout rewrite leaves as
+// written.
 void BM_TrainCnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   NetText main;
   NetText startup;
   main.Var("x", {-1, 3, 64, 64});
   main.Var("label", {-1, 1}, false, "DATA_TYPE_INT64");
-  std::string in = "x";
-  double flops = 0;
-  int64_t spatial = 64;
-  const int64_t channels[][2] = {{3, 32}, {32, 32}, {32, 64}, {64, 64}};
-  for (int i = 0; i < 4; ++i) {
-    const auto [c, m] = std::make_pair(channels[i][0], channels[i][1]);
-    const std::string w = absl::StrCat("conv", i, ".w");
-    const std::string b = absl::StrCat("conv", i, ".b");
-    AddParameter(main, startup, w, {m, c, 3, 3}, 0.1f, i + 1);
-    AddParameter(main, startup, b, {m}, 0, 0);
-    const std::string out = absl::StrCat("conv", i);
-    main.Op("conv2d", {{"Input", in}, {"Filter", w}, {"Bias", b}}, out,
-            "attrs { name: 'paddings' ints { values: [1, 1] } }", "Output");
-    main.Op("relu", {{"X", out}}, out + ".relu");
-    in = out + ".relu";
-    flops += 2.0 * batch * m * c * 9 * spatial * spatial;
-    if (i == 1) {
-      main.Op("pool2d", {{"X", in}}, "pooled",
-              "attrs { name: 'pooling_type' s: 'max' } attrs { name: 'ksize' "
-              "ints { values: [2, 2] } } attrs { name: 'strides' ints { "
-              "values: [2, 2] } }");
-      in = "pooled";
-      spatial /= 2;
-    }
-  }
-  main.Op("pool2d", {{"X", in}}, "gap",
-          "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
-          "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
-  AddParameter(main, startup, "fc.w", {64, 10}, 0.1f, 5);
-  AddParameter(main, startup, "fc.b", {10}, 0, 0);
-  main.Op("fc", {{"X", "gap"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
+  int seed = 0;
+  const double flops =
+      batch * AddBenchmarkCnn(main, [&](const std::string& name,
+                                        const std::vector<int64_t>& shape) {
+        // Filters and fc's weights random, biases zero.
+        const bool bias = shape.size() == 1;
+        AddParameter(main, startup, name, shape, bias ? 0 : 0.1f,
+                     bias ? 0 : ++seed);
+      });
   TimeTrainingSteps(state, main, startup, {batch, 3, 64, 64}, flops, "sgd");
 }
 BENCHMARK(BM_TrainCnn)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
