@@ -70,6 +70,21 @@ dnnl::convolution_forward::primitive_desc TrainingHint(
       engine);
 }
 
+// The primitive of backward pass `Pass` (convolution_backward_data or
+// convolution_backward_weights, whose descriptors take the same arguments:
+// src or diff_src, weights or diff_weights, dst or diff_dst) of
+// `algorithm` for `c`, chosen to match TrainingHint.
+template <typename Pass>
+typename Pass::primitive_desc BackwardPrimitiveOf(const OneDnnConv& c,
+                                                  dnnl::algorithm algorithm,
+                                                  const dnnl::engine& engine) {
+  const DataLayouts l = LayoutsFor(c, algorithm);
+  return typename Pass::primitive_desc(
+      typename Pass::desc(algorithm, l.src, AnyLayout(c.weights), l.dst,
+                          c.strides, c.dilates, c.pad_l, c.pad_r),
+      engine, TrainingHint(c, algorithm, engine));
+}
+
 }  // namespace
 
 dnnl::memory::desc AnyLayout(const dnnl::memory::dims& dims) {
@@ -149,23 +164,15 @@ dnnl::convolution_forward::primitive_desc ForwardPrimitive(
 dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitiveOf(
     const OneDnnConv& c, dnnl::algorithm algorithm,
     const dnnl::engine& engine) {
-  const DataLayouts l = LayoutsFor(c, algorithm);
-  return dnnl::convolution_backward_data::primitive_desc(
-      dnnl::convolution_backward_data::desc(
-          algorithm, l.src, AnyLayout(c.weights), l.dst, c.strides, c.dilates,
-          c.pad_l, c.pad_r),
-      engine, TrainingHint(c, algorithm, engine));
+  return BackwardPrimitiveOf<dnnl::convolution_backward_data>(c, algorithm,
+                                                              engine);
 }
 
 dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPrimitiveOf(
     const OneDnnConv& c, dnnl::algorithm algorithm,
     const dnnl::engine& engine) {
-  const DataLayouts l = LayoutsFor(c, algorithm);
-  return dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(
-          algorithm, l.src, AnyLayout(c.weights), l.dst, c.strides, c.dilates,
-          c.pad_l, c.pad_r),
-      engine, TrainingHint(c, algorithm, engine));
+  return BackwardPrimitiveOf<dnnl::convolution_backward_weights>(c, algorithm,
+                                                                 engine);
 }
 
 dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitive(
