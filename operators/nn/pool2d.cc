@@ -207,15 +207,14 @@ void ForEachWindowInParallel(const Geometry& g, Fn window) {
 }
 
 // The cell (offset in the plane) whose value max pooling keeps: the first
-// maximum, or the last NaN. Cell c's value is in[c * stride] (a channel's
-// with the channels last). Inference leaves no window without cells.
+// maximum, or the last NaN. Inference leaves no window without cells.
 template <typename T>
 int64_t MaxCell(const T* in, const Geometry& g,
-                const std::array<const Taps*, 3>& t, int64_t stride = 1) {
+                const std::array<const Taps*, 3>& t) {
   int64_t best = -1;
   ForEachCell(g, t, [&](int64_t cell) {
-    const T v = in[cell * stride];
-    if (best < 0 || v > in[best * stride] || std::isnan(v)) best = cell;
+    const T v = in[cell];
+    if (best < 0 || v > in[best] || std::isnan(v)) best = cell;
   });
   return best;
 }
@@ -307,11 +306,12 @@ void PoolRowChannelsFirst(const Geometry& g, int64_t row, bool is_max,
   for (int64_t o = g.full_end; o < g.out[2]; ++o) window(o);
 }
 
-// Per thread, the scratch rows of channels-first gradients.
+// Per thread, the scratch rows of gradients.
 template <typename T>
 struct GradRowScratch {
   std::vector<T> values;
   std::vector<int64_t> cells;
+  std::vector<int32_t> taps;
 };
 
 // Channels-first: the gradient of the windows of row `row` (of plane `in`,
@@ -400,10 +400,25 @@ void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
   for (int64_t c = 0; c < n; ++c) dst[c] += src[c];
 }
 
+// As MaxInto, also noting for each channel the ordinal of the tap that
+// holds its maximum (`tap`, a window's taps counted from 0): 32-bit
+// ordinals, as wide as float32 values, so that both selects take one mask.
+template <typename T>
+void ArgMaxInto(const T* __restrict src, int32_t tap, int64_t n,
+                T* __restrict best, int32_t* __restrict best_tap) {
+  for (int64_t c = 0; c < n; ++c) {
+    const T v = src[c];
+    const bool take = v > best[c] || v != v;
+    best[c] = take ? v : best[c];
+    best_tap[c] = take ? tap : best_tap[c];
+  }
+}
+
 // Pooling with the channels last (or blocked): each window's C outputs
-// start as its first cell's C values and take in each further cell's.
-// Average pooling sums in the order the channels-first path does, so both
-// agree exactly. kChannels, where not 0, is g.channels known at compile
+// take in each of its cells' C values, max starting from the first cell's.
+// Average pooling sums from zero in the order the channels-first path
+// does, so both agree exactly (a window of -0.0 alone averages to +0.0 in
+// both). kChannels, where not 0, is g.channels known at compile
 // time: a block's 8 channels then take a few vector instructions per cell
 // instead of a loop whose length is read at run time.
 template <typename T, int64_t kChannels = 0>
@@ -414,7 +429,8 @@ void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
       g, [&](int64_t plane, int64_t w, const std::array<const Taps*, 3>& t) {
         const T* in = x + plane * g.in_size() * channels;
         T* dst = out + (plane * g.out_size() + w) * channels;
-        bool first = true;
+        bool first = is_max;
+        if (!is_max) std::fill(dst, dst + channels, T{0});
         ForEachCell(g, t, [&](int64_t cell) {
           const T* src = in + cell * channels;
           if (first) {
@@ -472,6 +488,44 @@ absl::Status PoolKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// Channels last or blocked: the gradient of one plane's windows added into
+// the plane's `dx`, in window order. Max: each window finds its channels'
+// maxima together, a tap at a time, and adds each channel's gradient to
+// the cell of its maximum.
+template <typename T>
+void PoolGradChannelsLast(const Geometry& g, bool is_max, bool exclusive,
+                          const T* in, const T* grad, T* dx,
+                          GradRowScratch<T>& scratch) {
+  const int64_t n = g.channels;
+  scratch.values.resize(n);
+  scratch.taps.resize(n);
+  T* values = scratch.values.data();
+  int32_t* taps = scratch.taps.data();
+  ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
+    const T* grad_w = grad + w * n;
+    if (is_max) {
+      scratch.cells.clear();
+      ForEachCell(g, t, [&](int64_t cell) {
+        const T* src = in + cell * n;
+        if (scratch.cells.empty()) {
+          std::copy(src, src + n, values);
+          std::fill(taps, taps + n, 0);
+        } else {
+          ArgMaxInto(src, static_cast<int32_t>(scratch.cells.size()), n, values,
+                     taps);
+        }
+        scratch.cells.push_back(cell * n);
+      });
+      const int64_t* cells = scratch.cells.data();
+      for (int64_t c = 0; c < n; ++c) dx[cells[taps[c]] + c] += grad_w[c];
+      return;
+    }
+    const T count = static_cast<T>(AverageCount(t, exclusive));
+    for (int64_t c = 0; c < n; ++c) values[c] = grad_w[c] / count;
+    ForEachCell(g, t, [&](int64_t cell) { AddInto(values, dx + cell * n, n); });
+  });
+}
+
 // Max: each window's gradient goes to its maximum (found again from X).
 // Avg: spread evenly over the window's input cells, divided by the count
 // the forward divided by (so padding cells take their share, dropped, when
@@ -482,7 +536,6 @@ absl::Status PoolGradKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& d_out = context.Input("Out@GRAD");
   Tensor& d_x = *context.Output("X@GRAD");
-  std::fill(d_x.data<T>(), d_x.data<T>() + d_x.numel(), T{0});
   const Geometry g = GeometryOf(context.attrs(), x.dims(), d_out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
@@ -491,37 +544,27 @@ absl::Status PoolGradKernel(KernelContext& context) {
   const int64_t channels = g.channels;
   // Windows of one plane may overlap, so a plane's gradient adds up on one
   // thread; planes go to threads, kCellsWorthAThread cells or more each.
+  // (Splitting a sample's channels between threads, for NHWC batches of
+  // one, measured slower: the threads' start outweighed the halved work.)
   const int64_t plane_cells = std::max<int64_t>(1, g.in_size() * channels);
   const int64_t grain = (kCellsWorthAThread + plane_cells - 1) / plane_cells;
   ParallelFor(g.planes, grain, [&](int64_t begin, int64_t end) {
-    std::vector<T> shares(channels);
     GradRowScratch<T> scratch;
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* in = x.data<T>() + plane * g.in_size() * channels;
       const T* grad = d_out.data<T>() + plane * g.out_size() * channels;
       T* dx = d_x.data<T>() + plane * g.in_size() * channels;
+      // Zeroed here rather than all at once before: on the plane's thread,
+      // while the plane is about to be written anyway.
+      std::fill(dx, dx + g.in_size() * channels, T{0});
       if (channels == 1) {
         for (int64_t row = 0; row < g.out[0] * g.out[1]; ++row) {
           PoolGradRowChannelsFirst(g, row, is_max, exclusive, in,
                                    grad + row * g.out[2], dx, scratch);
         }
-        continue;
+      } else {
+        PoolGradChannelsLast(g, is_max, exclusive, in, grad, dx, scratch);
       }
-      ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
-        const T* grad_w = grad + w * channels;
-        if (is_max) {
-          for (int64_t c = 0; c < channels; ++c) {
-            dx[MaxCell(in + c, g, t, channels) * channels + c] += grad_w[c];
-          }
-          return;
-        }
-        const T count = static_cast<T>(AverageCount(t, exclusive));
-        for (int64_t c = 0; c < channels; ++c) shares[c] = grad_w[c] / count;
-        ForEachCell(g, t, [&](int64_t cell) {
-          T* d = dx + cell * channels;
-          for (int64_t c = 0; c < channels; ++c) d[c] += shares[c];
-        });
-      });
     }
   });
   return absl::OkStatus();

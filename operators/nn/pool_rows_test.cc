@@ -1,7 +1,8 @@
-// Channels-first pool2d and pool3d and their gradients against a plain
-// window-at-a-time loop over a sweep of windows, strides, dilations,
-// paddings and ceil_mode, on values with ties, signed zeros and NaNs. The
-// kernels take the full windows of a row together (pool_rows.h) and
+// pool2d and pool3d and their gradients against a plain window-at-a-time
+// loop over a sweep of windows, strides, dilations, paddings and
+// ceil_mode, on values with ties, signed zeros and NaNs. Channels first,
+// the kernels take the full windows of a row together (pool_rows.h);
+// channels last or blocked, a window's channels together. Either way they
 // promise the same results to the bit as one window at a time, so the
 // comparisons are exact.
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/op_test_util.h"
 #include "gtest/gtest.h"
+#include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
 namespace {
@@ -187,31 +189,65 @@ int64_t BitMismatches(const std::vector<float>& got,
   return mismatches;
 }
 
-// Runs the op and its gradient for `c` on X of `dims` and checks both.
+// The [N, C, H, W] `nchw` laid out in `format` (NCHW, NHWC or NCHW8c).
+Tensor InFormat(const Tensor& nchw, const std::string& format) {
+  if (format == "NCHW") return nchw;
+  const ImageSizes s = {nchw.dim(0), nchw.dim(1), nchw.dim(2), nchw.dim(3)};
+  const std::vector<float> from = Values<float>(nchw);
+  std::vector<float> to(from.size());
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int64_t h = 0; h < s.h; ++h) {
+        for (int64_t w = 0; w < s.w; ++w) {
+          to[OffsetIn(format, s, n, c, h, w)] =
+              from[OffsetIn("NCHW", s, n, c, h, w)];
+        }
+      }
+    }
+  }
+  return MakeTensor<float>(DimsIn(format, s), to);
+}
+
+// Runs the op and its gradient for `c` on X of `dims` (NCHW; pool2d's X,
+// Out and their gradients laid out in `format`) and checks both.
 void Check(const std::string& op, const Config& c, const Dims& dims,
-           uint32_t seed) {
-  SCOPED_TRACE(c.Name());
+           uint32_t seed, const std::string& format = "NCHW") {
+  SCOPED_TRACE(absl::StrCat(c.Name(), " ", format));
+  const std::string attrs =
+      op == "pool2d"
+          ? absl::StrCat(c.Attrs(), " attrs { name: 'data_format' s: '", format,
+                         "' }")
+          : c.Attrs();
   const Tensor x = Awkward(dims, seed);
   auto pooled =
       RunOp(absl::StrCat("type: '", op,
                          "' inputs { slot: 'X' vars: 'x' } outputs { slot: "
                          "'Out' vars: 'y' }",
-                         c.Attrs()),
-            {{"x", x}}, {"y"});
+                         attrs),
+            {{"x", InFormat(x, format)}}, {"y"});
   ASSERT_TRUE(pooled.ok()) << pooled.status();
   const Tensor& y = (*pooled)[0];
-  const Tensor dy = Uniform(y.dims(), seed + 1);
+  Dims out_dims = dims;
+  for (size_t axis = 2; axis < dims.size(); ++axis) {
+    out_dims[axis] = format == "NHWC" ? y.dim(axis - 1) : y.dim(axis);
+  }
+  const Tensor dy = Uniform(out_dims, seed + 1);
   auto grad = RunOp(
       absl::StrCat("type: '", op,
                    "_grad' inputs { slot: 'X' vars: 'x' } inputs { slot: "
                    "'Out@GRAD' vars: 'dy' } outputs { slot: 'X@GRAD' vars: "
                    "'dx' }",
-                   c.Attrs()),
-      {{"x", x}, {"dy", dy}}, {"dx"});
+                   attrs),
+      {{"x", InFormat(x, format)}, {"dy", InFormat(dy, format)}}, {"dx"});
   ASSERT_TRUE(grad.ok()) << grad.status();
-  const Expected e = PlainPool(c, x, y.dims(), dy);
-  EXPECT_EQ(BitMismatches(Values<float>(y), e.out), 0);
-  EXPECT_EQ(BitMismatches(Values<float>((*grad)[0]), e.dx), 0);
+  const Expected e = PlainPool(c, x, out_dims, dy);
+  const auto in_format = [&](const Dims& nchw_dims,
+                             const std::vector<float>& values) {
+    return Values<float>(
+        InFormat(MakeTensor<float>(nchw_dims, values), format));
+  };
+  EXPECT_EQ(BitMismatches(Values<float>(y), in_format(out_dims, e.out)), 0);
+  EXPECT_EQ(BitMismatches(Values<float>((*grad)[0]), in_format(dims, e.dx)), 0);
 }
 
 // The padding pairs smaller than a window's extent (as pool ops require).
@@ -279,6 +315,34 @@ TEST(PoolRowsTest, Pool3dMatchesWindowAtATimeToTheBit) {
                      {{2, 1, 1, 1, 0}, {3, 2, 1, 1, 1}, {3, 2, 2, 2, 0}}};
       Check("pool3d", c, {2, 2, 4, 6, 29}, 11);
     }
+  }
+}
+
+// Channels last and blocked, pool2d and its gradient take all of a
+// window's channels together, a tap at a time; each channel still follows
+// the window-at-a-time rules (first maximum, last NaN, the same order of
+// sums), so these too agree with the plain loop to the bit. 19 and 24
+// channels: vector loops with a remainder, and three blocks of 8.
+TEST(PoolRowsTest, ChannelsLastAndBlockedMatchTheLoopToTheBit) {
+  uint32_t seed = 100;
+  for (const std::string type : {"max", "avg"}) {
+    for (const bool exclusive : {true, false}) {
+      if (type == "max" && !exclusive) continue;
+      for (const Axis& a : {Axis{2, 2, 1, 0, 0}, Axis{3, 1, 1, 1, 1},
+                            Axis{3, 2, 2, 2, 1}, Axis{2, 3, 1, 1, 0}}) {
+        for (const bool ceil_mode : {false, true}) {
+          const Config c{type, exclusive, ceil_mode, {{2, 1, 1, 1, 0}, a}};
+          Check("pool2d", c, {2, 19, 6, 13}, ++seed, "NHWC");
+          Check("pool2d", c, {2, 24, 6, 13}, ++seed, "NCHW8c");
+        }
+      }
+    }
+  }
+  // Global pooling: one window of all cells.
+  for (const std::string type : {"max", "avg"}) {
+    const Config c{type, true, false, {{5, 1}, {9, 1}}};
+    Check("pool2d", c, {3, 19, 5, 9}, ++seed, "NHWC");
+    Check("pool2d", c, {3, 16, 5, 9}, ++seed, "NCHW8c");
   }
 }
 
