@@ -89,6 +89,10 @@ struct Geometry {
   bool last_overlap = false;
   int64_t full_begin = 0;
   int64_t full_end = 0;
+  // Whether a window's taps can be numbered in 32 bits, as the gradient's
+  // search for maxima numbers them (pool::ArgMaxTapInto); else its windows
+  // go one at a time, a channel at a time.
+  bool numbered_taps = true;
 
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
@@ -97,6 +101,9 @@ struct Geometry {
 // The fewest full windows in a row worth taking together (pool_rows.h):
 // a vector's worth.
 constexpr int64_t kFewestFullWindows = 8;
+
+// The most taps a window may have for Geometry::numbered_taps.
+constexpr int64_t kMaxNumberedTaps = std::numeric_limits<int32_t>::max();
 
 Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
                     absl::Span<const int64_t> out) {
@@ -124,6 +131,11 @@ Geometry GeometryOf(const Attributes& attrs, absl::Span<const int64_t> x,
   const int last = p.rank - 1;
   const std::vector<Taps>& row = g.taps[2];
   const auto full = [&](const Taps& t) { return t.count == w.ksize[last]; };
+  int64_t taps = 1;
+  for (int64_t size : w.ksize) {
+    g.numbered_taps = g.numbered_taps && size <= kMaxNumberedTaps / taps;
+    taps *= g.numbered_taps ? size : 1;
+  }
   g.last_stride = w.strides[last];
   g.last_overlap = w.strides[last] < w.Extent(last);
   g.full_begin = std::find_if(row.begin(), row.end(), full) - row.begin();
@@ -207,14 +219,15 @@ void ForEachWindowInParallel(const Geometry& g, Fn window) {
 }
 
 // The cell (offset in the plane) whose value max pooling keeps: the first
-// maximum, or the last NaN. Inference leaves no window without cells.
+// maximum, or the last NaN. Cell c's value is in[c * stride] (a channel's
+// with the channels last). Inference leaves no window without cells.
 template <typename T>
 int64_t MaxCell(const T* in, const Geometry& g,
-                const std::array<const Taps*, 3>& t) {
+                const std::array<const Taps*, 3>& t, int64_t stride = 1) {
   int64_t best = -1;
   ForEachCell(g, t, [&](int64_t cell) {
-    const T v = in[cell];
-    if (best < 0 || v > in[best] || std::isnan(v)) best = cell;
+    const T v = in[cell * stride];
+    if (best < 0 || v > in[best * stride] || std::isnan(v)) best = cell;
   });
   return best;
 }
@@ -337,28 +350,33 @@ void PoolGradRowChannelsFirst(const Geometry& g, int64_t row, bool is_max,
   };
   for (int64_t o = 0; o < g.full_begin; ++o) window(o);
   const int64_t n = g.full_end - g.full_begin;
-  if (!is_max && g.last_overlap) {
+  if (is_max ? !g.numbered_taps : g.last_overlap) {
     for (int64_t o = g.full_begin; o < g.full_end; ++o) window(o);
   } else if (n > 0) {
     scratch.values.resize(n);
-    scratch.cells.resize(n);
+    scratch.taps.resize(n);
     T* values = scratch.values.data();
-    int64_t* cells = scratch.cells.data();
+    int32_t* taps = scratch.taps.data();
     const int64_t s = g.last_stride;
     pool::WithStride(s, [&](auto stride) {
       constexpr int64_t kStride = decltype(stride)::value;
       if (is_max) {
-        bool first = true;
+        // The first full window's taps: window o's are `o * s` further on.
+        std::vector<int64_t>& cells = scratch.cells;
+        cells.clear();
         ForEachTapOfFullWindows(g, d, h, [&](int64_t cell) {
-          if (first) {
-            pool::FirstArgMaxTap<kStride>(in + cell, s, n, cell, values, cells);
+          if (cells.empty()) {
+            pool::CopyTap<kStride>(in + cell, s, n, values);
+            std::fill(taps, taps + n, 0);
           } else {
-            pool::ArgMaxTapInto<kStride>(in + cell, s, n, cell, values, cells);
+            pool::ArgMaxTapInto<kStride>(in + cell, s, n,
+                                         static_cast<int32_t>(cells.size()),
+                                         values, taps);
           }
-          first = false;
+          cells.push_back(cell);
         });
         const T* grad = grad_row + g.full_begin;
-        for (int64_t o = 0; o < n; ++o) dx[cells[o]] += grad[o];
+        for (int64_t o = 0; o < n; ++o) dx[cells[taps[o]] + o * s] += grad[o];
         return;
       }
       const std::array<const Taps*, 3> t = {&d, &h, &g.taps[2][g.full_begin]};
@@ -398,20 +416,6 @@ void MaxInto(const T* __restrict src, T* __restrict dst, int64_t n) {
 template <typename T>
 void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
   for (int64_t c = 0; c < n; ++c) dst[c] += src[c];
-}
-
-// As MaxInto, also noting for each channel the ordinal of the tap that
-// holds its maximum (`tap`, a window's taps counted from 0): 32-bit
-// ordinals, as wide as float32 values, so that both selects take one mask.
-template <typename T>
-void ArgMaxInto(const T* __restrict src, int32_t tap, int64_t n,
-                T* __restrict best, int32_t* __restrict best_tap) {
-  for (int64_t c = 0; c < n; ++c) {
-    const T v = src[c];
-    const bool take = v > best[c] || v != v;
-    best[c] = take ? v : best[c];
-    best_tap[c] = take ? tap : best_tap[c];
-  }
 }
 
 // Pooling with the channels last (or blocked): each window's C outputs
@@ -490,8 +494,9 @@ absl::Status PoolKernel(KernelContext& context) {
 
 // Channels last or blocked: the gradient of one plane's windows added into
 // the plane's `dx`, in window order. Max: each window finds its channels'
-// maxima together, a tap at a time, and adds each channel's gradient to
-// the cell of its maximum.
+// maxima together, a tap at a time (as a row's windows do channels first,
+// pool_rows.h), and adds each channel's gradient to the cell of its
+// maximum.
 template <typename T>
 void PoolGradChannelsLast(const Geometry& g, bool is_max, bool exclusive,
                           const T* in, const T* grad, T* dx,
@@ -503,6 +508,12 @@ void PoolGradChannelsLast(const Geometry& g, bool is_max, bool exclusive,
   int32_t* taps = scratch.taps.data();
   ForEachWindow(g, [&](int64_t w, const std::array<const Taps*, 3>& t) {
     const T* grad_w = grad + w * n;
+    if (is_max && !g.numbered_taps) {
+      for (int64_t c = 0; c < n; ++c) {
+        dx[MaxCell(in + c, g, t, n) * n + c] += grad_w[c];
+      }
+      return;
+    }
     if (is_max) {
       scratch.cells.clear();
       ForEachCell(g, t, [&](int64_t cell) {
@@ -511,8 +522,9 @@ void PoolGradChannelsLast(const Geometry& g, bool is_max, bool exclusive,
           std::copy(src, src + n, values);
           std::fill(taps, taps + n, 0);
         } else {
-          ArgMaxInto(src, static_cast<int32_t>(scratch.cells.size()), n, values,
-                     taps);
+          pool::ArgMaxTapInto<1>(src, 1, n,
+                                 static_cast<int32_t>(scratch.cells.size()),
+                                 values, taps);
         }
         scratch.cells.push_back(cell * n);
       });

@@ -61,30 +61,20 @@ void AddTapInto(const T* __restrict src, int64_t stride, int64_t n,
   for (int64_t o = 0; o < n; ++o) dst[o] += src[o * s];
 }
 
-// As MaxTapInto, also noting where each window's maximum lies: window o's
-// tap is cell `cell + o * stride` of the plane.
+// As MaxTapInto, also noting which tap holds each window's maximum: its
+// ordinal `tap` (a window's taps counted from 0, the same for all windows
+// of the row). 32-bit ordinals are as wide as float32 values, so one
+// compare's mask selects both and the loop vectorises.
 template <int64_t kStride, typename T>
 void ArgMaxTapInto(const T* __restrict src, int64_t stride, int64_t n,
-                   int64_t cell, T* __restrict best,
-                   int64_t* __restrict best_cell) {
+                   int32_t tap, T* __restrict best,
+                   int32_t* __restrict best_tap) {
   const int64_t s = kStride > 0 ? kStride : stride;
   for (int64_t o = 0; o < n; ++o) {
     const T v = src[o * s];
     const bool take = v > best[o] || v != v;
     best[o] = take ? v : best[o];
-    best_cell[o] = take ? cell + o * s : best_cell[o];
-  }
-}
-
-// The first tap of ArgMaxTapInto's windows.
-template <int64_t kStride, typename T>
-void FirstArgMaxTap(const T* __restrict src, int64_t stride, int64_t n,
-                    int64_t cell, T* __restrict best,
-                    int64_t* __restrict best_cell) {
-  const int64_t s = kStride > 0 ? kStride : stride;
-  for (int64_t o = 0; o < n; ++o) {
-    best[o] = src[o * s];
-    best_cell[o] = cell + o * s;
+    best_tap[o] = take ? tap : best_tap[o];
   }
 }
 
