@@ -104,7 +104,9 @@ using GradMakerFn = std::function<absl::Status(GradOpContext&)>;
 // of the WriteInputGrad inputs to slots "X@GRAD" (optional slots: a
 // gradient nobody wants is not bound). Maker() replaces that one op by
 // any ops; the Read/Write declarations still say which inputs are
-// differentiable and which outputs carry gradients.
+// differentiable and which outputs carry gradients, and `grad_type`, if
+// given, names the maker's op with the default op's slots (the layout
+// rewrite, framework/layout_rewrite.h, reads its images from them).
 class GradSpec {
  public:
   explicit GradSpec(std::string grad_type = "")
@@ -138,6 +140,8 @@ class GradSpec {
   const std::vector<std::string>& output_grads() const { return output_grads_; }
   // The forward inputs that get gradients.
   const std::vector<std::string>& input_grads() const { return input_grads_; }
+  // Whether Maker() replaced the default op.
+  bool has_maker() const { return maker_ != nullptr; }
 
   // Appends the gradient ops to `context`.
   absl::Status Make(GradOpContext& context) const;

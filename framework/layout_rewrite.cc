@@ -42,16 +42,86 @@ struct Target {
   }
 };
 
-// An op the rewrite may change: its role and the one variable of each of
-// its data slots (its spec's first input and output slots).
+// An op the rewrite may change: its role and the variables of its data
+// slots, those that hold images in the op's data_format.
 struct DataOp {
   LayoutRole role = LayoutRole::kFixed;
-  const std::string* in_slot = nullptr;
-  const std::string* in = nullptr;
-  const std::string* out = nullptr;
+  // A gradient op (of a forward op with a layout role).
+  bool gradient = false;
+  // (slot, variable) of each data input and output bound.
+  std::vector<std::pair<const std::string*, const std::string*>> ins;
+  std::vector<std::pair<const std::string*, const std::string*>> outs;
 
   bool rewritable() const { return role != LayoutRole::kFixed; }
+  // A forward op's one data input and output.
+  const std::string& in() const { return *ins[0].second; }
+  const std::string& out() const { return *outs[0].second; }
+  // The variable of data input slot `slot`, or null.
+  const std::string* Var(const std::string& slot) const {
+    for (const auto& [data_slot, var] : ins) {
+      if (*data_slot == slot) return var;
+    }
+    return nullptr;
+  }
 };
+
+// The slots of an op type the rewrite may lay out anew.
+struct DataSlots {
+  LayoutRole role = LayoutRole::kFixed;
+  bool gradient = false;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  // Output slots that may be bound and hold no image: a gradient op's
+  // gradients of its forward op's other inputs (a filter's, a bias's).
+  std::vector<std::string> free_outputs;
+};
+
+// Per op type with a layout role, its data slots: its first input and first
+// output slots. Per gradient op of such a type (the GradSpec's grad_type),
+// those slots, the gradient of the output and the gradient of the input:
+// each holds an image of the same layout (conv2d_grad's Input,
+// Output@GRAD and Input@GRAD, relu_grad's Out, Out@GRAD and X@GRAD).
+const absl::flat_hash_map<std::string, DataSlots>& DataSlotsByType() {
+  static const auto* const by_type = [] {
+    auto* slots = new absl::flat_hash_map<std::string, DataSlots>();
+    absl::flat_hash_set<std::string> shared_grads;
+    const OpRegistry& registry = OpRegistry::Global();
+    for (const std::string& type : registry.Types()) {
+      const OpSpec& spec = *registry.Find(type);
+      if (spec.layout_role() == LayoutRole::kFixed || spec.inputs().empty() ||
+          spec.outputs().empty()) {
+        continue;
+      }
+      const std::string& in = spec.inputs()[0].name;
+      const std::string& out = spec.outputs()[0].name;
+      (*slots)[type] = {spec.layout_role(), false, {in}, {out}, {}};
+      if (spec.grad() == nullptr || spec.grad()->grad_type().empty()) continue;
+      const std::string& grad_type = spec.grad()->grad_type();
+      if (!slots->contains(grad_type)) {
+        DataSlots grad{spec.layout_role(),
+                       true,
+                       {in, out, GradName(out)},
+                       {GradName(in)},
+                       {}};
+        for (size_t i = 1; i < spec.inputs().size(); ++i) {
+          grad.free_outputs.push_back(GradName(spec.inputs()[i].name));
+        }
+        (*slots)[grad_type] = std::move(grad);
+      } else {
+        // One gradient op of two forward ops: which slots hold images is
+        // not known, so neither is rewritten.
+        shared_grads.insert(grad_type);
+      }
+    }
+    for (const std::string& type : shared_grads) slots->erase(type);
+    return slots;
+  }();
+  return *by_type;
+}
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 const AttrDef* FindAttr(const OpDef& op, absl::string_view name) {
   for (const AttrDef& attr : op.attrs()) {
@@ -77,53 +147,75 @@ bool GroupsFitBlocks(const Target& target, int64_t groups,
          (out_channels / groups) % kChannelBlock == 0;
 }
 
-// What the rewrite may do with `op`: nothing (kFixed) unless its spec gives
-// it a layout role, one variable is bound to each data slot, and nothing
-// to other outputs (pool2d's Indices number NCHW positions); elementwise
-// ops take no other input either, and data-format ops must be NCHW now.
+// What the rewrite may do with `op`: nothing (kFixed) unless its type has
+// data slots (DataSlotsByType), one variable is bound to each data slot it
+// binds, and no other output is bound but free ones (pool2d's Indices
+// number NCHW positions); elementwise ops take no other input either, and
+// data-format ops must be NCHW now. A forward op binds its data input and
+// output, a gradient op at least one data input.
 //
 // A blocked op also needs its variables to fit blocks: a conv2d its output
 // (it reads NCHW input of any channel count itself) and its groups
-// (GroupsFitBlocks), other ops their input (whose channels their output
-// shares).
+// (GroupsFitBlocks), other forward ops their input (whose channels their
+// output shares), gradient ops every data variable (and conv2d_grad its
+// groups).
 DataOp DataOpOf(const OpDef& op, const Target& target) {
-  const OpSpec* spec = OpRegistry::Global().Find(op.type());
-  if (spec == nullptr || spec->layout_role() == LayoutRole::kFixed ||
-      spec->inputs().empty() || spec->outputs().empty()) {
-    return {};
-  }
+  const auto& by_type = DataSlotsByType();
+  const auto found = by_type.find(op.type());
+  if (found == by_type.end()) return {};
+  const DataSlots& slots = found->second;
   DataOp data;
-  data.role = spec->layout_role();
-  data.in_slot = &spec->inputs()[0].name;
-  const std::string& out_slot = spec->outputs()[0].name;
+  data.role = slots.role;
+  data.gradient = slots.gradient;
   for (const OpSlot& slot : op.inputs()) {
     if (slot.vars().empty()) continue;
-    if (slot.slot() == *data.in_slot && slot.vars_size() == 1) {
-      data.in = &slot.vars(0);
-    } else if (slot.slot() == *data.in_slot ||
+    if (Contains(slots.inputs, slot.slot()) && slot.vars_size() == 1) {
+      data.ins.push_back({&slot.slot(), &slot.vars(0)});
+    } else if (Contains(slots.inputs, slot.slot()) ||
                data.role == LayoutRole::kElementwise) {
       return {};
     }
   }
   for (const OpSlot& slot : op.outputs()) {
-    if (slot.vars().empty()) continue;
-    if (slot.slot() != out_slot || slot.vars_size() != 1) return {};
-    data.out = &slot.vars(0);
+    if (slot.vars().empty() || Contains(slots.free_outputs, slot.slot())) {
+      continue;
+    }
+    if (!Contains(slots.outputs, slot.slot()) || slot.vars_size() != 1) {
+      return {};
+    }
+    data.outs.push_back({&slot.slot(), &slot.vars(0)});
   }
-  if (data.in == nullptr || data.out == nullptr || *data.in == *data.out) {
-    return {};
+  if (data.ins.empty() || (!data.gradient && data.outs.empty())) return {};
+  for (const auto& [out_slot, out] : data.outs) {
+    for (const auto& [in_slot, in] : data.ins) {
+      if (*in == *out) return {};
+    }
   }
   if (data.role != LayoutRole::kElementwise) {
     const AttrDef* format = FindAttr(op, kDataFormatAttr);
     if (format != nullptr && format->s() != "NCHW") return {};
   }
-  const std::string& must_fit =
-      data.role == LayoutRole::kPrefersChannelsLast ? *data.out : *data.in;
-  if (!target.Fits(must_fit)) return {};
-  if (target.blocked() && data.role == LayoutRole::kPrefersChannelsLast) {
+  if (!target.blocked()) return data;
+  const bool conv = data.role == LayoutRole::kPrefersChannelsLast;
+  if (data.gradient) {
+    for (const auto* vars : {&data.ins, &data.outs}) {
+      for (const auto& [slot, var] : *vars) {
+        if (!target.Fits(*var)) return {};
+      }
+    }
+  } else if (!target.Fits(conv ? data.out() : data.in())) {
+    return {};
+  }
+  if (conv) {
+    // A forward conv2d's input and output; conv2d_grad's input and the
+    // gradient of its output, which has the output's channels.
+    const std::string* in = data.Var(slots.inputs[0]);
+    const std::string* out =
+        data.gradient ? data.Var(slots.inputs.back()) : &data.out();
     const AttrDef* groups = FindAttr(op, "groups");
-    if (!GroupsFitBlocks(target, groups == nullptr ? 1 : groups->i(), *data.in,
-                         *data.out)) {
+    if (in == nullptr || out == nullptr ||
+        !GroupsFitBlocks(target, groups == nullptr ? 1 : groups->i(), *in,
+                         *out)) {
       return {};
     }
   }
@@ -188,26 +280,35 @@ absl::flat_hash_set<std::string> RegionVars(
     changed = false;
     for (const DataOp& op : data_ops) {
       if (op.role != LayoutRole::kElementwise) continue;
-      const bool in = chosen.contains(*op.in);
-      const bool out = chosen.contains(*op.out);
-      if (in != out) {
-        chosen.erase(in ? *op.in : *op.out);
-        changed = true;
+      bool all = true;
+      for (const auto* vars : {&op.ins, &op.outs}) {
+        for (const auto& [slot, var] : *vars)
+          all = all && chosen.contains(*var);
+      }
+      if (all) continue;
+      for (const auto* vars : {&op.ins, &op.outs}) {
+        for (const auto& [slot, var] : *vars) changed |= chosen.erase(*var) > 0;
       }
     }
   }
   Components components;
   for (const DataOp& op : data_ops) {
-    if (op.rewritable() && chosen.contains(*op.in) &&
-        chosen.contains(*op.out)) {
-      components.Join(*op.in, *op.out);
+    const std::string* first = nullptr;
+    for (const auto* vars : {&op.ins, &op.outs}) {
+      for (const auto& [slot, var] : *vars) {
+        if (!chosen.contains(*var)) continue;
+        if (first != nullptr) components.Join(*first, *var);
+        first = var;
+      }
     }
   }
   absl::flat_hash_set<std::string> useful;
   for (const DataOp& op : data_ops) {
     if (op.role != LayoutRole::kPrefersChannelsLast) continue;
-    for (const std::string* var : {op.in, op.out}) {
-      if (chosen.contains(*var)) useful.insert(components.Root(*var));
+    for (const auto* vars : {&op.ins, &op.outs}) {
+      for (const auto& [slot, var] : *vars) {
+        if (chosen.contains(*var)) useful.insert(components.Root(*var));
+      }
     }
   }
   absl::flat_hash_set<std::string> kept;
@@ -263,6 +364,14 @@ void SetDataInput(OpDef& op, const std::string& slot, const std::string& var) {
   }
 }
 
+void SetDataOutput(OpDef& op, const std::string& slot, const std::string& var) {
+  for (OpSlot& output : *op.mutable_outputs()) {
+    if (output.slot() == slot && output.vars_size() == 1) {
+      output.set_vars(0, var);
+    }
+  }
+}
+
 // `op`'s attribute `name`, added (with no value yet) if it has none.
 AttrDef& MutableAttr(OpDef& op, absl::string_view name) {
   for (AttrDef& attr : *op.mutable_attrs()) {
@@ -312,8 +421,8 @@ absl::flat_hash_map<int, int> ReluFusions(
   absl::flat_hash_map<int, int> fusions;
   for (int i = 0; i < block.ops_size(); ++i) {
     const DataOp& op = data_ops[i];
-    if (op.role != LayoutRole::kPrefersChannelsLast ||
-        !region.contains(*op.out)) {
+    if (op.role != LayoutRole::kPrefersChannelsLast || op.gradient ||
+        !region.contains(op.out())) {
       continue;
     }
     const OpSpec* spec = OpRegistry::Global().Find(block.ops(i).type());
@@ -322,9 +431,9 @@ absl::flat_hash_map<int, int> ReluFusions(
         (fused != nullptr && fused->b())) {
       continue;
     }
-    const std::vector<int>& readers = uses.at(*op.out).data_readers;
+    const std::vector<int>& readers = uses.at(op.out()).data_readers;
     if (readers.size() == 1 && block.ops(readers[0]).type() == "relu" &&
-        region.contains(*data_ops[readers[0]].out)) {
+        region.contains(data_ops[readers[0]].out())) {
       fusions[i] = readers[0];
     }
   }
@@ -341,7 +450,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
     const DataOp& data = data_ops[i] = DataOpOf(op, target);
     for (const OpSlot& slot : op.inputs()) {
       for (const std::string& var : slot.vars()) {
-        if (data.rewritable() && slot.slot() == *data.in_slot) {
+        if (data.Var(slot.slot()) == &var) {
           uses[var].data_readers.push_back(i);
         } else {
           uses[var].other_reader = true;
@@ -353,7 +462,9 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         Uses& use = uses[var];
         ++use.writers;
         use.last_writer = i;
-        if (data.rewritable() && var == *data.out) use.data_writer = i;
+        for (const auto& [data_slot, data_var] : data.outs) {
+          if (data_var == &var) use.data_writer = i;
+        }
       }
     }
   }
@@ -389,50 +500,62 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
   for (int i = 0; i < n; ++i) {
     const OpDef& op = block.ops(i);
     const DataOp& data = data_ops[i];
-    if (!data.rewritable() ||
-        (!region.contains(*data.in) && !region.contains(*data.out))) {
+    bool touches_region = false;
+    for (const auto* vars : {&data.ins, &data.outs}) {
+      for (const auto& [slot, var] : *vars) {
+        touches_region = touches_region || region.contains(*var);
+      }
+    }
+    if (!touches_region) {
       append(op, i);
       continue;
     }
     if (fused_relus.contains(i)) continue;
     OpDef changed = op;
-    std::string in;
-    if (region.contains(*data.in)) {
-      in = renamed[*data.in];
-    } else if (target.blocked() &&
-               data.role == LayoutRole::kPrefersChannelsLast &&
-               !target.Fits(*data.in)) {
-      // A blocked conv2d reads NCHW input of any channel count itself.
-      in = *data.in;
-    } else {
-      auto it = entered.find(*data.in);
-      if (it != entered.end() &&
-          uses[*data.in].last_writer < it->second.second) {
+    for (const auto& [slot, var] : data.ins) {
+      std::string in;
+      if (region.contains(*var)) {
+        in = renamed[*var];
+      } else if (target.blocked() && !data.gradient &&
+                 data.role == LayoutRole::kPrefersChannelsLast &&
+                 !target.Fits(*var)) {
+        // A blocked conv2d reads NCHW input of any channel count itself.
+        in = *var;
+      } else if (auto it = entered.find(*var);
+                 it != entered.end() &&
+                 uses[*var].last_writer < it->second.second) {
         in = it->second.first;
       } else {
-        in = fresh.For(*data.in);
-        append(Relayout(target, /*entering=*/true, *data.in, in), i);
-        entered[*data.in] = {in, i};
+        in = fresh.For(*var);
+        append(Relayout(target, /*entering=*/true, *var, in), i);
+        entered[*var] = {in, i};
       }
+      SetDataInput(changed, *slot, in);
     }
-    SetDataInput(changed, *data.in_slot, in);
-    const bool out_in_region = region.contains(*data.out);
-    std::string out = out_in_region ? renamed[*data.out] : fresh.For(*data.out);
-    if (auto fusion = fusions.find(i); fusion != fusions.end()) {
-      out = renamed[*data_ops[fusion->second].out];
-      MutableAttr(changed, "fuse_relu").set_b(true);
-    }
-    for (OpSlot& slot : *changed.mutable_outputs()) {
-      if (slot.vars_size() == 1 && slot.vars(0) == *data.out) {
-        slot.set_vars(0, out);
+    // Outputs outside the region are written in the layout under new names
+    // and then taken out of it; later ops reading them in the layout read
+    // those (entered, valid until the next write of the variable).
+    std::vector<std::pair<std::string, std::string>> leaving;
+    for (const auto& [slot, var] : data.outs) {
+      std::string out;
+      if (auto fusion = fusions.find(i); fusion != fusions.end()) {
+        out = renamed[data_ops[fusion->second].out()];
+        MutableAttr(changed, "fuse_relu").set_b(true);
+      } else if (region.contains(*var)) {
+        out = renamed[*var];
+      } else {
+        out = fresh.For(*var);
+        leaving.push_back({out, *var});
       }
+      SetDataOutput(changed, *slot, out);
     }
     if (data.role != LayoutRole::kElementwise) {
       MutableAttr(changed, kDataFormatAttr).set_s(target.format());
     }
     append(std::move(changed), i);
-    if (!out_in_region) {
-      append(Relayout(target, /*entering=*/false, out, *data.out), i);
+    for (const auto& [out, var] : leaving) {
+      append(Relayout(target, /*entering=*/false, out, var), i);
+      entered[var] = {out, i + 1};
     }
   }
   return rewrite;

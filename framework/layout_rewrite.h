@@ -22,8 +22,16 @@
 // convolution whose NCHW input has another channel count (an image's 3)
 // reads it as it is and writes blocks.
 //
+// A training net's gradient ops join the region too: the gradient op of an
+// op with a layout role (the op its GradSpec names: conv2d_grad,
+// pool2d_grad, relu_grad...) reads and writes the images of that op's
+// data slots and their gradients (conv2d_grad's Input, Output@GRAD and
+// Input@GRAD) in the layout, so the activations and their gradients stay
+// in it through the backward pass; a filter's gradient is no image and
+// keeps its name.
+//
 // Only temporaries written by one op and read only by ops of the region
-// change; parameters, inputs, variables that control-flow ops or gradient
+// change; parameters, inputs, variables that control-flow ops or other
 // ops read, and every other variable keep their names and layouts. A
 // variable the rewrite renamed does not exist in the rewritten block under
 // its old name: the executor runs the block as written when such a

@@ -23,7 +23,8 @@ SF_REGISTER_OP(lr_conv)
     .Output("Output")
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")))
     .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
-    .Layout(LayoutRole::kPrefersChannelsLast);
+    .Layout(LayoutRole::kPrefersChannelsLast)
+    .Grad(GradSpec("lr_conv_grad"));
 // The one op the rewrite knows by name: a conv with fuse_relu absorbs it.
 SF_REGISTER_OP(relu).Input("X").Output("Out").Layout(LayoutRole::kElementwise);
 SF_REGISTER_OP(lr_pool)
@@ -31,13 +32,27 @@ SF_REGISTER_OP(lr_pool)
     .Output("Out")
     .Output("Indices", /*optional=*/true)
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")))
-    .Layout(LayoutRole::kDataFormat);
+    .Layout(LayoutRole::kDataFormat)
+    .Grad(GradSpec("lr_pool_grad"));
 SF_REGISTER_OP(lr_act)
     .Input("X")
     .Input("Extra", /*optional=*/true)
     .Output("Out")
-    .Layout(LayoutRole::kElementwise);
+    .Layout(LayoutRole::kElementwise)
+    .Grad(GradSpec("lr_act_grad"));
 SF_REGISTER_OP(lr_fixed).Input("X").Output("Out");
+// Two ops whose gradients are one op type: which of its slots hold images
+// is not known, so the rewrite leaves it alone.
+SF_REGISTER_OP(lr_twin_a)
+    .Input("X")
+    .Output("Out")
+    .Layout(LayoutRole::kElementwise)
+    .Grad(GradSpec("lr_twin_grad"));
+SF_REGISTER_OP(lr_twin_b)
+    .Input("X")
+    .Output("Out")
+    .Layout(LayoutRole::kElementwise)
+    .Grad(GradSpec("lr_twin_grad"));
 
 BlockDef ParseBlock(const std::string& text) {
   BlockDef block;
@@ -71,6 +86,21 @@ std::string Unary(const std::string& type, const std::string& in,
                   const std::string& out) {
   return "ops { type: '" + type + "' inputs { slot: 'X' vars: '" + in +
          "' } outputs { slot: 'Out' vars: '" + out + "' } }\n";
+}
+
+// An op of `type` with input and output slots and variables "Slot=var".
+std::string OpOf(const std::string& type, const std::vector<std::string>& ins,
+                 const std::vector<std::string>& outs) {
+  std::string op = "ops { type: '" + type + "' ";
+  for (const auto* slots : {&ins, &outs}) {
+    for (const std::string& slot_var : *slots) {
+      const size_t eq = slot_var.find('=');
+      op += std::string(slots == &ins ? "inputs" : "outputs") + " { slot: '" +
+            slot_var.substr(0, eq) + "' vars: '" + slot_var.substr(eq + 1) +
+            "' } ";
+    }
+  }
+  return op + "}\n";
 }
 
 // "type(inputs -> outputs)[NHWC]" per op, to compare blocks at a glance
@@ -124,6 +154,73 @@ TEST(LayoutRewriteTest, KeepsAChainChannelsLastBetweenTwoTransposes) {
   // The NCHW declaration of c1 would not fit its NHWC replacement.
   ASSERT_EQ(rewrite->block.vars_size(), 1);
   EXPECT_EQ(rewrite->block.vars(0).name(), "w");
+}
+
+// A training block: the gradient ops of the region's ops read and write
+// its layout too, their image gradients renamed with the activations; the
+// filter's gradient keeps its name.
+TEST(LayoutRewriteTest, TakesGradientOpsIntoTheRegion) {
+  const BlockDef block = ParseBlock(
+      "vars { name: 'w' persistable: true }\n" + Conv("x", "c1") +
+      Unary("lr_act", "c1", "r1") + Unary("lr_pool", "r1", "p") +
+      Unary("lr_fixed", "p", "y") +
+      OpOf("lr_pool_grad", {"X=r1", "Out@GRAD=p@GRAD"}, {"X@GRAD=r1@GRAD"}) +
+      OpOf("lr_act_grad", {"Out=r1", "Out@GRAD=r1@GRAD"}, {"X@GRAD=c1@GRAD"}) +
+      OpOf("lr_conv_grad", {"Input=x", "Filter=w", "Output@GRAD=c1@GRAD"},
+           {"Input@GRAD=x@GRAD", "Filter@GRAD=w@GRAD"}) +
+      Unary("lr_fixed", "x@GRAD", "z"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(
+      Summary(rewrite->block),
+      ElementsAre(
+          "transpose(x -> x@NHWC)[0231]", "lr_conv(x@NHWC -> c1@NHWC)[NHWC]",
+          "lr_act(c1@NHWC -> r1@NHWC)", "lr_pool(r1@NHWC -> p@NHWC)[NHWC]",
+          "transpose(p@NHWC -> p)[0312]", "lr_fixed(p -> y)",
+          "transpose(p@GRAD -> p@GRAD@NHWC)[0231]",
+          "lr_pool_grad(r1@NHWC p@GRAD@NHWC -> r1@GRAD@NHWC)[NHWC]",
+          "lr_act_grad(r1@NHWC r1@GRAD@NHWC -> c1@GRAD@NHWC)",
+          "lr_conv_grad(x@NHWC c1@GRAD@NHWC -> x@GRAD@NHWC w@GRAD)[NHWC]",
+          "transpose(x@GRAD@NHWC -> x@GRAD)[0312]", "lr_fixed(x@GRAD -> z)"));
+  EXPECT_THAT(rewrite->source_op,
+              ElementsAre(0, 0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7));
+}
+
+TEST(LayoutRewriteTest, LeavesAGradientOpOfTwoForwardOpsAlone) {
+  // c1 would join c0 in the region but for the twins' gradient op, which
+  // reads it as written.
+  const BlockDef block =
+      ParseBlock(Conv("x", "c0") + Conv("c0", "c1") + Conv("c1", "c2") +
+                 Unary("lr_fixed", "c2", "y") +
+                 OpOf("lr_twin_grad", {"Out=c1", "Out@GRAD=g"}, {"X@GRAD=h"}));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transpose(x -> x@NHWC)[0231]",
+                          "lr_conv(x@NHWC -> c0@NHWC)[NHWC]",
+                          "lr_conv(c0@NHWC -> c1@NHWC)[NHWC]",
+                          "transpose(c1@NHWC -> c1)[0312]", "lr_conv(c1 -> c2)",
+                          "lr_fixed(c2 -> y)", "lr_twin_grad(c1 g -> h)"));
+}
+
+// An output an NCHW op reads leaves the region after its writer; a later
+// op reading it in the layout reads the layout's copy, not a second
+// transpose of it.
+TEST(LayoutRewriteTest, ReadsAnOutputLeavingTheRegionInItsLayout) {
+  const BlockDef block =
+      ParseBlock(Conv("x", "c0") + Conv("c0", "a") +
+                 Unary("lr_fixed", "a", "y") + Unary("lr_pool", "a", "p") +
+                 Conv("p", "q") + Unary("lr_fixed", "q", "z"));
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(block);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transpose(x -> x@NHWC)[0231]",
+                          "lr_conv(x@NHWC -> c0@NHWC)[NHWC]",
+                          "lr_conv(c0@NHWC -> a@NHWC)[NHWC]",
+                          "transpose(a@NHWC -> a)[0312]", "lr_fixed(a -> y)",
+                          "lr_pool(a@NHWC -> p@NHWC)[NHWC]",
+                          "lr_conv(p@NHWC -> q@NHWC)[NHWC]",
+                          "transpose(q@NHWC -> q)[0312]", "lr_fixed(q -> z)"));
 }
 
 TEST(LayoutRewriteTest, LeavesABlockWithoutConvolutionsAlone) {

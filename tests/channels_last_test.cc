@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "framework/backward.h"
 #include "framework/executor.h"
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
@@ -225,6 +226,61 @@ TEST_P(ChannelsLastTest, LeavesTheNetAloneOffTheOption) {
   EXPECT_FALSE(prepared->rewritten());
   EXPECT_EQ(prepared->ops().size(),
             static_cast<size_t>(net_.blocks(0).ops_size()));
+}
+
+// Training: the gradient ops of the region's ops take its layout too, their
+// gradients renamed with the activations, and every parameter's gradient
+// is the one of the net as written.
+TEST_P(ChannelsLastTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
+  NetDef train = net_;
+  NetText loss;
+  loss.Op("mean", {{"X", "logits"}}, "loss");
+  const NetDef loss_net = loss.Build();
+  for (const OpDef& op : loss_net.blocks(0).ops()) {
+    *train.mutable_blocks(0)->add_ops() = op;
+  }
+  absl::StatusOr<std::vector<VarGrad>> grads = AppendBackward(train, "loss");
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  std::vector<std::string> fetches;
+  for (const VarGrad& grad : *grads) fetches.push_back(grad.grad);
+  ASSERT_EQ(fetches.size(), 10u);  // Four filters, four biases, fc's two.
+  const Dims dims = {3, 3, 12, 12};
+  const Tensor x = MakeTensor<float>(dims, Random(NumElements(dims), 8));
+  std::vector<std::vector<Tensor>> results;
+  for (bool channels_last : {true, false}) {
+    Executor executor(Options(channels_last));
+    absl::StatusOr<PreparedNet> prepared =
+        executor.Prepare(train, 0, CPUPlace());
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    ASSERT_EQ(prepared->rewritten(), channels_last);
+    if (channels_last) {
+      // The parameters' gradients keep their names: this plan runs.
+      ASSERT_EQ(&prepared->PlanFor(fetches), &*prepared);
+      const std::string format =
+          GetParam() == ActivationLayout::kNchw8c ? "NCHW8c" : "NHWC";
+      int conv_grads = 0;
+      int pool_grads = 0;
+      for (const PreparedOp& op : prepared->ops()) {
+        const std::string& type = op.spec->type();
+        if ((type == "conv2d_grad" || type == "pool2d_grad") &&
+            op.attrs.Get<std::string>("data_format") == format) {
+          ++(type == "conv2d_grad" ? conv_grads : pool_grads);
+        }
+      }
+      EXPECT_EQ(pool_grads, 2);
+      // NCHW8c: the first convolution's gradient reads the 3-channel
+      // image, which does not fit blocks, so it stays NCHW.
+      EXPECT_EQ(conv_grads, GetParam() == ActivationLayout::kNchw8c ? 3 : 4);
+    }
+    absl::StatusOr<std::vector<Tensor>> out =
+        executor.Run(*prepared, scope_, {{"x", x}}, fetches);
+    ASSERT_TRUE(out.ok()) << out.status();
+    results.push_back(*out);
+  }
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    SCOPED_TRACE(fetches[i]);
+    ExpectNear(results[0][i], results[1][i]);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -133,9 +133,9 @@ BENCHMARK_CAPTURE(BM_TrainMlp, adam, std::string("adam"))
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// The CNN of net_benchmark (AddBenchmarkCnn). Training nets run NCHW:
-// gradient ops read the activations, which the layout rewrite leaves as
-// written.
+// The CNN of net_benchmark (AddBenchmarkCnn). The executor's layout
+// rewrite runs its activations and their gradients in the layout this CPU
+// prefers, as at inference.
 void BM_TrainCnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   NetText main;
