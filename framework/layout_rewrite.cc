@@ -56,6 +56,13 @@ struct DataOp {
   // A forward op's one data input and output.
   const std::string& in() const { return *ins[0].second; }
   const std::string& out() const { return *outs[0].second; }
+  // Calls fn(variable) for each data input and output.
+  template <typename Fn>
+  void ForEachVar(Fn fn) const {
+    for (const auto* vars : {&ins, &outs}) {
+      for (const auto& [slot, var] : *vars) fn(*var);
+    }
+  }
   // The variable of data input slot `slot`, or null.
   const std::string* Var(const std::string& slot) const {
     for (const auto& [data_slot, var] : ins) {
@@ -81,42 +88,45 @@ struct DataSlots {
 // those slots, the gradient of the output and the gradient of the input:
 // each holds an image of the same layout (conv2d_grad's Input,
 // Output@GRAD and Input@GRAD, relu_grad's Out, Out@GRAD and X@GRAD).
-const absl::flat_hash_map<std::string, DataSlots>& DataSlotsByType() {
-  static const auto* const by_type = [] {
-    auto* slots = new absl::flat_hash_map<std::string, DataSlots>();
-    absl::flat_hash_set<std::string> shared_grads;
-    const OpRegistry& registry = OpRegistry::Global();
-    for (const std::string& type : registry.Types()) {
-      const OpSpec& spec = *registry.Find(type);
-      if (spec.layout_role() == LayoutRole::kFixed || spec.inputs().empty() ||
-          spec.outputs().empty()) {
-        continue;
-      }
-      const std::string& in = spec.inputs()[0].name;
-      const std::string& out = spec.outputs()[0].name;
-      (*slots)[type] = {spec.layout_role(), false, {in}, {out}, {}};
-      if (spec.grad() == nullptr || spec.grad()->grad_type().empty()) continue;
-      const std::string& grad_type = spec.grad()->grad_type();
-      if (!slots->contains(grad_type)) {
-        DataSlots grad{spec.layout_role(),
-                       true,
-                       {in, out, GradName(out)},
-                       {GradName(in)},
-                       {}};
-        for (size_t i = 1; i < spec.inputs().size(); ++i) {
-          grad.free_outputs.push_back(GradName(spec.inputs()[i].name));
-        }
-        (*slots)[grad_type] = std::move(grad);
-      } else {
-        // One gradient op of two forward ops: which slots hold images is
-        // not known, so neither is rewritten.
-        shared_grads.insert(grad_type);
-      }
+absl::flat_hash_map<std::string, DataSlots> DataSlotsOfRegisteredOps() {
+  absl::flat_hash_map<std::string, DataSlots> forward;
+  absl::flat_hash_map<std::string, DataSlots> gradients;
+  // Gradient op types of two forward ops: which of their slots hold images
+  // is not known, so they are not rewritten.
+  absl::flat_hash_set<std::string> shared;
+  const OpRegistry& registry = OpRegistry::Global();
+  for (const std::string& type : registry.Types()) {
+    const OpSpec& spec = *registry.Find(type);
+    if (spec.layout_role() == LayoutRole::kFixed || spec.inputs().empty() ||
+        spec.outputs().empty()) {
+      continue;
     }
-    for (const std::string& type : shared_grads) slots->erase(type);
-    return slots;
-  }();
-  return *by_type;
+    const std::string& in = spec.inputs()[0].name;
+    const std::string& out = spec.outputs()[0].name;
+    forward[type] = {spec.layout_role(), false, {in}, {out}, {}};
+    if (spec.grad() == nullptr || spec.grad()->grad_type().empty()) continue;
+    DataSlots grad{
+        spec.layout_role(), true, {in, out, GradName(out)}, {GradName(in)}, {}};
+    for (size_t i = 1; i < spec.inputs().size(); ++i) {
+      grad.free_outputs.push_back(GradName(spec.inputs()[i].name));
+    }
+    const std::string& grad_type = spec.grad()->grad_type();
+    if (!gradients.emplace(grad_type, std::move(grad)).second) {
+      shared.insert(grad_type);
+    }
+  }
+  for (auto& [type, slots] : gradients) {
+    // A type with a role of its own is that op first.
+    if (!shared.contains(type)) forward.emplace(type, std::move(slots));
+  }
+  return forward;
+}
+
+const absl::flat_hash_map<std::string, DataSlots>& DataSlotsByType() {
+  // Made once, after static initialisation has registered every op.
+  static const absl::flat_hash_map<std::string, DataSlots> by_type =
+      DataSlotsOfRegisteredOps();
+  return by_type;
 }
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
@@ -197,13 +207,10 @@ DataOp DataOpOf(const OpDef& op, const Target& target) {
   }
   if (!target.blocked()) return data;
   const bool conv = data.role == LayoutRole::kPrefersChannelsLast;
-  if (data.gradient) {
-    for (const auto* vars : {&data.ins, &data.outs}) {
-      for (const auto& [slot, var] : *vars) {
-        if (!target.Fits(*var)) return {};
-      }
-    }
-  } else if (!target.Fits(conv ? data.out() : data.in())) {
+  bool all_fit = true;
+  data.ForEachVar(
+      [&](const std::string& var) { all_fit = all_fit && target.Fits(var); });
+  if (data.gradient ? !all_fit : !target.Fits(conv ? data.out() : data.in())) {
     return {};
   }
   if (conv) {
@@ -281,35 +288,28 @@ absl::flat_hash_set<std::string> RegionVars(
     for (const DataOp& op : data_ops) {
       if (op.role != LayoutRole::kElementwise) continue;
       bool all = true;
-      for (const auto* vars : {&op.ins, &op.outs}) {
-        for (const auto& [slot, var] : *vars)
-          all = all && chosen.contains(*var);
-      }
+      op.ForEachVar(
+          [&](const std::string& var) { all = all && chosen.contains(var); });
       if (all) continue;
-      for (const auto* vars : {&op.ins, &op.outs}) {
-        for (const auto& [slot, var] : *vars) changed |= chosen.erase(*var) > 0;
-      }
+      op.ForEachVar(
+          [&](const std::string& var) { changed |= chosen.erase(var) > 0; });
     }
   }
   Components components;
   for (const DataOp& op : data_ops) {
     const std::string* first = nullptr;
-    for (const auto* vars : {&op.ins, &op.outs}) {
-      for (const auto& [slot, var] : *vars) {
-        if (!chosen.contains(*var)) continue;
-        if (first != nullptr) components.Join(*first, *var);
-        first = var;
-      }
-    }
+    op.ForEachVar([&](const std::string& var) {
+      if (!chosen.contains(var)) return;
+      if (first != nullptr) components.Join(*first, var);
+      first = &var;
+    });
   }
   absl::flat_hash_set<std::string> useful;
   for (const DataOp& op : data_ops) {
     if (op.role != LayoutRole::kPrefersChannelsLast) continue;
-    for (const auto* vars : {&op.ins, &op.outs}) {
-      for (const auto& [slot, var] : *vars) {
-        if (chosen.contains(*var)) useful.insert(components.Root(*var));
-      }
-    }
+    op.ForEachVar([&](const std::string& var) {
+      if (chosen.contains(var)) useful.insert(components.Root(var));
+    });
   }
   absl::flat_hash_set<std::string> kept;
   for (const std::string& name : chosen) {
@@ -501,11 +501,9 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
     const OpDef& op = block.ops(i);
     const DataOp& data = data_ops[i];
     bool touches_region = false;
-    for (const auto* vars : {&data.ins, &data.outs}) {
-      for (const auto& [slot, var] : *vars) {
-        touches_region = touches_region || region.contains(*var);
-      }
-    }
+    data.ForEachVar([&](const std::string& var) {
+      touches_region = touches_region || region.contains(var);
+    });
     if (!touches_region) {
       append(op, i);
       continue;
