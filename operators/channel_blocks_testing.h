@@ -79,9 +79,9 @@ int64_t CountNotAtNchwOffset(const std::vector<T>& image,
   return mismatches;
 }
 
-// `nchw` [N, C, H, W] (C a multiple of 8) as [N, C / 8, H, W, 8].
+// `nchw` [N, C, H, W] laid out in `format` (for NCHW8c, C a multiple of 8).
 template <typename T>
-Tensor ToChannelBlocks(const Tensor& nchw) {
+Tensor InFormat(const Tensor& nchw, const std::string& format) {
   const ImageSizes s = {nchw.dim(0), nchw.dim(1), nchw.dim(2), nchw.dim(3)};
   const std::vector<T> from = Values<T>(nchw);
   std::vector<T> to(from.size());
@@ -89,13 +89,19 @@ Tensor ToChannelBlocks(const Tensor& nchw) {
     for (int64_t c = 0; c < s.c; ++c) {
       for (int64_t h = 0; h < s.h; ++h) {
         for (int64_t w = 0; w < s.w; ++w) {
-          to[OffsetIn("NCHW8c", s, n, c, h, w)] =
+          to[OffsetIn(format, s, n, c, h, w)] =
               from[OffsetIn("NCHW", s, n, c, h, w)];
         }
       }
     }
   }
-  return MakeTensor<T>(DimsIn("NCHW8c", s), to);
+  return MakeTensor<T>(DimsIn(format, s), to);
+}
+
+// `nchw` [N, C, H, W] (C a multiple of 8) as [N, C / 8, H, W, 8].
+template <typename T>
+Tensor ToChannelBlocks(const Tensor& nchw) {
+  return InFormat<T>(nchw, "NCHW8c");
 }
 
 // transfer_layout from `src` to `dst`, X = "x", Out = "y".

@@ -189,23 +189,9 @@ int64_t BitMismatches(const std::vector<float>& got,
   return mismatches;
 }
 
-// The [N, C, H, W] `nchw` laid out in `format` (NCHW, NHWC or NCHW8c).
-Tensor InFormat(const Tensor& nchw, const std::string& format) {
-  if (format == "NCHW") return nchw;
-  const ImageSizes s = {nchw.dim(0), nchw.dim(1), nchw.dim(2), nchw.dim(3)};
-  const std::vector<float> from = Values<float>(nchw);
-  std::vector<float> to(from.size());
-  for (int64_t n = 0; n < s.n; ++n) {
-    for (int64_t c = 0; c < s.c; ++c) {
-      for (int64_t h = 0; h < s.h; ++h) {
-        for (int64_t w = 0; w < s.w; ++w) {
-          to[OffsetIn(format, s, n, c, h, w)] =
-              from[OffsetIn("NCHW", s, n, c, h, w)];
-        }
-      }
-    }
-  }
-  return MakeTensor<float>(DimsIn(format, s), to);
+// `nchw` in `format`; NCHW as it is, of any rank (pool3d's too).
+Tensor LaidOut(const Tensor& nchw, const std::string& format) {
+  return format == "NCHW" ? nchw : InFormat<float>(nchw, format);
 }
 
 // Runs the op and its gradient for `c` on X of `dims` (NCHW; pool2d's X,
@@ -224,7 +210,7 @@ void Check(const std::string& op, const Config& c, const Dims& dims,
                          "' inputs { slot: 'X' vars: 'x' } outputs { slot: "
                          "'Out' vars: 'y' }",
                          attrs),
-            {{"x", InFormat(x, format)}}, {"y"});
+            {{"x", LaidOut(x, format)}}, {"y"});
   ASSERT_TRUE(pooled.ok()) << pooled.status();
   const Tensor& y = (*pooled)[0];
   Dims out_dims = dims;
@@ -238,13 +224,12 @@ void Check(const std::string& op, const Config& c, const Dims& dims,
                    "'Out@GRAD' vars: 'dy' } outputs { slot: 'X@GRAD' vars: "
                    "'dx' }",
                    attrs),
-      {{"x", InFormat(x, format)}, {"dy", InFormat(dy, format)}}, {"dx"});
+      {{"x", LaidOut(x, format)}, {"dy", LaidOut(dy, format)}}, {"dx"});
   ASSERT_TRUE(grad.ok()) << grad.status();
   const Expected e = PlainPool(c, x, out_dims, dy);
   const auto in_format = [&](const Dims& nchw_dims,
                              const std::vector<float>& values) {
-    return Values<float>(
-        InFormat(MakeTensor<float>(nchw_dims, values), format));
+    return Values<float>(LaidOut(MakeTensor<float>(nchw_dims, values), format));
   };
   EXPECT_EQ(BitMismatches(Values<float>(y), in_format(out_dims, e.out)), 0);
   EXPECT_EQ(BitMismatches(Values<float>((*grad)[0]), in_format(dims, e.dx)), 0);
