@@ -82,12 +82,6 @@ std::string GroupedConv(const std::string& in, const std::string& out,
          " } }\n";
 }
 
-std::string Unary(const std::string& type, const std::string& in,
-                  const std::string& out) {
-  return "ops { type: '" + type + "' inputs { slot: 'X' vars: '" + in +
-         "' } outputs { slot: 'Out' vars: '" + out + "' } }\n";
-}
-
 // An op of `type` with input and output slots and variables "Slot=var".
 std::string OpOf(const std::string& type, const std::vector<std::string>& ins,
                  const std::vector<std::string>& outs) {
@@ -101,6 +95,11 @@ std::string OpOf(const std::string& type, const std::vector<std::string>& ins,
     }
   }
   return op + "}\n";
+}
+
+std::string Unary(const std::string& type, const std::string& in,
+                  const std::string& out) {
+  return OpOf(type, {"X=" + in}, {"Out=" + out});
 }
 
 // "type(inputs -> outputs)[NHWC]" per op, to compare blocks at a glance
