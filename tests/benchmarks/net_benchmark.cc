@@ -158,14 +158,17 @@ BENCHMARK(BM_MlpProducts)
 // CNN (AddBenchmarkCnn): 3x64x64 input; conv 3->32, 32->32, max pool
 // 2x2, conv 32->64, 64->64 (3x3, pad 1, relu after each), global average
 // pool, fc 64->10. Arguments: the batch, and the layout the executor runs the
-// convolutions on: as the net is written, NCHW (0), or rewritten to NHWC (1) or
-// to NCHW8c (2).
+// convolutions on: as the net is written, NCHW (0), or rewritten to NHWC (1),
+// to NCHW8c (2), or to the one the executor picks for this CPU by default (3).
 void BM_Cnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   ExecutorOptions options;
   options.channels_last = state.range(1) != 0;
-  options.activation_layout =
-      state.range(1) == 2 ? ActivationLayout::kNchw8c : ActivationLayout::kNhwc;
+  const ActivationLayout layouts[] = {ActivationLayout::kNhwc,
+                                      ActivationLayout::kNhwc,
+                                      ActivationLayout::kNchw8c,
+                                      ActivationLayout::kAuto};
+  options.activation_layout = layouts[state.range(1)];
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
   std::vector<std::pair<std::string, Tensor>> parameters;
@@ -184,6 +187,8 @@ void BM_Cnn(benchmark::State& state) {
 BENCHMARK(BM_Cnn)
     ->ArgNames({"batch", "layout"})
     ->ArgsProduct({{1, 16}, {2, 1, 0}})
+    ->Args({1, 3})
+    ->Args({16, 3})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
