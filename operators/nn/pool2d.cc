@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "framework/op_spec.h"
@@ -26,6 +27,7 @@
 #include "operators/nn/pool_window.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -418,6 +420,25 @@ void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
   for (int64_t c = 0; c < n; ++c) dst[c] += src[c];
 }
 
+// The maxima of `n` float channels over the cells at value offsets `cells`
+// from `in`, into `dst`, by MaxInto's rule: with the channels last, a
+// window's channels on the widest vectors there are (a 2x2 window of 32
+// channels takes 2 AVX-512 vectors a cell, against 8 SSE2 ones).
+SF_WIDEST_VECTORS
+void MaxOfCells(const float* in, const int64_t* cells, int64_t num_cells,
+                int64_t n, float* __restrict dst) {
+  const float* first = in + cells[0];
+  for (int64_t c = 0; c < n; ++c) dst[c] = first[c];
+  for (int64_t i = 1; i < num_cells; ++i) {
+    const float* __restrict src = in + cells[i];
+    for (int64_t c = 0; c < n; ++c) {
+      const float v = src[c];
+      const float b = dst[c];
+      dst[c] = v > b || v != v ? v : b;
+    }
+  }
+}
+
 // Pooling with the channels last (or blocked): each window's C outputs
 // take in each of its cells' C values, max starting from the first cell's.
 // Average pooling sums from zero in the order the channels-first path
@@ -429,6 +450,22 @@ template <typename T, int64_t kChannels = 0>
 void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
                       const T* x, T* out) {
   const int64_t channels = kChannels > 0 ? kChannels : g.channels;
+  if constexpr (std::is_same_v<T, float> && kChannels == 0) {
+    if (is_max) {
+      ForEachWindowInParallel(g, [&](int64_t plane, int64_t w,
+                                     const std::array<const Taps*, 3>& t) {
+        // The window's cells as value offsets: a window holds a few.
+        thread_local std::vector<int64_t> cells;
+        cells.clear();
+        ForEachCell(g, t,
+                    [&](int64_t cell) { cells.push_back(cell * channels); });
+        MaxOfCells(x + plane * g.in_size() * channels, cells.data(),
+                   static_cast<int64_t>(cells.size()), channels,
+                   out + (plane * g.out_size() + w) * channels);
+      });
+      return;
+    }
+  }
   ForEachWindowInParallel(
       g, [&](int64_t plane, int64_t w, const std::array<const Taps*, 3>& t) {
         const T* in = x + plane * g.in_size() * channels;
