@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "framework/op_spec.h"
+#include "google/protobuf/repeated_ptr_field.h"
 
 namespace scopeflow {
 namespace {
@@ -207,12 +208,14 @@ DataOp DataOpOf(const OpDef& op, const Target& target) {
   }
   if (!target.blocked()) return data;
   const bool conv = data.role == LayoutRole::kPrefersChannelsLast;
-  bool all_fit = true;
-  data.ForEachVar(
-      [&](const std::string& var) { all_fit = all_fit && target.Fits(var); });
-  if (data.gradient ? !all_fit : !target.Fits(conv ? data.out() : data.in())) {
-    return {};
+  bool fits = true;
+  if (data.gradient) {
+    data.ForEachVar(
+        [&](const std::string& var) { fits = fits && target.Fits(var); });
+  } else {
+    fits = target.Fits(conv ? data.out() : data.in());
   }
+  if (!fits) return {};
   if (conv) {
     // A forward conv2d's input and output; conv2d_grad's input and the
     // gradient of its output, which has the output's channels.
@@ -356,19 +359,12 @@ OpDef Relayout(const Target& target, bool entering, const std::string& in,
   return op;
 }
 
-void SetDataInput(OpDef& op, const std::string& slot, const std::string& var) {
-  for (OpSlot& input : *op.mutable_inputs()) {
-    if (input.slot() == slot && input.vars_size() == 1) {
-      input.set_vars(0, var);
-    }
-  }
-}
-
-void SetDataOutput(OpDef& op, const std::string& slot, const std::string& var) {
-  for (OpSlot& output : *op.mutable_outputs()) {
-    if (output.slot() == slot && output.vars_size() == 1) {
-      output.set_vars(0, var);
-    }
+// Binds `var` to data slot `slot` among `slots` (an op's inputs or
+// outputs), which binds one variable.
+void SetDataVar(google::protobuf::RepeatedPtrField<OpSlot>& slots,
+                const std::string& slot, const std::string& var) {
+  for (OpSlot& bound : slots) {
+    if (bound.slot() == slot && bound.vars_size() == 1) bound.set_vars(0, var);
   }
 }
 
@@ -528,7 +524,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         append(Relayout(target, /*entering=*/true, *var, in), i);
         entered[*var] = {in, i};
       }
-      SetDataInput(changed, *slot, in);
+      SetDataVar(*changed.mutable_inputs(), *slot, in);
     }
     // Outputs outside the region are written in the layout under new names
     // and then taken out of it; later ops reading them in the layout read
@@ -545,7 +541,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         out = fresh.For(*var);
         leaving.push_back({out, *var});
       }
-      SetDataOutput(changed, *slot, out);
+      SetDataVar(*changed.mutable_outputs(), *slot, out);
     }
     if (data.role != LayoutRole::kElementwise) {
       MutableAttr(changed, kDataFormatAttr).set_s(target.format());
