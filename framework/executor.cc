@@ -856,7 +856,9 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
           ? PreferredCpuActivationLayout()
           : options_.activation_layout;
   std::optional<LayoutRewrite> rewrite;
-  if (layout == ActivationLayout::kNchw8c) {
+  if (layout == ActivationLayout::kNhwc) {
+    rewrite = RewriteChannelsLast(net.blocks(block));
+  } else {
     absl::flat_hash_map<std::string, int64_t> channels;
     for (size_t v = 0; v < as_written.var_names().size(); ++v) {
       const VarInfo& info = as_written.var_infos()[v];
@@ -864,9 +866,21 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
         channels[as_written.var_names()[v]] = info.dims[1];
       }
     }
-    rewrite = RewriteChannelBlocked(net.blocks(block), channels);
-  } else {
-    rewrite = RewriteChannelsLast(net.blocks(block));
+    rewrite = RewriteChannelBlocked(net.blocks(block), channels, layout);
+    if (options_.activation_layout == ActivationLayout::kAuto &&
+        (!rewrite.has_value() || rewrite->convolutions_left_out > 0)) {
+      // Channel counts that do not fill blocks leave convolutions out of a
+      // blocked layout (the example CNN's 8 in 16-channel blocks): each
+      // then reorders on its own, which costs more than the blocks save.
+      // NHWC takes any channel count.
+      std::optional<LayoutRewrite> nhwc =
+          RewriteChannelsLast(net.blocks(block));
+      if (nhwc.has_value() &&
+          (!rewrite.has_value() ||
+           nhwc->convolutions_left_out < rewrite->convolutions_left_out)) {
+        rewrite = std::move(nhwc);
+      }
+    }
   }
   if (!rewrite.has_value()) return as_written;
   NetDef rewritten_net = net;

@@ -141,14 +141,16 @@ struct ExecutorOptions {
   // replaces a parameter while the net is in use (a Predictor's root).
   bool resolve_persistables_once = false;
   // On the CPU, run chains of conv2d, pool2d and elementwise ops on
-  // channels-last (NHWC) or channel-blocked (NCHW8c) activations, as
+  // channels-last (NHWC) or channel-blocked (NCHW8c, NCHW16c) activations, as
   // oneDNN's convolutions want them, instead of reordering around each
   // convolution (framework/layout_rewrite.h). A run that fetches a variable
   // the rewrite renamed runs the block as written. Off, a PreparedNet's ops
   // and variables are exactly the net's (as analyses of a net expect).
   bool channels_last = true;
   // The layout channels_last keeps activations in; kAuto: the one this
-  // CPU's convolutions run fastest on.
+  // CPU's convolutions run fastest on (PreferredCpuActivationLayout), or
+  // NHWC where channel counts that do not fill its blocks would leave
+  // convolutions out of a blocked one.
   ActivationLayout activation_layout = ActivationLayout::kAuto;
 };
 

@@ -17,24 +17,34 @@ namespace scopeflow {
 namespace {
 
 constexpr absl::string_view kDataFormatAttr = "data_format";
-// The channels per block of NCHW8c (operators/channel_blocks.h, which the
-// framework does not depend on).
-constexpr int64_t kChannelBlock = 8;
 
 // What the rewrite turns regions into.
 struct Target {
   ActivationLayout layout;
-  // NCHW8c: the channel counts inference found (RewriteChannelBlocked).
+  // Blocked layouts: the channel counts inference found
+  // (RewriteChannelBlocked).
   const absl::flat_hash_map<std::string, int64_t>* channels = nullptr;
 
-  bool blocked() const { return layout == ActivationLayout::kNchw8c; }
-  const char* format() const { return blocked() ? "NCHW8c" : "NHWC"; }
-  // Whether `name` may take the layout: always in NHWC; in NCHW8c, where
-  // its channels are a known multiple of the block.
+  // The channels per block of NCHW8c and NCHW16c
+  // (operators/channel_blocks.h, which the framework does not depend on);
+  // 0 for NHWC.
+  int64_t block() const {
+    return layout == ActivationLayout::kNchw8c    ? 8
+           : layout == ActivationLayout::kNchw16c ? 16
+                                                  : 0;
+  }
+  bool blocked() const { return block() > 0; }
+  const char* format() const {
+    return layout == ActivationLayout::kNchw8c    ? "NCHW8c"
+           : layout == ActivationLayout::kNchw16c ? "NCHW16c"
+                                                  : "NHWC";
+  }
+  // Whether `name` may take the layout: always in NHWC; blocked, where its
+  // channels are a known multiple of the block.
   bool Fits(const std::string& name) const {
     if (!blocked()) return true;
     const int64_t c = Channels(name);
-    return c > 0 && c % kChannelBlock == 0;
+    return c > 0 && c % block() == 0;
   }
   // -1 where unknown.
   int64_t Channels(const std::string& name) const {
@@ -154,8 +164,8 @@ bool GroupsFitBlocks(const Target& target, int64_t groups,
   if (!target.Fits(in) || groups <= 0) return false;
   if (in_channels == groups && out_channels == groups) return true;
   return in_channels % groups == 0 && out_channels % groups == 0 &&
-         (in_channels / groups) % kChannelBlock == 0 &&
-         (out_channels / groups) % kChannelBlock == 0;
+         (in_channels / groups) % target.block() == 0 &&
+         (out_channels / groups) % target.block() == 0;
 }
 
 // What the rewrite may do with `op`: nothing (kFixed) unless its type has
@@ -343,10 +353,10 @@ OpDef Relayout(const Target& target, bool entering, const std::string& in,
     OpDef op = XToOut("transfer_layout", in, out);
     AttrDef* src = op.add_attrs();
     src->set_name("src_format");
-    src->set_s(entering ? "NCHW" : "NCHW8c");
+    src->set_s(entering ? "NCHW" : target.format());
     AttrDef* dst = op.add_attrs();
     dst->set_name("dst_format");
-    dst->set_s(entering ? "NCHW8c" : "NCHW");
+    dst->set_s(entering ? target.format() : "NCHW");
     return op;
   }
   OpDef op = XToOut("transpose", in, out);
@@ -501,6 +511,11 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
       touches_region = touches_region || region.contains(var);
     });
     if (!touches_region) {
+      const OpSpec* spec = OpRegistry::Global().Find(op.type());
+      if (spec != nullptr &&
+          spec->layout_role() == LayoutRole::kPrefersChannelsLast) {
+        ++rewrite.convolutions_left_out;
+      }
       append(op, i);
       continue;
     }
@@ -559,9 +574,9 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
 
 ActivationLayout PreferredCpuActivationLayout() {
   static const ActivationLayout layout =
-      __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f")
-          ? ActivationLayout::kNchw8c
-          : ActivationLayout::kNhwc;
+      __builtin_cpu_supports("avx512f") ? ActivationLayout::kNchw16c
+      : __builtin_cpu_supports("avx2")  ? ActivationLayout::kNchw8c
+                                        : ActivationLayout::kNhwc;
   return layout;
 }
 
@@ -571,8 +586,9 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
 
 std::optional<LayoutRewrite> RewriteChannelBlocked(
     const BlockDef& block,
-    const absl::flat_hash_map<std::string, int64_t>& channels) {
-  return Rewrite(block, Target{ActivationLayout::kNchw8c, &channels});
+    const absl::flat_hash_map<std::string, int64_t>& channels,
+    ActivationLayout layout) {
+  return Rewrite(block, Target{layout, &channels});
 }
 
 }  // namespace scopeflow

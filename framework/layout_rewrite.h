@@ -1,6 +1,6 @@
 // The layout rewrite: runs chains of convolutions, pooling and elementwise
-// activations on NHWC or channel-blocked (NCHW8c) activations instead of
-// NCHW.
+// activations on NHWC or channel-blocked (NCHW8c, NCHW16c) activations
+// instead of NCHW.
 //
 // oneDNN's fastest CPU convolutions want channels-last data, so a conv2d on
 // NCHW tensors pays two reorders per call (input in, output back), about a
@@ -13,10 +13,13 @@
 // the region, a relu that alone reads a conv2d's output is fused into it
 // (conv2d's fuse_relu, a oneDNN post-op): one pass over the output less.
 //
-// NCHW8c (operators/channel_blocks.h) is oneDNN's own layout on CPUs whose
-// vectors hold 8 floats (AVX2): there its convolutions run about a tenth
-// faster than on NHWC. Only variables whose channel count inference knows
-// to be a multiple of 8 are blocked, and only convolutions whose groups
+// NCHW8c and NCHW16c (operators/channel_blocks.h) are oneDNN's own layouts
+// on CPUs whose vectors hold 8 floats (AVX2) and 16 (AVX-512): on AVX2 its
+// convolutions run about a tenth faster on NCHW8c than on NHWC; on AVX-512
+// its Winograd kernels take NCHW16c as it is, where NHWC activations go in
+// and out of them through two reorders. Only variables whose channel count
+// inference knows to be a multiple of the block are blocked, and only
+// convolutions whose groups
 // fill whole blocks (or are depthwise), which oneDNN runs on its JIT
 // kernels; a region enters and leaves through transfer_layout ops, and a
 // convolution whose NCHW input has another channel count (an image's 3)
@@ -54,6 +57,9 @@ struct LayoutRewrite {
   // Per op of `block`, the index of the op of the original block it comes
   // from (an inserted transpose: the op it serves), for error messages.
   std::vector<int> source_op;
+  // The ops that prefer channels-last (conv2d) left as written: outside
+  // the layout, each pays oneDNN's reorders into its blocks and out again.
+  int convolutions_left_out = 0;
 };
 
 // The layout a rewritten region keeps its activations in.
@@ -63,11 +69,12 @@ enum class ActivationLayout {
   kAuto,
   kNhwc,
   kNchw8c,
+  kNchw16c,
 };
 
-// NCHW8c where the CPU's widest vectors hold 8 floats (AVX2 without
-// AVX-512), the layout oneDNN itself picks there; NHWC otherwise (on an
-// AVX-512 CPU, oneDNN picked NHWC itself for the CNN's convolutions).
+// The blocked layout whose blocks fill the CPU's widest vectors: NCHW16c
+// with AVX-512, NCHW8c with AVX2 (oneDNN's own layouts there); NHWC on
+// older CPUs.
 ActivationLayout PreferredCpuActivationLayout();
 
 // `block` rewritten channels-last, or nullopt when no region with an op that
@@ -75,12 +82,14 @@ ActivationLayout PreferredCpuActivationLayout();
 // Prepare has accepted (ops registered, slots bound as their specs say).
 std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block);
 
-// The same rewrite to NCHW8c. `channels` gives the channel count inference
-// found for each rank-4 variable (-1, or absent, where unknown): only
-// variables with a known positive multiple of 8 are blocked.
+// The same rewrite to `layout`, NCHW8c or NCHW16c. `channels` gives the
+// channel count inference found for each rank-4 variable (-1, or absent,
+// where unknown): only variables with a known positive multiple of the
+// block are blocked.
 std::optional<LayoutRewrite> RewriteChannelBlocked(
     const BlockDef& block,
-    const absl::flat_hash_map<std::string, int64_t>& channels);
+    const absl::flat_hash_map<std::string, int64_t>& channels,
+    ActivationLayout layout);
 
 }  // namespace scopeflow
 

@@ -376,7 +376,7 @@ TEST(ChannelBlockedRewriteTest, KeepsAChainBlockedFromAnImageInput) {
   const Channels channels = {{"x", 3},   {"c1", 8}, {"r1", 8}, {"c2", 16},
                              {"r2", 16}, {"p", 16}, {"y", 16}};
   const std::optional<LayoutRewrite> rewrite =
-      RewriteChannelBlocked(block, channels);
+      RewriteChannelBlocked(block, channels, ActivationLayout::kNchw8c);
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_THAT(Summary(rewrite->block),
               ElementsAre("lr_conv(x -> r1@NCHW8c)[relu][NCHW8c]",
@@ -392,7 +392,8 @@ TEST(ChannelBlockedRewriteTest, EntersThroughATransferWhereChannelsFit) {
   const BlockDef block = ParseBlock(Conv("x", "c1") + Conv("c1", "c2") +
                                     Unary("lr_fixed", "c2", "y"));
   const std::optional<LayoutRewrite> rewrite =
-      RewriteChannelBlocked(block, {{"x", 16}, {"c1", 8}, {"c2", 8}, {"y", 8}});
+      RewriteChannelBlocked(block, {{"x", 16}, {"c1", 8}, {"c2", 8}, {"y", 8}},
+                            ActivationLayout::kNchw8c);
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_THAT(Summary(rewrite->block),
               ElementsAre("transfer_layout(x -> x@NCHW8c)[NCHW>NCHW8c]",
@@ -410,7 +411,8 @@ TEST(ChannelBlockedRewriteTest, LeavesConvolutionsWhoseOutputsDoNotFit) {
       ParseBlock(Conv("x", "a") + Conv("a", "b") + Conv("b", "c") +
                  Conv("c", "d") + Unary("lr_fixed", "d", "y"));
   const std::optional<LayoutRewrite> rewrite = RewriteChannelBlocked(
-      block, {{"x", 3}, {"a", 8}, {"b", 12}, {"c", 8}, {"d", 8}});
+      block, {{"x", 3}, {"a", 8}, {"b", 12}, {"c", 8}, {"d", 8}},
+      ActivationLayout::kNchw8c);
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_THAT(Summary(rewrite->block),
               ElementsAre("lr_conv(x -> a)", "lr_conv(a -> b)",
@@ -425,7 +427,8 @@ TEST(ChannelBlockedRewriteTest, BlocksGroupsOfWholeBlocksAndDepthwise) {
       ParseBlock(Conv("x", "a") + GroupedConv("a", "b", 16) +
                  GroupedConv("b", "c", 2) + Unary("lr_fixed", "c", "y"));
   const std::optional<LayoutRewrite> rewrite =
-      RewriteChannelBlocked(block, {{"x", 3}, {"a", 16}, {"b", 16}, {"c", 16}});
+      RewriteChannelBlocked(block, {{"x", 3}, {"a", 16}, {"b", 16}, {"c", 16}},
+                            ActivationLayout::kNchw8c);
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_THAT(Summary(rewrite->block),
               ElementsAre("lr_conv(x -> a@NCHW8c)[NCHW8c]",
@@ -442,7 +445,8 @@ TEST(ChannelBlockedRewriteTest, LeavesGroupsOfPartBlocks) {
       ParseBlock(Conv("x", "a") + GroupedConv("a", "b", 4) + Conv("b", "c") +
                  Conv("c", "d") + Unary("lr_fixed", "d", "y"));
   const std::optional<LayoutRewrite> rewrite = RewriteChannelBlocked(
-      block, {{"x", 3}, {"a", 16}, {"b", 16}, {"c", 16}, {"d", 16}});
+      block, {{"x", 3}, {"a", 16}, {"b", 16}, {"c", 16}, {"d", 16}},
+      ActivationLayout::kNchw8c);
   ASSERT_TRUE(rewrite.has_value());
   EXPECT_THAT(Summary(rewrite->block),
               ElementsAre("lr_conv(x -> a)", "lr_conv(a -> b)",
@@ -456,7 +460,8 @@ TEST(ChannelBlockedRewriteTest, LeavesGroupsOfPartBlocks) {
       ParseBlock(GroupedConv("x", "a", 3) + Conv("a", "b") + Conv("b", "c") +
                  Unary("lr_fixed", "c", "y"));
   const std::optional<LayoutRewrite> from_image =
-      RewriteChannelBlocked(image, {{"x", 3}, {"a", 24}, {"b", 8}, {"c", 8}});
+      RewriteChannelBlocked(image, {{"x", 3}, {"a", 24}, {"b", 8}, {"c", 8}},
+                            ActivationLayout::kNchw8c);
   ASSERT_TRUE(from_image.has_value());
   EXPECT_THAT(Summary(from_image->block),
               ElementsAre("lr_conv(x -> a)",
@@ -467,12 +472,77 @@ TEST(ChannelBlockedRewriteTest, LeavesGroupsOfPartBlocks) {
                           "lr_fixed(c -> y)"));
 }
 
+TEST(ChannelBlockedRewriteTest, CountsTheConvolutionsLeftOut) {
+  const BlockDef block =
+      ParseBlock(Conv("x", "a") + Conv("a", "b") + Conv("b", "c") +
+                 Conv("c", "d") + Unary("lr_fixed", "d", "y"));
+  const Channels channels = {{"x", 3}, {"a", 8}, {"b", 12}, {"c", 8}, {"d", 8}};
+  const std::optional<LayoutRewrite> blocked =
+      RewriteChannelBlocked(block, channels, ActivationLayout::kNchw8c);
+  ASSERT_TRUE(blocked.has_value());
+  EXPECT_EQ(blocked->convolutions_left_out, 2);
+  const std::optional<LayoutRewrite> nhwc = RewriteChannelsLast(block);
+  ASSERT_TRUE(nhwc.has_value());
+  EXPECT_EQ(nhwc->convolutions_left_out, 0);
+}
+
+// In 16-channel blocks, a multiple of 8 is not enough: the convolution
+// writing a's 24 channels stays as written, and the one reading them reads
+// NCHW and writes blocks.
+TEST(ChannelBlockedRewriteTest, BlocksOf16TakeMultiplesOf16) {
+  const BlockDef block =
+      ParseBlock(Conv("x", "a") + Conv("a", "b") + Unary("relu", "b", "r") +
+                 Conv("r", "c") + Unary("lr_pool", "c", "p") +
+                 Unary("lr_fixed", "p", "y"));
+  const Channels channels = {{"x", 3},  {"a", 24}, {"b", 32}, {"r", 32},
+                             {"c", 64}, {"p", 64}, {"y", 64}};
+  const std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, channels, ActivationLayout::kNchw16c);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(
+      Summary(rewrite->block),
+      ElementsAre("lr_conv(x -> a)", "lr_conv(a -> r@NCHW16c)[relu][NCHW16c]",
+                  "lr_conv(r@NCHW16c -> c@NCHW16c)[NCHW16c]",
+                  "lr_pool(c@NCHW16c -> p@NCHW16c)[NCHW16c]",
+                  "transfer_layout(p@NCHW16c -> p)[NCHW16c>NCHW]",
+                  "lr_fixed(p -> y)"));
+  EXPECT_EQ(rewrite->convolutions_left_out, 1);
+  // The same net in 8-channel blocks takes every convolution.
+  const std::optional<LayoutRewrite> blocks_of_8 =
+      RewriteChannelBlocked(block, channels, ActivationLayout::kNchw8c);
+  ASSERT_TRUE(blocks_of_8.has_value());
+  EXPECT_EQ(blocks_of_8->convolutions_left_out, 0);
+}
+
+// Groups must fill whole blocks of 16 too: 8 channels per group leave
+// that convolution as written, and the one before it.
+TEST(ChannelBlockedRewriteTest, BlocksOf16LeaveGroupsOf8) {
+  const BlockDef block =
+      ParseBlock(Conv("x", "a") + GroupedConv("a", "b", 4) + Conv("b", "c") +
+                 Conv("c", "d") + Unary("lr_fixed", "d", "y"));
+  const Channels channels = {
+      {"x", 3}, {"a", 32}, {"b", 32}, {"c", 32}, {"d", 32}};
+  const std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, channels, ActivationLayout::kNchw16c);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("lr_conv(x -> a)", "lr_conv(a -> b)",
+                          "transfer_layout(b -> b@NCHW16c)[NCHW>NCHW16c]",
+                          "lr_conv(b@NCHW16c -> c@NCHW16c)[NCHW16c]",
+                          "lr_conv(c@NCHW16c -> d@NCHW16c)[NCHW16c]",
+                          "transfer_layout(d@NCHW16c -> d)[NCHW16c>NCHW]",
+                          "lr_fixed(d -> y)"));
+  EXPECT_EQ(rewrite->convolutions_left_out, 2);
+}
+
 TEST(ChannelBlockedRewriteTest, LeavesVariablesOfUnknownChannels) {
   const BlockDef block = ParseBlock(Conv("x", "c1") + Conv("c1", "c2") +
                                     Unary("lr_fixed", "c2", "y"));
-  EXPECT_FALSE(RewriteChannelBlocked(block, {}).has_value());
   EXPECT_FALSE(
-      RewriteChannelBlocked(block, {{"c1", -1}, {"c2", -1}}).has_value());
+      RewriteChannelBlocked(block, {}, ActivationLayout::kNchw8c).has_value());
+  EXPECT_FALSE(RewriteChannelBlocked(block, {{"c1", -1}, {"c2", -1}},
+                                     ActivationLayout::kNchw8c)
+                   .has_value());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Test helpers for the image layouts NCHW, NHWC and NCHW8c
+// Test helpers for the image layouts NCHW, NHWC, NCHW8c and NCHW16c
 // (operators/channel_blocks.h): each layout's index arithmetic written out
 // from its definition, independently of the kernels' own helpers, and the
 // transfer_layout op between them.
@@ -15,12 +15,21 @@
 
 namespace scopeflow {
 
-// The three layouts, as data_format and transfer_layout name them.
-inline const char* const kImageFormats[] = {"NCHW", "NHWC", "NCHW8c"};
+// The four layouts, as data_format and transfer_layout name them. Images
+// in all of them need a multiple of 16 channels.
+inline const char* const kImageFormats[] = {"NCHW", "NHWC", "NCHW8c",
+                                            "NCHW16c"};
+// The two channel-blocked ones.
+inline const char* const kBlockedFormats[] = {"NCHW8c", "NCHW16c"};
 
-// The data_format attribute of the channel-blocked layout.
+// The data_format attribute of the 8-channel blocked layout.
 inline constexpr char kChannelBlockedAttr[] =
     "attrs { name: \"data_format\" s: \"NCHW8c\" } ";
+
+// Channels per block of a blocked `format`: the number in its name.
+inline int64_t BlockIn(const std::string& format) {
+  return format == "NCHW16c" ? 16 : 8;
+}
 
 // An image's sizes, whatever its layout.
 struct ImageSizes {
@@ -30,7 +39,8 @@ struct ImageSizes {
 inline Dims DimsIn(const std::string& format, const ImageSizes& s) {
   if (format == "NCHW") return {s.n, s.c, s.h, s.w};
   if (format == "NHWC") return {s.n, s.h, s.w, s.c};
-  return {s.n, s.c / 8, s.h, s.w, 8};
+  const int64_t b = BlockIn(format);
+  return {s.n, s.c / b, s.h, s.w, b};
 }
 
 // Where element (n, c, h, w) lies in `format`.
@@ -38,7 +48,8 @@ inline int64_t OffsetIn(const std::string& format, const ImageSizes& s,
                         int64_t n, int64_t c, int64_t h, int64_t w) {
   if (format == "NCHW") return ((n * s.c + c) * s.h + h) * s.w + w;
   if (format == "NHWC") return ((n * s.h + h) * s.w + w) * s.c + c;
-  return (((n * (s.c / 8) + c / 8) * s.h + h) * s.w + w) * 8 + c % 8;
+  const int64_t b = BlockIn(format);
+  return (((n * (s.c / b) + c / b) * s.h + h) * s.w + w) * b + c % b;
 }
 
 // The image of sizes `s` in `format` whose element (n, c, h, w) holds its
@@ -79,7 +90,8 @@ int64_t CountNotAtNchwOffset(const std::vector<T>& image,
   return mismatches;
 }
 
-// `nchw` [N, C, H, W] laid out in `format` (for NCHW8c, C a multiple of 8).
+// `nchw` [N, C, H, W] laid out in `format` (blocked, C a multiple of the
+// block).
 template <typename T>
 Tensor InFormat(const Tensor& nchw, const std::string& format) {
   const ImageSizes s = {nchw.dim(0), nchw.dim(1), nchw.dim(2), nchw.dim(3)};

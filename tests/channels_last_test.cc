@@ -1,5 +1,5 @@
-// The executor's layout rewrite on real ops, to NHWC and to NCHW8c: a CNN
-// gives the same results rewritten as written, fetches of renamed
+// The executor's layout rewrite on real ops, to NHWC, NCHW8c and NCHW16c:
+// a CNN gives the same results rewritten as written, fetches of renamed
 // variables still work, and errors name the ops of the net as written.
 #include <cmath>
 #include <random>
@@ -17,7 +17,20 @@
 namespace scopeflow {
 namespace {
 
+using ::testing::Each;
 using ::testing::HasSubstr;
+
+// The data_format value of `layout`.
+const char* FormatName(ActivationLayout layout) {
+  switch (layout) {
+    case ActivationLayout::kNchw8c:
+      return "NCHW8c";
+    case ActivationLayout::kNchw16c:
+      return "NCHW16c";
+    default:
+      return "NHWC";
+  }
+}
 
 std::vector<float> Random(int64_t n, uint32_t seed) {
   std::mt19937 engine(seed);
@@ -27,12 +40,13 @@ std::vector<float> Random(int64_t n, uint32_t seed) {
   return values;
 }
 
-// conv 3->16 (pad 1), relu, conv 16->16 (2 groups of 8 channels, pad 1),
-// relu, max pool 2x2, conv 16->16 (no padding), sigmoid, conv 16->16
-// (dilation 2, pad 2, stride 2), global average pool, flatten, fc 16->5.
-// Every channel count fills blocks of 8, so NCHW8c keeps all of it. Its
-// parameters are set in `scope`.
-NetDef Cnn(Scope& scope) {
+// With C = `channels`: conv 3->C (pad 1), relu, conv C->C (2 groups, pad
+// 1), relu, max pool 2x2, conv C->C (no padding), sigmoid, conv C->C
+// (dilation 2, pad 2, stride 2), global average pool, flatten, fc C->5.
+// With 32 channels every count fills blocks of 8 and 16 (the groups' too),
+// so NCHW8c and NCHW16c keep all of it. Its parameters are set in `scope`.
+NetDef Cnn(Scope& scope, int64_t channels = 32) {
+  const int64_t c = channels;
   NetText text;
   text.Var("x", {-1, 3, -1, -1});
   struct Layer {
@@ -40,13 +54,13 @@ NetDef Cnn(Scope& scope) {
     std::string attrs, activation;
   };
   const std::vector<Layer> layers = {
-      {3, 16, 1, "attrs { name: 'paddings' ints { values: [1, 1] } }", "relu"},
-      {16, 16, 2,
+      {3, c, 1, "attrs { name: 'paddings' ints { values: [1, 1] } }", "relu"},
+      {c, c, 2,
        "attrs { name: 'paddings' ints { values: [1, 1] } } attrs { name: "
        "'groups' i: 2 }",
        "relu"},
-      {16, 16, 1, "", "sigmoid"},
-      {16, 16, 1,
+      {c, c, 1, "", "sigmoid"},
+      {c, c, 1,
        "attrs { name: 'paddings' ints { values: [2, 2] } } attrs { name: "
        "'dilations' ints { values: [2, 2] } } attrs { name: 'strides' ints { "
        "values: [2, 2] } }",
@@ -83,10 +97,10 @@ NetDef Cnn(Scope& scope) {
           "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
           "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
   text.Op("flatten", {{"X", "gap"}}, "features");
-  text.Var("fc.w", {16, 5}, true);
+  text.Var("fc.w", {c, 5}, true);
   text.Var("fc.b", {5}, true);
   **scope.Var("fc.w")->GetMutable<Tensor>() =
-      MakeTensor<float>({16, 5}, Random(80, 30));
+      MakeTensor<float>({c, 5}, Random(c * 5, 30));
   **scope.Var("fc.b")->GetMutable<Tensor>() =
       MakeTensor<float>({5}, Random(5, 31));
   text.Op("fc", {{"X", "features"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
@@ -146,7 +160,7 @@ TEST_P(ChannelsLastTest, RewritesTheConvolutions) {
       Executor(Options(true)).Prepare(net_, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   ASSERT_TRUE(prepared->rewritten());
-  const bool blocked = GetParam() == ActivationLayout::kNchw8c;
+  const bool blocked = GetParam() != ActivationLayout::kNhwc;
   int rewritten_convs = 0;
   int fused_relus = 0;
   int relayouts = 0;
@@ -157,8 +171,7 @@ TEST_P(ChannelsLastTest, RewritesTheConvolutions) {
     }
     if (op.spec->type() == "relu") ++relus;
     if (op.spec->type() == "conv2d" &&
-        op.attrs.Get<std::string>("data_format") ==
-            (blocked ? "NCHW8c" : "NHWC")) {
+        op.attrs.Get<std::string>("data_format") == FormatName(GetParam())) {
       ++rewritten_convs;
       fused_relus += op.attrs.Get<bool>("fuse_relu");
     }
@@ -168,7 +181,7 @@ TEST_P(ChannelsLastTest, RewritesTheConvolutions) {
   EXPECT_EQ(fused_relus, 2);
   EXPECT_EQ(relus, 0);
   // NHWC: into the region before the first conv, out of it after the
-  // global pool. NCHW8c: only out; the first conv reads the NCHW image.
+  // global pool. Blocked: only out; the first conv reads the NCHW image.
   EXPECT_EQ(relayouts, blocked ? 1 : 2);
   EXPECT_EQ(prepared->VarIndex("conv1.act"), -1);
   EXPECT_GE(prepared->VarIndex("logits"), 0);
@@ -195,9 +208,9 @@ TEST_P(ChannelsLastTest, FetchesARenamedVariableInNchw) {
   const std::vector<Tensor> written = Run(false, 2, 8, fetches);
   ASSERT_EQ(rewritten.size(), 4u);
   ASSERT_EQ(written.size(), 4u);
-  EXPECT_EQ(rewritten[1].dims(), (Dims{2, 16, 8, 8}));
-  EXPECT_EQ(rewritten[2].dims(), (Dims{2, 16, 4, 4}));
-  EXPECT_EQ(rewritten[3].dims(), (Dims{2, 16, 8, 8}));
+  EXPECT_EQ(rewritten[1].dims(), (Dims{2, 32, 8, 8}));
+  EXPECT_EQ(rewritten[2].dims(), (Dims{2, 32, 4, 4}));
+  EXPECT_EQ(rewritten[3].dims(), (Dims{2, 32, 8, 8}));
   for (int i = 0; i < 4; ++i) ExpectNear(rewritten[i], written[i]);
 }
 
@@ -256,8 +269,7 @@ TEST_P(ChannelsLastTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
     if (channels_last) {
       // The parameters' gradients keep their names: this plan runs.
       ASSERT_EQ(&prepared->PlanFor(fetches), &*prepared);
-      const std::string format =
-          GetParam() == ActivationLayout::kNchw8c ? "NCHW8c" : "NHWC";
+      const std::string format = FormatName(GetParam());
       int conv_grads = 0;
       int pool_grads = 0;
       for (const PreparedOp& op : prepared->ops()) {
@@ -268,9 +280,9 @@ TEST_P(ChannelsLastTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
         }
       }
       EXPECT_EQ(pool_grads, 2);
-      // NCHW8c: the first convolution's gradient reads the 3-channel
+      // Blocked: the first convolution's gradient reads the 3-channel
       // image, which does not fit blocks, so it stays NCHW.
-      EXPECT_EQ(conv_grads, GetParam() == ActivationLayout::kNchw8c ? 3 : 4);
+      EXPECT_EQ(conv_grads, GetParam() == ActivationLayout::kNhwc ? 4 : 3);
     }
     absl::StatusOr<std::vector<Tensor>> out =
         executor.Run(*prepared, scope_, {{"x", x}}, fetches);
@@ -285,25 +297,39 @@ TEST_P(ChannelsLastTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, ChannelsLastTest,
-    ::testing::Values(ActivationLayout::kNhwc, ActivationLayout::kNchw8c),
+    ::testing::Values(ActivationLayout::kNhwc, ActivationLayout::kNchw8c,
+                      ActivationLayout::kNchw16c),
     [](const ::testing::TestParamInfo<ActivationLayout>& info) {
-      return info.param == ActivationLayout::kNhwc ? "Nhwc" : "Nchw8c";
+      return std::string(FormatName(info.param));
     });
+
+// The data_format of each conv2d `net` prepares to under kAuto.
+std::vector<std::string> AutoConvFormats(const NetDef& net) {
+  absl::StatusOr<PreparedNet> prepared = Executor().Prepare(net, 0, CPUPlace());
+  EXPECT_TRUE(prepared.ok()) << prepared.status();
+  std::vector<std::string> formats;
+  if (!prepared.ok()) return formats;
+  for (const PreparedOp& op : prepared->ops()) {
+    if (op.spec->type() == "conv2d") {
+      formats.push_back(op.attrs.Get<std::string>("data_format"));
+    }
+  }
+  return formats;
+}
 
 // kAuto picks the layout this CPU prefers.
 TEST(ActivationLayoutTest, AutoIsThePreferredLayout) {
   Scope scope;
-  const NetDef net = Cnn(scope);
-  absl::StatusOr<PreparedNet> prepared = Executor().Prepare(net, 0, CPUPlace());
-  ASSERT_TRUE(prepared.ok()) << prepared.status();
-  const std::string expected =
-      PreferredCpuActivationLayout() == ActivationLayout::kNchw8c ? "NCHW8c"
-                                                                  : "NHWC";
-  for (const PreparedOp& op : prepared->ops()) {
-    if (op.spec->type() == "conv2d") {
-      EXPECT_EQ(op.attrs.Get<std::string>("data_format"), expected);
-    }
-  }
+  EXPECT_THAT(AutoConvFormats(Cnn(scope)),
+              Each(FormatName(PreferredCpuActivationLayout())));
+}
+
+// ... except where channel counts leave convolutions out of its blocks:
+// with 8 channels (in groups of 4), neither blocks of 8 nor of 16 take all
+// of the CNN's convolutions, and NHWC does.
+TEST(ActivationLayoutTest, AutoTakesNhwcWhereBlocksLeaveConvolutionsOut) {
+  Scope scope;
+  EXPECT_THAT(AutoConvFormats(Cnn(scope, /*channels=*/8)), Each("NHWC"));
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ struct RunCommandOptions {
   std::string output_dir;
   // ExecutorOptions::channels_last: off runs the net exactly as written.
   bool channels_last = true;
-  // ExecutorOptions::activation_layout: "auto", "nhwc" or "nchw8c".
+  // ExecutorOptions::activation_layout: "auto", "nhwc", "nchw8c" or
+  // "nchw16c".
   std::string layout = "auto";
 };
 

@@ -100,8 +100,9 @@ absl::StatusOr<ActivationLayout> ParseLayout(const std::string& layout) {
   if (layout == "auto") return ActivationLayout::kAuto;
   if (layout == "nhwc") return ActivationLayout::kNhwc;
   if (layout == "nchw8c") return ActivationLayout::kNchw8c;
+  if (layout == "nchw16c") return ActivationLayout::kNchw16c;
   return absl::InvalidArgumentError(absl::StrCat(
-      "--layout must be auto, nhwc or nchw8c, got \"", layout, "\""));
+      "--layout must be auto, nhwc, nchw8c or nchw16c, got \"", layout, "\""));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 //                 [--feed name=FILE.npy,...]
 //                 [--fetch name,...] [--repeat N] [--profile] [--place P]
 //                 [--output_dir DIR] [--nochannels_last]
-//                 [--layout auto|nhwc|nchw8c]
+//                 [--layout auto|nhwc|nchw8c|nchw16c]
 //   scopeflow check NET    validate and print each variable's inferred
 //                          shape and dtype
 //   scopeflow dot NET      print the main block as a Graphviz graph
@@ -53,8 +53,8 @@ ABSL_FLAG(bool, channels_last, true,
           "run: keep convolutions' activations in a faster layout and fuse "
           "their relus on the CPU (false: run the net exactly as written)");
 ABSL_FLAG(std::string, layout, "auto",
-          "run: that layout: nhwc, nchw8c (channel blocks of 8), or auto "
-          "(the one this CPU's convolutions run fastest on)");
+          "run: that layout: nhwc, nchw8c or nchw16c (channel blocks of 8 "
+          "or 16), or auto (the one this CPU's convolutions run fastest on)");
 ABSL_FLAG(std::string, place, "cpu", "where to run: cpu or cuda:N");
 ABSL_FLAG(std::string, output_dir, "",
           "run: also write each fetched tensor to DIR/NAME.npy");
@@ -169,7 +169,7 @@ constexpr char kUsage[] =
     "  run NET     run a net: --startup NET --params FILE --save_params FILE\n"
     "              --feed name=FILE.npy,... --fetch name,...\n"
     "              --repeat N --profile --place cpu|cuda:N --output_dir DIR\n"
-    "              --nochannels_last --layout auto|nhwc|nchw8c\n"
+    "              --nochannels_last --layout auto|nhwc|nchw8c|nchw16c\n"
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
     "  dot NET     print NET's main block as a Graphviz graph\n"

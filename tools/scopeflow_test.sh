@@ -76,25 +76,31 @@ grep -q 'probabilities: float32 \[1, 10\] .*mean 0.1$' <<<"$cnn" || fail "cnn ru
 # By default its convolutions run in a faster layout with their relus
 # fused: with --layout=nhwc, transposes lead in and out of the NHWC region;
 # with --layout=nchw8c, the first convolution reads the NCHW image and a
-# transfer_layout leads out. --nochannels_last runs the net as written.
-# All give the same probabilities.
+# transfer_layout leads out; with --layout=nchw16c, the first convolution's
+# 8 channels do not fill a block, so it stays NCHW with its relu, and the
+# second reads its output and writes blocks. --nochannels_last runs the net
+# as written. All give the same probabilities.
 fast=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
   --feed="image=$mlp/digit.npy" --profile --layout=nhwc)
 grep -q '^  transpose ' <<<"$fast" || fail "channels-last: no transpose: $fast"
 grep -q '^  relu ' <<<"$fast" && fail "channels-last: relu not fused: $fast"
 grep -q 'probabilities: .*mean 0.1$' <<<"$fast" || fail "channels-last: $fast"
-blocked=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
-  --feed="image=$mlp/digit.npy" --profile --layout=nchw8c)
-grep -q '^  transfer_layout ' <<<"$blocked" || fail "nchw8c: no transfer: $blocked"
-grep -q '^  transpose ' <<<"$blocked" && fail "nchw8c: transposed: $blocked"
-grep -q '^  relu ' <<<"$blocked" && fail "nchw8c: relu not fused: $blocked"
-grep -qF "$(grep probabilities <<<"$fast")" <<<"$blocked" ||
-  fail "nchw8c and nhwc differ: $blocked"
+for layout in nchw8c nchw16c; do
+  blocked=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
+    --feed="image=$mlp/digit.npy" --profile --layout=$layout)
+  grep -q '^  transfer_layout ' <<<"$blocked" || fail "$layout: no transfer: $blocked"
+  grep -q '^  transpose ' <<<"$blocked" && fail "$layout: transposed: $blocked"
+  relus=$(grep -c '^  relu ' <<<"$blocked" || true)
+  [[ $relus == $([[ $layout == nchw8c ]] && echo 0 || echo 1) ]] ||
+    fail "$layout: relus not fused as expected: $blocked"
+  grep -qF "$(grep probabilities <<<"$fast")" <<<"$blocked" ||
+    fail "$layout and nhwc differ: $blocked"
+done
 if err=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
-  --feed="image=$mlp/digit.npy" --layout=nchw16c 2>&1); then
+  --feed="image=$mlp/digit.npy" --layout=nchw4c 2>&1); then
   fail "unknown layout accepted"
 fi
-grep -q -- '--layout must be auto, nhwc or nchw8c, got "nchw16c"' <<<"$err" ||
+grep -q -- '--layout must be auto, nhwc, nchw8c or nchw16c, got "nchw4c"' <<<"$err" ||
   fail "unknown layout message: $err"
 plain=$("$scopeflow" run examples/cnn/main.pbtxt --startup=examples/cnn/startup.pbtxt \
   --feed="image=$mlp/digit.npy" --profile --nochannels_last)

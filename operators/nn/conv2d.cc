@@ -1,7 +1,7 @@
 // conv2d: 2-D convolution of NCHW (or, with data_format "NHWC", NHWC, or
-// with "NCHW8c", channel-blocked: operators/channel_blocks.h) tensors by
-// OIHW filters, with strides, padding, dilation and groups. float32 runs on
-// oneDNN; float64, which numeric gradient checks need, on a reference
+// with "NCHW8c" and "NCHW16c", channel-blocked: operators/channel_blocks.h)
+// tensors by OIHW filters, with strides, padding, dilation and groups. float32
+// runs on oneDNN; float64, which numeric gradient checks need, on a reference
 // im2col + gemm in NCHW.
 //
 // conv2d_grad: the gradients of Input, Filter and Bias, by oneDNN's
@@ -40,16 +40,12 @@ namespace {
 
 // How an Output (or its gradient) lays out its image: the op's
 // data_format.
-ImageFormat OutputFormat(const Conv2dAttrs& a) {
-  return a.blocked ? ImageFormat::kNchw8c
-         : a.nhwc  ? ImageFormat::kNhwc
-                   : ImageFormat::kNchw;
-}
+ImageFormat OutputFormat(const Conv2dAttrs& a) { return a.format; }
 
 // How an Input or Output (or its gradient) lays out its image: the op's
 // data_format, except that a blocked op's Input may be NCHW (rank 4).
 ImageFormat FormatOf(const Dims& dims, const Conv2dAttrs& a) {
-  if (a.blocked && dims.size() != 5) return ImageFormat::kNchw;
+  if (a.Blocked() && dims.size() != 5) return ImageFormat::kNchw;
   return OutputFormat(a);
 }
 
@@ -67,7 +63,7 @@ Dims OutputInFormat(const Dims& nchw, const Conv2dAttrs& a) {
 // Input's dims as inference knows them, in its format: a blocked op's
 // Input may have rank 4 (NCHW) or 5; unknown rank, four unknown dims.
 Dims InputDimsOf(const VarInfo& info, const Conv2dAttrs& a) {
-  if (a.blocked && info.has_dims && info.dims.size() == 5) return info.dims;
+  if (a.Blocked() && info.has_dims && info.dims.size() == 5) return info.dims;
   return Rank4DimsOf(info);
 }
 
@@ -106,7 +102,7 @@ absl::StatusOr<std::array<int64_t, 2>> OutputSize(const Conv2dAttrs& a,
 // returns what the forward op writes to "Output".
 absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
   const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
-  SF_RETURN_IF_ERROR(CheckRank(context, "Input", 4, a.blocked ? 5 : 4));
+  SF_RETURN_IF_ERROR(CheckRank(context, "Input", 4, a.Blocked() ? 5 : 4));
   SF_RETURN_IF_ERROR(CheckRank(context, "Filter", 4, 4));
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "Input", "Filter"));
   const bool has_bias = context.HasInput("Bias");
@@ -123,25 +119,28 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
   // Input's shape as given, and the format that says which axis holds the
   // channels where it is not NCHW.
   const ImageFormat input_format = FormatOf(input_dims, a);
-  const std::string input_shape = absl::StrCat(
-      DimsToString(input_dims),
-      input_format == ImageFormat::kNhwc     ? " (data_format \"NHWC\")"
-      : input_format == ImageFormat::kNchw8c ? " (data_format \"NCHW8c\")"
-                                             : "");
-  if (input_format == ImageFormat::kNchw8c) {
-    SF_CHECK(input_dims[4] < 0 || input_dims[4] == kChannelBlock,
+  const std::string input_shape =
+      absl::StrCat(DimsToString(input_dims),
+                   input_format == ImageFormat::kNchw
+                       ? ""
+                       : absl::StrCat(" (data_format \"",
+                                      ImageFormatName(input_format), "\")"));
+  const int64_t block = a.Block();
+  if (ChannelBlockOf(input_format) > 0) {
+    SF_CHECK(input_dims[4] < 0 || input_dims[4] == block,
              "input \"Input\" (variable \"%s\") has shape %s: expected its "
              "last dimension to be the %d channels of a block",
-             input_name, input_shape, kChannelBlock);
+             input_name, input_shape, block);
   }
   const int64_t channels = input[1];
   const int64_t filters = filter[0];
-  if (a.blocked) {
-    SF_CHECK(filters < 0 || filters % kChannelBlock == 0,
+  if (a.Blocked()) {
+    SF_CHECK(filters < 0 || filters % block == 0,
              "input \"Filter\" (variable \"%s\") has shape %s: data_format "
-             "\"NCHW8c\" writes output channels in blocks of %d, but the "
-             "filter has %d output channels",
-             filter_name, DimsToString(filter), kChannelBlock, filters);
+             "\"%s\" writes output channels in blocks of %d, but the filter "
+             "has %d output channels",
+             filter_name, DimsToString(filter), ImageFormatName(a.format),
+             block, filters);
   }
   SF_CHECK(channels < 0 || channels % a.groups == 0,
            "input \"Input\" (variable \"%s\") has shape %s: its %d channels "
@@ -229,10 +228,13 @@ void Zero(Tensor& tensor) {
 // The channel of element `i` of an Output (or its gradient) of `dims` in
 // the op's format.
 int64_t ChannelOfElement(int64_t i, const Dims& dims, const Conv2dAttrs& a) {
-  switch (FormatOf(dims, a)) {
-    case ImageFormat::kNchw8c: {
-      const int64_t block_size = dims[2] * dims[3] * kChannelBlock;
-      return (i / block_size) % dims[1] * kChannelBlock + i % kChannelBlock;
+  const ImageFormat format = FormatOf(dims, a);
+  switch (format) {
+    case ImageFormat::kNchw8c:
+    case ImageFormat::kNchw16c: {
+      const int64_t block = ChannelBlockOf(format);
+      const int64_t block_size = dims[2] * dims[3] * block;
+      return (i / block_size) % dims[1] * block + i % block;
     }
     case ImageFormat::kNhwc:
       return i % dims[3];
@@ -548,8 +550,8 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
       absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
       absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
       a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
-      a.groups, ";", a.nhwc, a.blocked, static_cast<int>(input_format), ";",
-      has_bias, ";", a.fuse_relu);
+      a.groups, ";", static_cast<int>(a.format), ",",
+      static_cast<int>(input_format), ";", has_bias, ";", a.fuse_relu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   // Made before the eviction so that a throwing oneDNN leaves the cache as
@@ -721,7 +723,9 @@ absl::Status Conv2dKernel(KernelContext& context) {
 // How many partial sums LaneSums keeps: enough independent additions in
 // flight to hide their latency (two-double SSE2 vectors, 8 registers).
 constexpr int kSumLanes = 16;
-static_assert(kSumLanes % kChannelBlock == 0,
+// NCHW16c's block, which NCHW8c's divides: a block's channels must fall
+// into lanes of their own (BiasGrad).
+static_assert(kSumLanes % 16 == 0,
               "a block's channels must fall into lanes of their own");
 
 // The sums in double of x[i] over the i of each lane: lane k sums x[k],
@@ -748,26 +752,25 @@ void BiasGrad(const Tensor& d_output, const Conv2dAttrs& a, Tensor& d_bias) {
   const int64_t channels = d_bias.numel();
   std::vector<double> sums(channels, 0.0);
   const T* dy = d_output.data<T>();
-  if (a.nhwc) {
+  if (a.Nhwc()) {
     // Each pixel's channels are a run of the last axis: the channels' sums
     // are independent chains already, which the compiler vectorises.
     const int64_t pixels = d_output.numel() / std::max<int64_t>(channels, 1);
     for (int64_t r = 0; r < pixels; ++r) {
       for (int64_t k = 0; k < channels; ++k) sums[k] += dy[r * channels + k];
     }
-  } else if (a.blocked) {
-    // A block of kChannelBlock channels over a sample's plane is
-    // contiguous, each pixel's channels a run of it: channel k of the
-    // block is summed in the lanes k, k + kChannelBlock, ...
+  } else if (a.Blocked()) {
+    // A block of `block` channels over a sample's plane is contiguous, each
+    // pixel's channels a run of it: channel k of the block is summed in the
+    // lanes k, k + block, ...
+    const int64_t block = a.Block();
     const int64_t plane = d_output.dim(2) * d_output.dim(3);
-    const int64_t blocks = channels / kChannelBlock;
+    const int64_t blocks = channels / block;
     for (int64_t b = 0; b < d_output.dim(0) * blocks; ++b) {
       const std::array<double, kSumLanes> lanes =
-          LaneSums(dy + b * plane * kChannelBlock, plane * kChannelBlock);
-      double* block_sums = sums.data() + b % blocks * kChannelBlock;
-      for (int k = 0; k < kSumLanes; ++k) {
-        block_sums[k % kChannelBlock] += lanes[k];
-      }
+          LaneSums(dy + b * plane * block, plane * block);
+      double* block_sums = sums.data() + b % blocks * block;
+      for (int k = 0; k < kSumLanes; ++k) block_sums[k % block] += lanes[k];
     }
   } else {
     const int64_t plane = d_output.dim(2) * d_output.dim(3);
@@ -856,10 +859,11 @@ absl::Status MakeConv2dGrad(GradOpContext& grad) {
 // fuse_relu: Output = relu(convolution), in one pass (the executor's
 // channels-last rewrite fuses a conv2d and the relu reading it so).
 // data_format "NHWC" takes Input [N, H, W, C] and writes Output [N, H_out,
-// W_out, M]; data_format "NCHW8c" (operators/channel_blocks.h) writes
-// Output [N, M / 8, H_out, W_out, 8] and takes Input [N, C / 8, H, W, 8]
-// or, for a first convolution over an image's few channels, NCHW [N, C,
-// H, W]. Filter [M, C / groups, kH, kW] and Bias [M] are the same in every
+// W_out, M]; the blocked data_formats "NCHW8c" and "NCHW16c"
+// (operators/channel_blocks.h), of B = 8 and 16 channels a block, write
+// Output [N, M / B, H_out, W_out, B] and take Input [N, C / B, H, W, B] or,
+// for a first convolution over an image's few channels, NCHW [N, C, H, W].
+// Filter [M, C / groups, kH, kW] and Bias [M] are the same in every
 // format.
 SF_REGISTER_OP(conv2d)
     .Input("Input")
@@ -875,7 +879,7 @@ SF_REGISTER_OP(conv2d)
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
+          OneOf(ImageFormatNames()))
     .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
     .Infer(InferConv2d)
     .Grad(GradSpec("conv2d_grad")
@@ -907,7 +911,7 @@ SF_REGISTER_OP(conv2d_grad)
           PositivePair())
     .Attr("groups", AttrType::kInt, AttrValue(1), Positive())
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
+          OneOf(ImageFormatNames()))
     .Infer(InferConv2dGrad)
     .Kernel(DeviceType::kCPU, kFloat32, &Conv2dGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Conv2dGradKernel<double>);

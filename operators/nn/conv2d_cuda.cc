@@ -5,8 +5,8 @@
 //     layout); float64, whose NHWC support in cuDNN is thin (PyTorch keeps
 //     it to NCHW too), and any NHWC convolution cuDNN has no algorithm
 //     for, runs in NCHW through reordered copies.
-//   - NCHW8c (operators/channel_blocks.h), for which cuDNN has no float
-//     layout, runs in NCHW: blocked Inputs and Outputs (and their
+//   - NCHW8c and NCHW16c (operators/channel_blocks.h), for which cuDNN has
+//     no float layout, run in NCHW: blocked Inputs and Outputs (and their
 //     gradients) go through NCHW copies; a blocked op's rank-4 Input is
 //     NCHW already.
 //   - cuDNN pads both sides of an axis alike: other padding pads a copy of
@@ -38,7 +38,6 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
-#include "operators/channel_blocks.h"
 #include "operators/nn/kernel_util.h"
 #include "operators/nn/window.h"
 #include "platform/allocator.h"
@@ -351,8 +350,8 @@ absl::Status RunPass(CudaContext* cuda, Pass pass, const CudnnConv& c,
 struct ConvPlan {
   cudnnDataType_t dtype;
   bool nhwc;  // the op's data_format
-  // Channels per block of the op's Input and Output: kChannelBlock where
-  // they are NCHW8c, 1 where NCHW or NHWC.
+  // Channels per block of the op's Input and Output: 8 or 16 where they
+  // are NCHW8c or NCHW16c, 1 where NCHW or NHWC.
   int64_t input_block, output_block;
   bool compute_nhwc;  // cuDNN's layout
   int64_t n, c, h, w, m, kh, kw, oh, ow;
@@ -404,22 +403,22 @@ absl::StatusOr<ConvPlan> PlanConv(const KernelContext& context,
                                   const Dims& output, bool compute_nhwc) {
   ConvPlan p;
   p.dtype = dtype;
-  p.nhwc = a.nhwc;
+  p.nhwc = a.Nhwc();
   // A blocked op's Input is NCHW where its rank is 4; its Output is always
   // blocked.
-  p.input_block = a.blocked && input.dims().size() == 5 ? kChannelBlock : 1;
-  p.output_block = a.blocked ? kChannelBlock : 1;
+  p.input_block = a.Blocked() && input.dims().size() == 5 ? a.Block() : 1;
+  p.output_block = a.Blocked() ? a.Block() : 1;
   p.compute_nhwc = compute_nhwc;
   const Dims& x = input.dims();
   p.n = x[0];
-  p.c = a.nhwc ? x[3] : x[1] * p.input_block;
-  p.h = a.nhwc ? x[1] : x[2];
-  p.w = a.nhwc ? x[2] : x[3];
+  p.c = a.Nhwc() ? x[3] : x[1] * p.input_block;
+  p.h = a.Nhwc() ? x[1] : x[2];
+  p.w = a.Nhwc() ? x[2] : x[3];
   p.m = filter.dim(0);
   p.kh = filter.dim(2);
   p.kw = filter.dim(3);
-  p.oh = a.nhwc ? output[1] : output[2];
-  p.ow = a.nhwc ? output[2] : output[3];
+  p.oh = a.Nhwc() ? output[1] : output[2];
+  p.ow = a.Nhwc() ? output[2] : output[3];
   p.groups = a.groups;
   p.stride_h = a.strides[0];
   p.stride_w = a.strides[1];
@@ -460,7 +459,7 @@ absl::StatusOr<ConvPlan> ChoosePlan(const KernelContext& context,
                                     const Tensor& input, const Tensor& filter,
                                     const Dims& output,
                                     const std::vector<Pass>& passes) {
-  const bool nhwc = a.nhwc && std::is_same_v<T, float>;
+  const bool nhwc = a.Nhwc() && std::is_same_v<T, float>;
   SF_ASSIGN_OR_RETURN(ConvPlan plan, PlanConv(context, a, CudnnType<T>(), input,
                                               filter, output, nhwc));
   if (!nhwc) return plan;
@@ -502,9 +501,9 @@ absl::Status Zero(CudaContext* cuda, Tensor* tensor) {
 // An Output (or its gradient) of the op's layout, for the per-channel bias
 // and its gradient.
 ChannelView ChannelsOf(const Dims& dims, const Conv2dAttrs& a) {
-  if (a.nhwc) return {dims[0] * dims[1] * dims[2], dims[3], 1};
-  if (a.blocked) {
-    return {dims[0], dims[1] * kChannelBlock, dims[2] * dims[3], kChannelBlock};
+  if (a.Nhwc()) return {dims[0] * dims[1] * dims[2], dims[3], 1};
+  if (a.Blocked()) {
+    return {dims[0], dims[1] * a.Block(), dims[2] * dims[3], a.Block()};
   }
   return {dims[0], dims[1], dims[2] * dims[3]};
 }

@@ -121,7 +121,7 @@ __device__ double BlockSum(double value) {
 // view.Rows(): x as rows of outer * inner cells, each cell's channels in
 // runs of `block` neighbours (all of them where inner is 1). Blocks of
 // 32 x 8 threads, 32 channels side by side (reads of 32 neighbours, or of
-// four runs of 8) and 8 rows apart; blockIdx.y picks a range of rows.
+// runs of 8 or 16) and 8 rows apart; blockIdx.y picks a range of rows.
 template <typename T>
 __global__ void RowSumsKernel(const T* x, ChannelView v, double* partial) {
   __shared__ double sums[8][33];

@@ -1,6 +1,6 @@
 // Launchers of the kernels around conv2d's cuDNN calls (conv2d_cuda.cu):
-// layout changes (NCHW, NHWC, NCHW8c) and padding, bias and relu, and the
-// bias gradient. Plain C++ and CUDA runtime types only, so both nvcc and
+// layout changes (NCHW, NHWC, NCHW8c, NCHW16c) and padding, bias and relu, and
+// the bias gradient. Plain C++ and CUDA runtime types only, so both nvcc and
 // the C++ compiler read it.
 #ifndef SCOPEFLOW_OPERATORS_NN_CONV2D_CUDA_H_
 #define SCOPEFLOW_OPERATORS_NN_CONV2D_CUDA_H_
@@ -15,7 +15,7 @@ namespace cuda {
 
 // An image's dims in [N, C, H, W] order whatever its layout, and its
 // layout: NHWC where channels_last; otherwise [N, C / block, H, W, block]
-// (block 1: NCHW; 8: NCHW8c), c a multiple of block.
+// (block 1: NCHW; 8: NCHW8c; 16: NCHW16c), c a multiple of block.
 struct Image4d {
   int64_t n = 0, c = 0, h = 0, w = 0;
   bool channels_last = false;
@@ -24,8 +24,8 @@ struct Image4d {
 
 // A tensor as [outer, channels / block, inner, block], channel b * block + k
 // at [:, b, :, k], for the per-channel bias and its gradient: NCHW is
-// [N, C, H * W] (block 1), NHWC [N * H * W, C, 1], NCHW8c [N, C, H * W]
-// with block 8.
+// [N, C, H * W] (block 1), NHWC [N * H * W, C, 1], NCHW8c and NCHW16c
+// [N, C, H * W] with block 8 and 16.
 struct ChannelView {
   int64_t outer = 0, channels = 0, inner = 0, block = 1;
 

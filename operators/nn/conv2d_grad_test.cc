@@ -24,7 +24,9 @@ using ::testing::HasSubstr;
 
 struct ConvCase {
   std::string name;
-  Dims input;   // [N, C, H, W], or [N, H, W, C] with data_format "NHWC"
+  // [N, C, H, W], or [N, H, W, C] with data_format "NHWC", or
+  // [N, C / B, H, W, B] with a blocked one (B its block)
+  Dims input;
   Dims filter;  // [M, C / groups, kH, kW]
   std::vector<int32_t> strides = {1, 1};
   std::vector<int32_t> paddings = {0, 0};
@@ -155,6 +157,20 @@ ConvCase Nhwc(ConvCase c) {
   return c;
 }
 
+// `c` with data_format `format`, "NCHW8c" or "NCHW16c": Output, and Input
+// unless `nchw_input`, in blocks of 8 or 16 channels.
+ConvCase Blocked(ConvCase c, const std::string& format = "NCHW8c",
+                 bool nchw_input = false) {
+  const int64_t block = format == "NCHW16c" ? 16 : 8;
+  c.name += absl::StrCat(format == "NCHW16c" ? "Nchw16c" : "Nchw8c",
+                         nchw_input ? "NchwInput" : "");
+  if (!nchw_input) {
+    c.input = {c.input[0], c.input[1] / block, c.input[2], c.input[3], block};
+  }
+  c.data_format = format;
+  return c;
+}
+
 std::vector<ConvCase> NhwcCases() {
   std::vector<ConvCase> cases;
   for (const ConvCase& c : Cases()) cases.push_back(Nhwc(c));
@@ -237,6 +253,49 @@ INSTANTIATE_TEST_SUITE_P(Cases, Conv2dGradTest, ::testing::ValuesIn(Cases()),
 // last; oneDNN's NHWC gradients are then checked against that reference.
 INSTANTIATE_TEST_SUITE_P(NhwcCases, Conv2dGradTest,
                          ::testing::ValuesIn(NhwcCases()),
+                         [](const ::testing::TestParamInfo<ConvCase>& info) {
+                           return info.param.name;
+                         });
+
+// The blocked layouts, Input blocked or NCHW (a first convolution): the
+// numeric check covers the float64 reference through its copies to and
+// from NCHW and Bias@GRAD's sums over blocks; oneDNN's blocked gradients
+// are then checked against that reference. Channels fill blocks of 16, so
+// that each case runs in both.
+std::vector<ConvCase> BlockedCases() {
+  const ConvCase padded = {"PaddedWithBias",
+                           {2, 16, 4, 5},
+                           {16, 16, 3, 3},
+                           {1, 1},
+                           {1, 1},
+                           {1, 1},
+                           1,
+                           true};
+  const ConvCase groups = {"Groups2Stride2",
+                           {1, 32, 5, 5},
+                           {32, 16, 3, 3},
+                           {2, 2},
+                           {1, 1},
+                           {1, 1},
+                           2,
+                           true};
+  const ConvCase depthwise = {"Depthwise", {1, 16, 5, 4}, {16, 1, 3, 3},
+                              {1, 1},      {1, 1},        {1, 1},
+                              16,          true};
+  const ConvCase first = {
+      "First", {2, 3, 5, 5}, {16, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true};
+  std::vector<ConvCase> cases;
+  for (const char* format : {"NCHW8c", "NCHW16c"}) {
+    for (const ConvCase& c : {padded, groups, depthwise}) {
+      cases.push_back(Blocked(c, format));
+    }
+    cases.push_back(Blocked(first, format, /*nchw_input=*/true));
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(BlockedCases, Conv2dGradTest,
+                         ::testing::ValuesIn(BlockedCases()),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return info.param.name;
                          });
@@ -354,20 +413,13 @@ TEST(Conv2dGradLargeTest, OneDnnMatchesReferenceOnBlockedShapes) {
       5);
 }
 
-// `c` with data_format "NCHW8c": Input and Output in blocks of 8 channels.
-ConvCase Blocked(ConvCase c) {
-  c.name += "Nchw8c";
-  c.input = {c.input[0], c.input[1] / 8, c.input[2], c.input[3], 8};
-  c.data_format = "NCHW8c";
-  return c;
-}
-
 // Shapes for which Winograd's algorithm pays (WinogradPays, conv_onednn.h):
 // on AVX-512 CPUs oneDNN's Winograd backward-data and backward-weights
 // kernels compute them, reordered to and from each layout; elsewhere the
 // direct ones. An odd-sized unpadded image leaves partial tiles and an
 // Output plane that is not a multiple of BiasGrad's lanes. 32 -> 32
-// channels take Winograd's in NCHW and NCHW8c only (direct on NHWC).
+// channels take Winograd's in NCHW, NCHW8c and NCHW16c only (direct on
+// NHWC); in NCHW16c, Winograd's own layout, without reorders.
 TEST(Conv2dGradWinogradTest, OneDnnMatchesReference) {
   const ConvCase padded = {
       "Padded", {2, 32, 10, 10}, {64, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1,
@@ -385,7 +437,9 @@ TEST(Conv2dGradWinogradTest, OneDnnMatchesReference) {
                            true};
   for (const ConvCase& c :
        {padded, unpadded, Nhwc(padded), Nhwc(unpadded), Blocked(padded),
-        Blocked(unpadded), narrow, Nhwc(narrow), Blocked(narrow)}) {
+        Blocked(unpadded), Blocked(padded, "NCHW16c"),
+        Blocked(unpadded, "NCHW16c"), narrow, Nhwc(narrow), Blocked(narrow),
+        Blocked(narrow, "NCHW16c")}) {
     SCOPED_TRACE(c.name);
     ExpectOneDnnMatchesReference(c, 21);
   }
@@ -522,7 +576,7 @@ TEST(Conv2dGradErrorTest, InvalidDataFormat) {
   absl::Status status = PrepareOp(ConvGradOp(c, {"Input"}), feeds);
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (conv2d_grad): attribute \"data_format\" must "
-                        "be one of NCHW, NHWC, NCHW8c, got \"nhwc\""));
+                        "be one of NCHW, NHWC, NCHW8c, NCHW16c, got \"nhwc\""));
 }
 
 TEST(Conv2dGradErrorTest, BiasGradNeedsBias) {

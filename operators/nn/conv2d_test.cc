@@ -776,7 +776,7 @@ TEST(Conv2dErrorTest, InvalidDataFormat) {
        {"w", MakeTensor<float>({4, 2, 3, 3}, {})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (conv2d): attribute \"data_format\" must be "
-                        "one of NCHW, NHWC, NCHW8c, got \"NCWH\""));
+                        "one of NCHW, NHWC, NCHW8c, NCHW16c, got \"NCWH\""));
 }
 
 // Sizes beyond int64 are errors naming the inputs and attributes: the

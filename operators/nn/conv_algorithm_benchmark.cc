@@ -2,12 +2,13 @@
 // conv2d_grad run them (conv_onednn.h), counting the reorders between the
 // user's layouts and each primitive's, which a net pays: the inference
 // pass, and the backward-data and backward-weights passes with the filter
-// read from and written to OIHW on every run. Each on NHWC, NCHW and
-// NCHW8c activations: Winograd's reorders all three into its 16-channel
-// blocks and out of them; direct runs on NHWC as it is, reorders NCHW to
-// and from its blocks too, and takes NCHW8c with AVX2's kernels on AVX-512
-// CPUs. The figures behind WinogradPays, at 1 and 2 threads (a filter
-// such as --benchmark_filter=Backward.*/nchw/ picks passes and layouts):
+// read from and written to OIHW on every run. Each on NHWC, NCHW, NCHW8c
+// and NCHW16c activations: Winograd's reorders the first three into its
+// 16-channel blocks and out of them, and runs on NCHW16c as it is; direct
+// runs on NHWC as it is, reorders NCHW to and from its blocks too, takes
+// NCHW8c with AVX2's kernels on AVX-512 CPUs and NCHW16c with AVX-512's.
+// The figures behind WinogradPays, at 1 and 2 threads (a filter such as
+// --benchmark_filter=Backward.*/nchw/ picks passes and layouts):
 //   OMP_NUM_THREADS=1 bazel run //operators/nn:conv_algorithm_benchmark
 #include <algorithm>
 #include <cstdint>
@@ -42,8 +43,7 @@ OneDnnConv Conv3x3(int64_t n, int64_t c, int64_t size, int64_t m,
   a.dilations = {1, 1};
   a.padding = {1, 1, 1, 1};
   a.groups = 1;
-  a.nhwc = format == ImageFormat::kNhwc;
-  a.blocked = format == ImageFormat::kNchw8c;
+  a.format = format;
   return DescribeConv(a, {n, c, size, size}, format, {m, c, 3, 3},
                       {n, m, size, size}, format);
 }
@@ -255,7 +255,8 @@ const bool kRegistered = [] {
   const std::pair<const char*, ImageFormat> layouts[] = {
       {"nhwc", ImageFormat::kNhwc},
       {"nchw", ImageFormat::kNchw},
-      {"nchw8c", ImageFormat::kNchw8c}};
+      {"nchw8c", ImageFormat::kNchw8c},
+      {"nchw16c", ImageFormat::kNchw16c}};
   for (const auto& [pass_name, pass, channels] : passes) {
     for (const auto& [layout_name, format] : layouts) {
       benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(

@@ -8,6 +8,8 @@ dnnl::memory::format_tag TagOf(ImageFormat format) {
   switch (format) {
     case ImageFormat::kNchw8c:
       return Tag::nChw8c;
+    case ImageFormat::kNchw16c:
+      return Tag::nChw16c;
     case ImageFormat::kNhwc:
       return Tag::nhwc;
     case ImageFormat::kNchw:
@@ -31,9 +33,11 @@ DataLayouts LayoutsFor(const OneDnnConv& c, dnnl::algorithm algorithm) {
 
 // Whether `c`'s direct primitives run on NHWC activations, which oneDNN's
 // AVX-512 direct kernels take as they are, as fast as their own 16-channel
-// blocks. NCHW they reorder to and from those blocks, as Winograd's
-// kernels do; NCHW8c's 8-channel blocks only their AVX2 kernels take, at
-// half the vector width.
+// blocks, while Winograd's reorders them to and from those blocks. NCHW
+// direct reorders too, as Winograd's kernels do; NCHW8c's 8-channel blocks
+// only its AVX2 kernels take, at half the vector width; NCHW16c's are the
+// AVX-512 kernels' own, direct's and Winograd's alike, so neither
+// reorders and Winograd's saved multiplications are all gain.
 bool DirectRunsOnNhwc(const OneDnnConv& c) {
   const dnnl::memory::desc nhwc(c.dst, dnnl::memory::data_type::f32,
                                 dnnl::memory::format_tag::nhwc);
@@ -113,7 +117,7 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
   c.weights_md = memory::desc(c.weights, memory::data_type::f32,
                               g == 1 ? Tag::oihw : Tag::goihw);
   c.dst_md = memory::desc(c.dst, memory::data_type::f32, TagOf(output_format));
-  const bool ours = a.nhwc || a.blocked;
+  const bool ours = a.format != ImageFormat::kNchw;
   c.src_want = ours ? c.src_md : AnyLayout(c.src);
   c.dst_want = ours ? c.dst_md : AnyLayout(c.dst);
   return c;
@@ -124,6 +128,7 @@ bool WinogradPays(const OneDnnConv& c) {
   return one_group && c.weights[2] == 3 && c.weights[3] == 3 &&
          c.strides == dnnl::memory::dims{1, 1} &&
          c.dilates == dnnl::memory::dims{0, 0} && c.src[1] >= 32 &&
+         // NCHW, NCHW8c and NCHW16c from 32 output channels.
          c.dst[1] >= (DirectRunsOnNhwc(c) ? 64 : 32);
 }
 

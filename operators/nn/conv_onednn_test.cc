@@ -18,8 +18,7 @@ OneDnnConv DescribeIn(ImageFormat format, int64_t in, int64_t out, int64_t k,
   a.dilations = {dilation, dilation};
   a.padding = {k / 2, k / 2, k / 2, k / 2};
   a.groups = groups;
-  a.nhwc = format == ImageFormat::kNhwc;
-  a.blocked = format == ImageFormat::kNchw8c;
+  a.format = format;
   const int64_t size = (16 + 2 * (k / 2) - dilation * (k - 1) - 1) / stride + 1;
   return DescribeConv(a, {1, in, 16, 16}, format, {out, in / groups, k, k},
                       {1, out, size, size}, format);
@@ -37,10 +36,13 @@ TEST(WinogradPaysTest, ThreeByThreeOfStrideOneFromThirtyTwoChannelsUp) {
   EXPECT_TRUE(WinogradPays(Describe(256, 512, 3)));
 }
 
-// Where direct reorders NCHW to and from its blocks too, or runs on NCHW8c
-// with AVX2's kernels, 32 output channels suffice.
+// Where direct reorders NCHW to and from its blocks too, runs on NCHW8c
+// with AVX2's kernels, or on NCHW16c, where Winograd's needs no reorders,
+// 32 output channels suffice.
 TEST(WinogradPaysTest, FromThirtyTwoOutputChannelsOffNhwc) {
-  for (ImageFormat format : {ImageFormat::kNchw, ImageFormat::kNchw8c}) {
+  for (ImageFormat format :
+       {ImageFormat::kNchw, ImageFormat::kNchw8c, ImageFormat::kNchw16c}) {
+    SCOPED_TRACE(ImageFormatName(format));
     EXPECT_TRUE(WinogradPays(DescribeIn(format, 32, 32, 3)));
     EXPECT_TRUE(WinogradPays(DescribeIn(format, 64, 32, 3)));
     EXPECT_TRUE(WinogradPays(DescribeIn(format, 32, 64, 3)));
@@ -86,7 +88,8 @@ TEST(ForwardPrimitiveTest, WinogradWhereItPaysAndTheCpuHasIt) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   for (const OneDnnConv& c :
        {Describe(64, 64, 3), DescribeIn(ImageFormat::kNchw, 32, 32, 3),
-        DescribeIn(ImageFormat::kNchw8c, 32, 32, 3)}) {
+        DescribeIn(ImageFormat::kNchw8c, 32, 32, 3),
+        DescribeIn(ImageFormat::kNchw16c, 32, 32, 3)}) {
     const std::string impl =
         ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine)
             .impl_info_str();
@@ -112,12 +115,58 @@ bool IsWinograd(const std::string& impl) {
   return impl.find("wino") != std::string::npos;
 }
 
+// NCHW16c is the layout of Winograd's kernels (where the CPU has them) and
+// of direct's AVX-512 ones: neither is asked to reorder activations.
+TEST(ForwardPrimitiveTest, NoReordersOnNchw16c) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  for (const OneDnnConv& c : {DescribeIn(ImageFormat::kNchw16c, 32, 32, 3),
+                              DescribeIn(ImageFormat::kNchw16c, 64, 128, 3),
+                              DescribeIn(ImageFormat::kNchw16c, 16, 16, 3),
+                              DescribeIn(ImageFormat::kNchw16c, 32, 32, 3,
+                                         /*stride=*/2),
+                              DescribeIn(ImageFormat::kNchw16c, 32, 32, 1)}) {
+    const dnnl::convolution_forward::primitive_desc pd =
+        ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine);
+    const std::string impl = pd.impl_info_str();
+    EXPECT_EQ(IsWinograd(impl), WinogradPays(c) && CpuHasWinograd()) << impl;
+    EXPECT_TRUE(pd.src_desc() == c.src_md) << impl;
+    EXPECT_TRUE(pd.dst_desc() == c.dst_md) << impl;
+    if (!CpuHasWinograd()) continue;
+    // The same with Winograd's chosen outright, where it has kernels.
+    if (c.weights[2] != 3 || c.strides != dnnl::memory::dims{1, 1}) continue;
+    const dnnl::convolution_forward::primitive_desc winograd =
+        ForwardPrimitiveOf(c, dnnl::algorithm::convolution_winograd,
+                           /*has_bias=*/true, /*fuse_relu=*/true, engine);
+    EXPECT_TRUE(winograd.src_desc() == c.src_md);
+    EXPECT_TRUE(winograd.dst_desc() == c.dst_md);
+  }
+}
+
+// A first convolution: NCHW Input, few channels, into 16-channel blocks.
+TEST(ForwardPrimitiveTest, FirstConvolutionReadsNchwWritesNchw16c) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  Conv2dAttrs a;
+  a.strides = {1, 1};
+  a.dilations = {1, 1};
+  a.padding = {1, 1, 1, 1};
+  a.groups = 1;
+  a.format = ImageFormat::kNchw16c;
+  const OneDnnConv c =
+      DescribeConv(a, {1, 3, 16, 16}, ImageFormat::kNchw, {32, 3, 3, 3},
+                   {1, 32, 16, 16}, ImageFormat::kNchw16c);
+  EXPECT_FALSE(WinogradPays(c));
+  const dnnl::convolution_forward::primitive_desc pd =
+      ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine);
+  EXPECT_TRUE(pd.src_desc() == c.src_md) << pd.impl_info_str();
+  EXPECT_TRUE(pd.dst_desc() == c.dst_md) << pd.impl_info_str();
+}
+
 // Backward passes of the shapes above in each layout, some where
 // Winograd's pays.
 std::vector<OneDnnConv> TrainingShapes() {
   std::vector<OneDnnConv> shapes;
-  for (ImageFormat format :
-       {ImageFormat::kNhwc, ImageFormat::kNchw, ImageFormat::kNchw8c}) {
+  for (ImageFormat format : {ImageFormat::kNhwc, ImageFormat::kNchw,
+                             ImageFormat::kNchw8c, ImageFormat::kNchw16c}) {
     for (const OneDnnConv& c :
          {DescribeIn(format, 32, 64, 3), DescribeIn(format, 64, 64, 3),
           DescribeIn(format, 32, 32, 3), DescribeIn(format, 64, 32, 3),
@@ -147,9 +196,9 @@ TEST(BackwardPrimitivesTest, WinogradExactlyWhereItPaysAndTheCpuHasIt) {
     EXPECT_EQ(IsWinograd(data), pays) << data;
     EXPECT_EQ(IsWinograd(weights), pays) << weights;
   }
-  // 32 -> 64 and 64 -> 64 in each layout; 32 -> 32 and 64 -> 32 in NCHW
-  // and NCHW8c only.
-  EXPECT_EQ(winograd, CpuHasWinograd() ? 10 : 0);
+  // 32 -> 64 and 64 -> 64 in each layout; 32 -> 32 and 64 -> 32 in NCHW,
+  // NCHW8c and NCHW16c only.
+  EXPECT_EQ(winograd, CpuHasWinograd() ? 14 : 0);
 }
 
 TEST(BackwardPrimitivesTest, DirectOnOurLayoutsWhereWinogradDoesNotPay) {
@@ -164,12 +213,32 @@ TEST(BackwardPrimitivesTest, DirectOnOurLayoutsWhereWinogradDoesNotPay) {
     EXPECT_FALSE(IsWinograd(data.impl_info_str())) << data.impl_info_str();
     EXPECT_FALSE(IsWinograd(weights.impl_info_str()))
         << weights.impl_info_str();
-    // Direct kernels run on our NHWC and NCHW8c layouts: no reorders.
+    // Direct kernels run on our NHWC, NCHW8c and NCHW16c layouts: no
+    // reorders.
     EXPECT_TRUE(data.diff_src_desc() == c.src_md);
     EXPECT_TRUE(data.diff_dst_desc() == c.dst_md);
     EXPECT_TRUE(weights.src_desc() == c.src_md);
     EXPECT_TRUE(weights.diff_dst_desc() == c.dst_md);
   }
+}
+
+// On NCHW16c, Winograd's backward passes take Output@GRAD and write
+// Input@GRAD in our layout, and read Input in it: no reorders.
+TEST(BackwardPrimitivesTest, WinogradRunsOnNchw16cAsItIs) {
+  if (!CpuHasWinograd()) GTEST_SKIP() << "no Winograd kernels on this CPU";
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const OneDnnConv c = DescribeIn(ImageFormat::kNchw16c, 32, 32, 3);
+  ASSERT_TRUE(WinogradPays(c));
+  const dnnl::convolution_backward_data::primitive_desc data =
+      BackwardDataPrimitive(c, engine);
+  const dnnl::convolution_backward_weights::primitive_desc weights =
+      BackwardWeightsPrimitive(c, engine);
+  EXPECT_TRUE(IsWinograd(data.impl_info_str())) << data.impl_info_str();
+  EXPECT_TRUE(IsWinograd(weights.impl_info_str())) << weights.impl_info_str();
+  EXPECT_TRUE(data.diff_src_desc() == c.src_md);
+  EXPECT_TRUE(data.diff_dst_desc() == c.dst_md);
+  EXPECT_TRUE(weights.src_desc() == c.src_md);
+  EXPECT_TRUE(weights.diff_dst_desc() == c.dst_md);
 }
 
 // Without Winograd's kernels (AVX2, or ONEDNN_MAX_CPU_ISA below AVX-512)

@@ -27,19 +27,26 @@ Tensor Scattered(Dims dims) {
   return MakeTensor<float>(dims, values);
 }
 
-// Input N, C, H, W (args 0-3) in NCHW or NHWC (arg 5: 0 or 1; NHWC is the
-// layout the executor runs a CNN's activations in on AVX-512, NCHW the
-// one of training nets), pooled by kind (arg 4): 0, max over 2x2 windows
-// with stride 2; 1, global average. With `grad`, times pool2d_grad
-// instead, which reads X and Out@GRAD and writes X@GRAD.
+// Input N, C, H, W (args 0-3) in NCHW, NHWC or NCHW16c (arg 5: 0, 1 or 2;
+// NCHW16c is the layout the executor runs a CNN's activations in on
+// AVX-512, NHWC where channel counts do not fill its blocks, NCHW the one
+// of nets run as written), pooled by kind (arg 4): 0, max over 2x2
+// windows with stride 2; 1, global average. With `grad`, times
+// pool2d_grad instead, which reads X and Out@GRAD and writes X@GRAD.
 void TimePool2d(benchmark::State& state, bool grad) {
   const int64_t n = state.range(0), c = state.range(1), h = state.range(2),
                 w = state.range(3);
   const bool global = state.range(4) == 1;
-  const bool nhwc = state.range(5) == 1;
+  const char* const formats[] = {"NCHW", "NHWC", "NCHW16c"};
+  const char* const format = formats[state.range(5)];
   const int64_t oh = global ? 1 : h / 2, ow = global ? 1 : w / 2;
-  const Dims input = nhwc ? Dims{n, h, w, c} : Dims{n, c, h, w};
-  const Dims output = nhwc ? Dims{n, oh, ow, c} : Dims{n, c, oh, ow};
+  const auto dims_in = [&](int64_t height, int64_t width) {
+    if (state.range(5) == 0) return Dims{n, c, height, width};
+    if (state.range(5) == 1) return Dims{n, height, width, c};
+    return Dims{n, c / 16, height, width, 16};
+  };
+  const Dims input = dims_in(h, w);
+  const Dims output = dims_in(oh, ow);
   const std::string attrs = absl::StrCat(
       global ? " attrs { name: 'pooling_type' s: 'avg' }"
                " attrs { name: 'ksize' ints { values: [1, 1] } }"
@@ -47,7 +54,7 @@ void TimePool2d(benchmark::State& state, bool grad) {
              : " attrs { name: 'pooling_type' s: 'max' }"
                " attrs { name: 'ksize' ints { values: [2, 2] } }"
                " attrs { name: 'strides' ints { values: [2, 2] } }",
-      " attrs { name: 'data_format' s: '", nhwc ? "NHWC" : "NCHW", "' }");
+      " attrs { name: 'data_format' s: '", format, "' }");
   const std::string op =
       grad ? absl::StrCat(
                  " ops { type: 'pool2d_grad' inputs { slot: 'X' vars: 'x' }"
@@ -60,13 +67,11 @@ void TimePool2d(benchmark::State& state, bool grad) {
                  attrs, " }");
   NetDef net;
   const bool parsed = google::protobuf::TextFormat::ParseFromString(
-      absl::StrCat(
-          "format_version: ", kNetFormatVersion,
-          " name: 'pool' blocks {"
-          " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] }"
-          " vars { name: 'dy' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] "
-          "}",
-          op, " }"),
+      absl::StrCat("format_version: ", kNetFormatVersion,
+                   " name: 'pool' blocks {"
+                   " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 }"
+                   " vars { name: 'dy' dtype: DATA_TYPE_FLOAT32 }",
+                   op, " }"),
       &net);
   Executor executor;
   auto prepared = executor.Prepare(net, 0, CPUPlace());
@@ -98,13 +103,13 @@ void TimePool2d(benchmark::State& state, bool grad) {
 void BM_Pool2d(benchmark::State& state) { TimePool2d(state, false); }
 void BM_Pool2dGrad(benchmark::State& state) { TimePool2d(state, true); }
 
-// The CNN's two poolings at batch 16 and 1, in both layouts.
+// The CNN's two poolings at batch 16 and 1, in each layout.
 void CnnPoolings(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"n", "c", "h", "w", "global", "nhwc"});
-  for (int64_t nhwc : {0, 1}) {
+  b->ArgNames({"n", "c", "h", "w", "global", "layout"});
+  for (int64_t layout : {0, 1, 2}) {
     for (int64_t n : {16, 1}) {
-      b->Args({n, 32, 64, 64, 0, nhwc});
-      b->Args({n, 64, 32, 32, 1, nhwc});
+      b->Args({n, 32, 64, 64, 0, layout});
+      b->Args({n, 64, 32, 32, 1, layout});
     }
   }
   b->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -19,7 +19,7 @@ namespace {
 
 // The windows of a pool op over X of dims `x` to Out of dims `out`, seen in
 // 3-D as GeometryOf in pool2d.cc sees them: a channel-blocked tensor as
-// [N * C / 8, H, W, 8] channels last.
+// [N * C / B, H, W, B] channels last, B = 8 or 16.
 cuda::PoolGeometry GeometryOf(const Attributes& attrs,
                               absl::Span<const int64_t> x,
                               absl::Span<const int64_t> out) {

@@ -16,8 +16,9 @@ namespace cuda {
 // kernel sees them: pooling over fewer spatial axes gets leading axes of
 // size 1 with one-cell windows. A plane is one sample's channel (a cell one
 // value) with the channels first, one sample (a cell `channels` contiguous
-// values) with the channels last, and one block of 8 channels of a sample
-// (a cell 8 contiguous values) with them blocked (NCHW8c).
+// values) with the channels last, and one block of B channels of a sample
+// (a cell B contiguous values, B = 8 or 16) with them blocked (NCHW8c,
+// NCHW16c).
 struct PoolGeometry {
   int64_t planes = 0;
   int64_t channels = 1;

@@ -1,6 +1,6 @@
 // pool2d's gradient: numeric checks for max, average (exclusive and not)
-// and global pooling with padding, in NCHW, NHWC and NCHW8c, hand-computed
-// values, and errors.
+// and global pooling with padding, in NCHW, NHWC, NCHW8c and NCHW16c,
+// hand-computed values, and errors.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,7 +17,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/channel_blocks.h"
 #include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
@@ -374,53 +373,62 @@ TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeKnown) {
                  {"dy", MakeTensor<float>({1, 1, 1, 1}, {})}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d_grad): attribute \"data_format\" must "
-                        "be one of NCHW, NHWC, NCHW8c, got \"nhwc\""));
+                        "be one of NCHW, NHWC, NCHW8c, NCHW16c, got \"nhwc\""));
 }
 
-// Channel-blocked (data_format "NCHW8c", [N, C / 8, H, W, 8]).
+// Channel-blocked (data_format "NCHW8c" [N, C / 8, H, W, 8] or "NCHW16c"
+// [N, C / 16, H, W, 16]).
 
-// The NHWC cases with their channels rounded up to whole blocks (NCHW
-// shapes).
-std::vector<PoolCase> BlockedCases() {
+// The data_format attribute naming `format`.
+std::string DataFormat(const std::string& format) {
+  return absl::StrCat("attrs { name: \"data_format\" s: \"", format, "\" } ");
+}
+
+// The NHWC cases with their channels rounded up to whole blocks of
+// `format` (NCHW shapes).
+std::vector<PoolCase> BlockedCases(const std::string& format) {
+  const int64_t b = BlockIn(format);
   std::vector<PoolCase> cases = NhwcCases();
-  for (PoolCase& c : cases) {
-    c.x[1] = (c.x[1] + kChannelBlock - 1) / kChannelBlock * kChannelBlock;
-  }
+  for (PoolCase& c : cases) c.x[1] = (c.x[1] + b - 1) / b * b;
   return cases;
 }
 
 TEST(Pool2dGradBlockedTest, MatchesCentralDifferences) {
   uint32_t seed = 150;
-  for (const PoolCase& c : BlockedCases()) {
-    SCOPED_TRACE(c.name);
-    absl::Status status =
-        CheckGradient(Pool(c.attrs + kChannelBlockedAttr),
-                      {{"x", ToChannelBlocks<double>(Distinct(c.x, ++seed))}});
-    EXPECT_TRUE(status.ok()) << status;
+  for (const char* format : kBlockedFormats) {
+    for (const PoolCase& c : BlockedCases(format)) {
+      SCOPED_TRACE(absl::StrCat(format, " ", c.name));
+      absl::Status status = CheckGradient(
+          Pool(c.attrs + DataFormat(format)),
+          {{"x", InFormat<double>(Distinct(c.x, ++seed), format)}});
+      EXPECT_TRUE(status.ok()) << status;
+    }
   }
 }
 
-// NCHW8c's gradient is NCHW's blocked: each cell takes the same shares,
-// added in the same order.
+// A blocked layout's gradient is NCHW's blocked: each cell takes the same
+// shares, added in the same order.
 TEST(Pool2dGradBlockedTest, MatchesBlockedNchw) {
   uint32_t seed = 180;
-  for (const PoolCase& c : BlockedCases()) {
-    SCOPED_TRACE(c.name);
-    const Tensor x = Distinct(c.x, ++seed);
-    auto y = RunOp(Pool(c.attrs), {{"x", x}}, {"y"});
-    ASSERT_TRUE(y.ok()) << y.status();
-    const Tensor dy = Distinct((*y)[0].dims(), ++seed);
-    auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
-    ASSERT_TRUE(nchw.ok()) << nchw.status();
-    auto blocked = RunOp(PoolGrad(c.attrs + kChannelBlockedAttr),
-                         {{"x", ToChannelBlocks<double>(x)},
-                          {"dy", ToChannelBlocks<double>(dy)}},
-                         {"dx"});
-    ASSERT_TRUE(blocked.ok()) << blocked.status();
-    const Tensor expected = ToChannelBlocks<double>((*nchw)[0]);
-    EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
-    EXPECT_THAT(Values<double>((*blocked)[0]),
-                ElementsAreArray(Values<double>(expected)));
+  for (const char* format : kBlockedFormats) {
+    for (const PoolCase& c : BlockedCases(format)) {
+      SCOPED_TRACE(absl::StrCat(format, " ", c.name));
+      const Tensor x = Distinct(c.x, ++seed);
+      auto y = RunOp(Pool(c.attrs), {{"x", x}}, {"y"});
+      ASSERT_TRUE(y.ok()) << y.status();
+      const Tensor dy = Distinct((*y)[0].dims(), ++seed);
+      auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
+      ASSERT_TRUE(nchw.ok()) << nchw.status();
+      auto blocked = RunOp(PoolGrad(c.attrs + DataFormat(format)),
+                           {{"x", InFormat<double>(x, format)},
+                            {"dy", InFormat<double>(dy, format)}},
+                           {"dx"});
+      ASSERT_TRUE(blocked.ok()) << blocked.status();
+      const Tensor expected = InFormat<double>((*nchw)[0], format);
+      EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
+      EXPECT_THAT(Values<double>((*blocked)[0]),
+                  ElementsAreArray(Values<double>(expected)));
+    }
   }
 }
 
@@ -429,16 +437,16 @@ TEST(Pool2dGradBlockedTest, HandValues) {
   // holds k at w = 0 and 7 - k at w = 1, so channels 0 to 3 peak at w = 1
   // and 4 to 7 at w = 0, none tied.
   std::vector<float> values;
-  for (int k = 0; k < kChannelBlock; ++k) values.push_back(k);
-  for (int k = 0; k < kChannelBlock; ++k) values.push_back(7 - k);
-  const Tensor x = MakeTensor<float>({1, 1, 1, 2, kChannelBlock}, values);
+  for (int k = 0; k < 8; ++k) values.push_back(k);
+  for (int k = 0; k < 8; ++k) values.push_back(7 - k);
+  const Tensor x = MakeTensor<float>({1, 1, 1, 2, 8}, values);
   const Tensor dy =
-      MakeTensor<float>({1, 1, 1, 1, kChannelBlock}, {1, 2, 3, 4, 5, 6, 7, 8});
+      MakeTensor<float>({1, 1, 1, 1, 8}, {1, 2, 3, 4, 5, 6, 7, 8});
   auto max =
       RunOp(PoolGrad(Type("max") + Ints("ksize", {1, 2}) + kChannelBlockedAttr),
             {{"x", x}, {"dy", dy}}, {"dx"});
   ASSERT_TRUE(max.ok()) << max.status();
-  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 1, 2, kChannelBlock));
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 1, 2, 8));
   EXPECT_THAT(Values<float>((*max)[0]),
               ElementsAre(0, 0, 0, 0, 5, 6, 7, 8,  // w = 0
                           1, 2, 3, 4, 0, 0, 0, 0));
@@ -450,6 +458,39 @@ TEST(Pool2dGradBlockedTest, HandValues) {
   EXPECT_THAT(Values<float>((*avg)[0]),
               ElementsAre(0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4,  //
                           0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4));
+}
+
+TEST(Pool2dGradBlockedTest, HandValuesSixteen) {
+  // [1, 1, 1, 2, 16], one window of two cells along the width: channel k
+  // holds k at w = 0 and 15 - k at w = 1, so channels 0 to 7 peak at w = 1
+  // and 8 to 15 at w = 0, none tied.
+  std::vector<float> values;
+  for (int k = 0; k < 16; ++k) values.push_back(k);
+  for (int k = 0; k < 16; ++k) values.push_back(15 - k);
+  const Tensor x = MakeTensor<float>({1, 1, 1, 2, 16}, values);
+  // Channel k's gradient is 2 * (k + 1).
+  std::vector<float> grads;
+  for (int k = 0; k < 16; ++k) grads.push_back(2 * (k + 1));
+  const Tensor dy = MakeTensor<float>({1, 1, 1, 1, 16}, grads);
+  const std::string blocked16 = DataFormat("NCHW16c");
+  auto max = RunOp(PoolGrad(Type("max") + Ints("ksize", {1, 2}) + blocked16),
+                   {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 1, 2, 16));
+  EXPECT_THAT(Values<float>((*max)[0]),
+              ElementsAre(0, 0, 0, 0, 0, 0, 0, 0,  // w = 0
+                          18, 20, 22, 24, 26, 28, 30, 32, 2, 4, 6, 8, 10, 12,
+                          14, 16,  // w = 1
+                          0, 0, 0, 0, 0, 0, 0, 0));
+  // Average: each cell takes half of its channel's gradient, k + 1.
+  auto avg = RunOp(PoolGrad(Type("avg") + Ints("ksize", {1, 2}) + blocked16),
+                   {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(avg.ok()) << avg.status();
+  EXPECT_THAT(
+      Values<float>((*avg)[0]),
+      ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                  16,  // w = 0
+                  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16));
 }
 
 TEST(Pool2dGradBlockedErrorTest, XMustBeBlocked) {
@@ -471,6 +512,25 @@ TEST(Pool2dGradBlockedErrorTest, XMustBeBlocked) {
                         "8, H, W, 8] for data_format \"NCHW8c\""));
 }
 
+TEST(Pool2dGradBlockedErrorTest, XMustBeBlockedBySixteen) {
+  const std::string max2x2 =
+      PoolGrad(Type("max") + Ints("ksize", {2, 2}) + DataFormat("NCHW16c"));
+  absl::Status status =
+      PrepareOp(max2x2, {{"x", MakeTensor<float>({1, 16, 4, 4}, {})},
+                         {"dy", MakeTensor<float>({1, 1, 3, 3, 16}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"X\" (variable \"x\") "
+                        "has shape [1, 16, 4, 4]: expected rank 5 [N, C / 16, "
+                        "H, W, 16] for data_format \"NCHW16c\""));
+  // NCHW8c's blocks are no NCHW16c ones.
+  status = PrepareOp(max2x2, {{"x", MakeTensor<float>({1, 2, 4, 4, 8}, {})},
+                              {"dy", MakeTensor<float>({1, 2, 3, 3, 8}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"X\" (variable \"x\") "
+                        "has shape [1, 2, 4, 4, 8]: expected rank 5 [N, C / "
+                        "16, H, W, 16] for data_format \"NCHW16c\""));
+}
+
 TEST(Pool2dGradBlockedErrorTest, OutGradShapeIsBlocked) {
   absl::Status status =
       PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) +
@@ -481,6 +541,16 @@ TEST(Pool2dGradBlockedErrorTest, OutGradShapeIsBlocked) {
               HasSubstr("op 0 (pool2d_grad): input \"Out@GRAD\" (variable "
                         "\"dy\") is float32 [1, 16, 2, 2]: expected float32 "
                         "[1, 2, 2, 2, 8], as the forward op's output \"Out\""));
+  // Out@GRAD blocked by 8 where X is blocked by 16.
+  status = PrepareOp(PoolGrad(Type("max") + Ints("ksize", {2, 2}) +
+                              Ints("strides", {2, 2}) + DataFormat("NCHW16c")),
+                     {{"x", MakeTensor<float>({1, 1, 4, 4, 16}, {})},
+                      {"dy", MakeTensor<float>({1, 2, 2, 2, 8}, {})}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d_grad): input \"Out@GRAD\" (variable "
+                        "\"dy\") is float32 [1, 2, 2, 2, 8]: expected float32 "
+                        "[1, 1, 2, 2, 16], as the forward op's output "
+                        "\"Out\""));
 }
 
 }  // namespace

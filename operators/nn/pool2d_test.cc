@@ -11,7 +11,6 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operators/channel_blocks.h"
 #include "operators/channel_blocks_testing.h"
 
 namespace scopeflow {
@@ -525,6 +524,14 @@ std::vector<LayoutCase> LayoutCases() {
        Type("avg") + Ints("ksize", {2, 2}) + Ints("dilations", {2, 2}) +
            Ints("paddings", {1, 1}) + kNotExclusive,
        {2, 3, 6, 5}},
+      // The blocks' channel counts, which take kernels of their own.
+      {"max 8 channels padded",
+       Type("max") + Ints("ksize", {3, 3}) + Ints("paddings", {1, 1}),
+       {2, 8, 5, 6}},
+      {"avg exclusive 16 channels strides ceil_mode",
+       Type("avg") + Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}) + kCeil,
+       {1, 16, 6, 7}},
       {"global max",
        Type("max") + Ints("ksize", {1, 1}) + kGlobal,
        {2, 11, 4, 5}},
@@ -736,12 +743,17 @@ TEST(Pool2dNhwcErrorTest, DataFormatMustBeKnown) {
                 {{"x", OneToNine()}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (pool2d): attribute \"data_format\" must be "
-                        "one of NCHW, NHWC, NCHW8c, got \"NCWH\""));
+                        "one of NCHW, NHWC, NCHW8c, NCHW16c, got \"NCWH\""));
 }
 
-// Channel-blocked (data_format "NCHW8c", [N, C / 8, H, W, 8]): the same
-// pooling as channels first, checked against the NCHW op run on the input
-// blocked and its result blocked.
+// Channel-blocked (data_format "NCHW8c" [N, C / 8, H, W, 8] or "NCHW16c"
+// [N, C / 16, H, W, 16]): the same pooling as channels first, checked
+// against the NCHW op run on the input blocked and its result blocked.
+
+// The data_format attribute naming `format`.
+std::string DataFormat(const std::string& format) {
+  return absl::StrCat("attrs { name: \"data_format\" s: \"", format, "\" } ");
+}
 
 TEST(Pool2dBlockedTest, ToBlockedGroupsEightChannelsPerPixel) {
   // [1, 16, 1, 2]: channel c holds 2c (w = 0) and 2c + 1 (w = 1).
@@ -755,26 +767,41 @@ TEST(Pool2dBlockedTest, ToBlockedGroupsEightChannelsPerPixel) {
                           17, 19, 21, 23, 25, 27, 29, 31));  // block 1, w 1
 }
 
-// The NHWC cases with their channels rounded up to whole blocks.
-std::vector<LayoutCase> BlockedCases() {
-  std::vector<LayoutCase> cases = LayoutCases();
-  for (LayoutCase& c : cases) {
-    c.nchw[1] = (c.nchw[1] + kChannelBlock - 1) / kChannelBlock * kChannelBlock;
+TEST(Pool2dBlockedTest, ToBlockedGroupsSixteenChannelsPerPixel) {
+  // [1, 32, 1, 2]: channel c holds 2c (w = 0) and 2c + 1 (w = 1).
+  const Tensor blocked =
+      InFormat<float>(MakeTensor<float>({1, 32, 1, 2}, Iota(64)), "NCHW16c");
+  EXPECT_THAT(blocked.dims(), ElementsAre(1, 2, 1, 2, 16));
+  std::vector<float> want;
+  for (int block = 0; block < 2; ++block) {
+    for (int w = 0; w < 2; ++w) {
+      for (int k = 0; k < 16; ++k) want.push_back(2 * (16 * block + k) + w);
+    }
   }
+  EXPECT_THAT(Values<float>(blocked), ElementsAreArray(want));
+}
+
+// The NHWC cases with their channels rounded up to whole blocks of
+// `format`.
+std::vector<LayoutCase> BlockedCases(const std::string& format) {
+  const int64_t b = BlockIn(format);
+  std::vector<LayoutCase> cases = LayoutCases();
+  for (LayoutCase& c : cases) c.nchw[1] = (c.nchw[1] + b - 1) / b * b;
   return cases;
 }
 
 // Each window of each channel sums in the same order in both layouts, so
 // even the averages agree exactly.
 template <typename T>
-void ExpectBlockedMatchesNchw(const LayoutCase& c, uint32_t seed) {
+void ExpectBlockedMatchesNchw(const LayoutCase& c, const std::string& format,
+                              uint32_t seed) {
   const Tensor x = RandomTensor<T>(c.nchw, seed);
   auto nchw = RunOp(PoolOp(c.attrs), {{"x", x}}, {"y"});
   ASSERT_TRUE(nchw.ok()) << nchw.status();
-  auto blocked = RunOp(PoolOp(c.attrs + kChannelBlockedAttr),
-                       {{"x", ToChannelBlocks<T>(x)}}, {"y"});
+  auto blocked = RunOp(PoolOp(c.attrs + DataFormat(format)),
+                       {{"x", InFormat<T>(x, format)}}, {"y"});
   ASSERT_TRUE(blocked.ok()) << blocked.status();
-  const Tensor expected = ToChannelBlocks<T>((*nchw)[0]);
+  const Tensor expected = InFormat<T>((*nchw)[0], format);
   EXPECT_EQ((*blocked)[0].dtype(), DataTypeOf<T>());
   EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
   EXPECT_THAT(Values<T>((*blocked)[0]), ElementsAreArray(Values<T>(expected)));
@@ -782,36 +809,43 @@ void ExpectBlockedMatchesNchw(const LayoutCase& c, uint32_t seed) {
 
 TEST(Pool2dBlockedTest, MatchesBlockedNchwFloat32) {
   uint32_t seed = 300;
-  for (const LayoutCase& c : BlockedCases()) {
-    SCOPED_TRACE(c.name);
-    ExpectBlockedMatchesNchw<float>(c, ++seed);
+  for (const char* format : kBlockedFormats) {
+    for (const LayoutCase& c : BlockedCases(format)) {
+      SCOPED_TRACE(absl::StrCat(format, " ", c.name));
+      ExpectBlockedMatchesNchw<float>(c, format, ++seed);
+    }
   }
 }
 
 TEST(Pool2dBlockedTest, MatchesBlockedNchwFloat64) {
   uint32_t seed = 400;
-  for (const LayoutCase& c : BlockedCases()) {
-    SCOPED_TRACE(c.name);
-    ExpectBlockedMatchesNchw<double>(c, ++seed);
+  for (const char* format : kBlockedFormats) {
+    for (const LayoutCase& c : BlockedCases(format)) {
+      SCOPED_TRACE(absl::StrCat(format, " ", c.name));
+      ExpectBlockedMatchesNchw<double>(c, format, ++seed);
+    }
   }
 }
 
 // Rows of windows spread over threads (where more than one is available).
 TEST(Pool2dBlockedTest, LargeInputsMatchBlockedNchw) {
-  const Tensor x = RandomTensor<float>({3, 16, 41, 40}, 7);
+  const Tensor x = RandomTensor<float>({3, 32, 41, 40}, 7);
   const std::string window = Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
                              Ints("paddings", {1, 1});
   for (const char* type : {"max", "avg"}) {
-    SCOPED_TRACE(type);
     auto nchw = RunOp(PoolOp(Type(type) + window), {{"x", x}}, {"y"});
     ASSERT_TRUE(nchw.ok()) << nchw.status();
-    auto blocked = RunOp(PoolOp(Type(type) + window + kChannelBlockedAttr),
-                         {{"x", ToChannelBlocks<float>(x)}}, {"y"});
-    ASSERT_TRUE(blocked.ok()) << blocked.status();
-    EXPECT_THAT((*blocked)[0].dims(), ElementsAre(3, 2, 21, 20, 8));
-    EXPECT_THAT(
-        Values<float>((*blocked)[0]),
-        ElementsAreArray(Values<float>(ToChannelBlocks<float>((*nchw)[0]))));
+    for (const char* format : kBlockedFormats) {
+      SCOPED_TRACE(absl::StrCat(type, " ", format));
+      const int64_t b = BlockIn(format);
+      auto blocked = RunOp(PoolOp(Type(type) + window + DataFormat(format)),
+                           {{"x", InFormat<float>(x, format)}}, {"y"});
+      ASSERT_TRUE(blocked.ok()) << blocked.status();
+      EXPECT_THAT((*blocked)[0].dims(), ElementsAre(3, 32 / b, 21, 20, b));
+      EXPECT_THAT(
+          Values<float>((*blocked)[0]),
+          ElementsAreArray(Values<float>(InFormat<float>((*nchw)[0], format))));
+    }
   }
 }
 
@@ -820,15 +854,15 @@ TEST(Pool2dBlockedTest, HandValues) {
   // so channel k's image is (k + 1) * [[1, 2], [3, 4]].
   std::vector<float> values;
   for (int pixel = 1; pixel <= 4; ++pixel) {
-    for (int k = 0; k < kChannelBlock; ++k) values.push_back((k + 1) * pixel);
+    for (int k = 0; k < 8; ++k) values.push_back((k + 1) * pixel);
   }
-  const Tensor x = MakeTensor<float>({1, 1, 2, 2, kChannelBlock}, values);
+  const Tensor x = MakeTensor<float>({1, 1, 2, 2, 8}, values);
   // Rows' maxima: (k + 1) * 2 and (k + 1) * 4.
   auto max =
       RunOp(PoolOp(Type("max") + Ints("ksize", {1, 2}) + kChannelBlockedAttr),
             {{"x", x}}, {"y"});
   ASSERT_TRUE(max.ok()) << max.status();
-  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 2, 1, kChannelBlock));
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 2, 1, 8));
   EXPECT_THAT(Values<float>((*max)[0]),
               ElementsAre(2, 4, 6, 8, 10, 12, 14, 16,  //
                           4, 8, 12, 16, 20, 24, 28, 32));
@@ -839,52 +873,106 @@ TEST(Pool2dBlockedTest, HandValues) {
                              Ints("strides", {2, 2}) + kChannelBlockedAttr;
   auto exclusive = RunOp(PoolOp(avg3x3), {{"x", x}}, {"y"});
   ASSERT_TRUE(exclusive.ok()) << exclusive.status();
-  EXPECT_THAT((*exclusive)[0].dims(), ElementsAre(1, 1, 1, 1, kChannelBlock));
+  EXPECT_THAT((*exclusive)[0].dims(), ElementsAre(1, 1, 1, 1, 8));
   EXPECT_THAT(Values<float>((*exclusive)[0]),
               Pointwise(FloatEq(), std::vector<float>{2.5, 5, 7.5, 10, 12.5, 15,
                                                       17.5, 20}));
   auto padded = RunOp(PoolOp(avg3x3 + kNotExclusive), {{"x", x}}, {"y"});
   ASSERT_TRUE(padded.ok()) << padded.status();
   std::vector<float> want;
-  for (int k = 0; k < kChannelBlock; ++k) want.push_back((k + 1) * 10.f / 9);
+  for (int k = 0; k < 8; ++k) want.push_back((k + 1) * 10.f / 9);
+  EXPECT_THAT(Values<float>((*padded)[0]), Pointwise(FloatEq(), want));
+}
+
+TEST(Pool2dBlockedTest, HandValuesSixteen) {
+  // [1, 1, 2, 2, 16]: channel k of pixel (h, w) holds (k + 1) * (1 + 2h + w)
+  // with channels 8 to 15 negated, so channel k's image is
+  // +-(k + 1) * [[1, 2], [3, 4]]: the negated channels peak at the pixel
+  // where the others have their least.
+  std::vector<float> values;
+  for (int pixel = 1; pixel <= 4; ++pixel) {
+    for (int k = 0; k < 16; ++k) {
+      values.push_back((k < 8 ? 1 : -1) * (k + 1) * pixel);
+    }
+  }
+  const std::string blocked16 = DataFormat("NCHW16c");
+  const Tensor x = MakeTensor<float>({1, 1, 2, 2, 16}, values);
+  // Rows' maxima: (k + 1) * 2 and (k + 1) * 4, or -(k + 1) and
+  // -(k + 1) * 3 for the negated channels.
+  auto max = RunOp(PoolOp(Type("max") + Ints("ksize", {1, 2}) + blocked16),
+                   {{"x", x}}, {"y"});
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_THAT((*max)[0].dims(), ElementsAre(1, 1, 2, 1, 16));
+  EXPECT_THAT(Values<float>((*max)[0]),
+              ElementsAre(2, 4, 6, 8, 10, 12, 14, 16,             // h 0
+                          -9, -10, -11, -12, -13, -14, -15, -16,  //
+                          4, 8, 12, 16, 20, 24, 28, 32,           // h 1
+                          -27, -30, -33, -36, -39, -42, -45, -48));
+  // One 3x3 window padded by 1 over all four pixels: +-(k + 1) * 10
+  // divided by 4 (exclusive) or by 9.
+  const std::string avg3x3 = Type("avg") + Ints("ksize", {3, 3}) +
+                             Ints("paddings", {1, 1}) +
+                             Ints("strides", {2, 2}) + blocked16;
+  auto exclusive = RunOp(PoolOp(avg3x3), {{"x", x}}, {"y"});
+  ASSERT_TRUE(exclusive.ok()) << exclusive.status();
+  EXPECT_THAT((*exclusive)[0].dims(), ElementsAre(1, 1, 1, 1, 16));
+  EXPECT_THAT(
+      Values<float>((*exclusive)[0]),
+      Pointwise(FloatEq(),
+                std::vector<float>{2.5, 5, 7.5, 10, 12.5, 15, 17.5, 20, -22.5,
+                                   -25, -27.5, -30, -32.5, -35, -37.5, -40}));
+  auto padded = RunOp(PoolOp(avg3x3 + kNotExclusive), {{"x", x}}, {"y"});
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  std::vector<float> want;
+  for (int k = 0; k < 16; ++k) {
+    want.push_back((k < 8 ? 1 : -1) * (k + 1) * 10.f / 9);
+  }
   EXPECT_THAT(Values<float>((*padded)[0]), Pointwise(FloatEq(), want));
 }
 
 TEST(Pool2dBlockedTest, MaxNaNWinsAsInNchw) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> values = Iota(2 * 8 * 3 * 4);
+  std::vector<float> values = Iota(2 * 16 * 3 * 4);
   for (size_t i = 0; i < values.size(); i += 5) values[i] = nan;
-  const Tensor x = MakeTensor<float>({2, 8, 3, 4}, values);
+  const Tensor x = MakeTensor<float>({2, 16, 3, 4}, values);
   const std::string max2x2 = Type("max") + Ints("ksize", {2, 2});
   auto nchw = RunOp(PoolOp(max2x2), {{"x", x}}, {"y"});
   ASSERT_TRUE(nchw.ok()) << nchw.status();
-  auto blocked = RunOp(PoolOp(max2x2 + kChannelBlockedAttr),
-                       {{"x", ToChannelBlocks<float>(x)}}, {"y"});
-  ASSERT_TRUE(blocked.ok()) << blocked.status();
-  EXPECT_THAT(Values<float>((*blocked)[0]),
-              Pointwise(NanSensitiveFloatEq(),
-                        Values<float>(ToChannelBlocks<float>((*nchw)[0]))));
+  for (const char* format : kBlockedFormats) {
+    SCOPED_TRACE(format);
+    auto blocked = RunOp(PoolOp(max2x2 + DataFormat(format)),
+                         {{"x", InFormat<float>(x, format)}}, {"y"});
+    ASSERT_TRUE(blocked.ok()) << blocked.status();
+    EXPECT_THAT(Values<float>((*blocked)[0]),
+                Pointwise(NanSensitiveFloatEq(),
+                          Values<float>(InFormat<float>((*nchw)[0], format))));
+  }
 }
 
 TEST(Pool2dBlockedTest, InfersShapes) {
-  const std::string max2x2 =
-      PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
-             kChannelBlockedAttr);
-  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {2, 3, 8, 6, 8}}}, "y");
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(y->dims, ElementsAre(2, 3, 4, 3, 8));
-  y = InferAtPrepare(max2x2, {{"x", kFloat64, {-1, 3, -1, 6, -1}}}, "y");
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_EQ(y->dtype, kFloat64);
-  EXPECT_THAT(y->dims, ElementsAre(-1, 3, -1, 3, 8));
-  y = InferAtPrepare(max2x2, {{"x", kFloat32, {}}}, "y");
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1, 8));
-  const std::string global = PoolOp(Type("avg") + Ints("ksize", {2, 2}) +
-                                    kGlobal + kChannelBlockedAttr);
-  y = InferAtPrepare(global, {{"x", kFloat32, {5, 2, 7, 9, 8}}}, "y");
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(y->dims, ElementsAre(5, 2, 1, 1, 8));
+  for (const char* format : kBlockedFormats) {
+    SCOPED_TRACE(format);
+    const int64_t b = BlockIn(format);
+    const std::string max2x2 =
+        PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
+               DataFormat(format));
+    auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {2, 3, 8, 6, b}}}, "y");
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_THAT(y->dims, ElementsAre(2, 3, 4, 3, b));
+    // An unknown last dim is the block's.
+    y = InferAtPrepare(max2x2, {{"x", kFloat64, {-1, 3, -1, 6, -1}}}, "y");
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->dtype, kFloat64);
+    EXPECT_THAT(y->dims, ElementsAre(-1, 3, -1, 3, b));
+    y = InferAtPrepare(max2x2, {{"x", kFloat32, {}}}, "y");
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_THAT(y->dims, ElementsAre(-1, -1, -1, -1, b));
+    const std::string global = PoolOp(Type("avg") + Ints("ksize", {2, 2}) +
+                                      kGlobal + DataFormat(format));
+    y = InferAtPrepare(global, {{"x", kFloat32, {5, 2, 7, 9, b}}}, "y");
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_THAT(y->dims, ElementsAre(5, 2, 1, 1, b));
+  }
 }
 
 TEST(Pool2dBlockedErrorTest, XMustBeBlocked) {
@@ -901,6 +989,12 @@ TEST(Pool2dBlockedErrorTest, XMustBeBlocked) {
               HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
                         "shape [1, 2, 4, 4, 4]: expected rank 5 [N, C / 8, H, "
                         "W, 8] for data_format \"NCHW8c\""));
+  // NCHW16c's blocks are no NCHW8c ones.
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 1, 4, 4, 16}}}, "y");
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 1, 4, 4, 16]: expected rank 5 [N, C / 8, "
+                        "H, W, 8] for data_format \"NCHW8c\""));
   absl::Status status = PrepareOp(
       max2x2, {{"x", MakeTensor<float>({1, 1, 4, 4, 8, 1}, Iota(128))}});
   EXPECT_THAT(status.message(),
@@ -908,34 +1002,69 @@ TEST(Pool2dBlockedErrorTest, XMustBeBlocked) {
                         "shape [1, 1, 4, 4, 8, 1]: expected rank 5"));
 }
 
-TEST(Pool2dBlockedErrorTest, SpatialAxesAreTwoAndThree) {
+TEST(Pool2dBlockedErrorTest, XMustBeBlockedBySixteen) {
   const std::string max2x2 =
-      PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
-             kChannelBlockedAttr);
-  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 1, 5, 8}}}, "y");
+      PoolOp(Type("max") + Ints("ksize", {2, 2}) + DataFormat("NCHW16c"));
+  auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 16, 4, 4}}}, "y");
   EXPECT_THAT(y.status().message(),
               HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
-                        "shape [1, 2, 1, 5, 8]: too small for \"ksize\" = "
-                        "[2, 2] with paddings [0, 0, 0, 0] and strides [2, "
-                        "2]; expected a positive output height and width, got "
-                        "[0, 2]"));
-  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 4, 0, 8}}}, "y");
+                        "shape [1, 16, 4, 4]: expected rank 5 [N, C / 16, H, "
+                        "W, 16] for data_format \"NCHW16c\""));
+  // NCHW8c's blocks are no NCHW16c ones.
+  y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 4, 4, 8}}}, "y");
   EXPECT_THAT(y.status().message(),
               HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
-                        "shape [1, 2, 4, 0, 8]: expected a positive height and "
-                        "width"));
+                        "shape [1, 2, 4, 4, 8]: expected rank 5 [N, C / 16, "
+                        "H, W, 16] for data_format \"NCHW16c\""));
+  absl::Status status =
+      PrepareOp(max2x2, {{"x", MakeTensor<float>({1, 2, 4, 4, 8}, Iota(256))}});
+  EXPECT_THAT(status.message(),
+              HasSubstr("op 0 (pool2d): input \"X\" (variable \"x\") has "
+                        "shape [1, 2, 4, 4, 8]: expected rank 5 [N, C / 16, "
+                        "H, W, 16] for data_format \"NCHW16c\""));
+}
+
+TEST(Pool2dBlockedErrorTest, SpatialAxesAreTwoAndThree) {
+  for (const char* format : kBlockedFormats) {
+    SCOPED_TRACE(format);
+    const int64_t b = BlockIn(format);
+    const std::string max2x2 =
+        PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
+               DataFormat(format));
+    auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 1, 5, b}}}, "y");
+    EXPECT_THAT(y.status().message(),
+                HasSubstr(absl::StrCat(
+                    "op 0 (pool2d): input \"X\" (variable \"x\") has shape "
+                    "[1, 2, 1, 5, ",
+                    b,
+                    "]: too small for \"ksize\" = [2, 2] with paddings [0, 0, "
+                    "0, 0] and strides [2, 2]; expected a positive output "
+                    "height and width, got [0, 2]")));
+    y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 4, 0, b}}}, "y");
+    EXPECT_THAT(y.status().message(),
+                HasSubstr(absl::StrCat(
+                    "op 0 (pool2d): input \"X\" (variable \"x\") has shape "
+                    "[1, 2, 4, 0, ",
+                    b, "]: expected a positive height and width")));
+  }
 }
 
 TEST(Pool2dBlockedErrorTest, IndicesNeedNchw) {
-  absl::Status status = PrepareOp(
-      "type: \"pool2d\" inputs { slot: \"X\" vars: \"x\" } outputs { slot: "
-      "\"Out\" vars: \"y\" } outputs { slot: \"Indices\" vars: \"i\" } " +
-          Type("max") + Ints("ksize", {2, 2}) + kChannelBlockedAttr,
-      {{"x", MakeTensor<float>({1, 1, 2, 2, 8}, Iota(32))}});
-  EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (pool2d): output \"Indices\" (variable \"i\") "
-                        "holds offsets into NCHW tensors: expected "
-                        "data_format \"NCHW\", got \"NCHW8c\""));
+  for (const char* format : kBlockedFormats) {
+    SCOPED_TRACE(format);
+    const int64_t b = BlockIn(format);
+    absl::Status status = PrepareOp(
+        "type: \"pool2d\" inputs { slot: \"X\" vars: \"x\" } outputs { slot: "
+        "\"Out\" vars: \"y\" } outputs { slot: \"Indices\" vars: \"i\" } " +
+            Type("max") + Ints("ksize", {2, 2}) + DataFormat(format),
+        {{"x", MakeTensor<float>({1, 1, 2, 2, b}, Iota(4 * b))}});
+    EXPECT_THAT(status.message(),
+                HasSubstr(absl::StrCat(
+                    "op 0 (pool2d): output \"Indices\" (variable \"i\") holds "
+                    "offsets into NCHW tensors: expected data_format "
+                    "\"NCHW\", got \"",
+                    format, "\"")));
+  }
 }
 
 }  // namespace

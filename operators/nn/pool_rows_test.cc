@@ -306,8 +306,9 @@ TEST(PoolRowsTest, Pool3dMatchesWindowAtATimeToTheBit) {
 // Channels last and blocked, pool2d and its gradient take all of a
 // window's channels together, a tap at a time; each channel still follows
 // the window-at-a-time rules (first maximum, last NaN, the same order of
-// sums), so these too agree with the plain loop to the bit. 19 and 24
-// channels: vector loops with a remainder, and three blocks of 8.
+// sums), so these too agree with the plain loop to the bit. 19 and 48
+// channels: vector loops with a remainder, and six blocks of 8 (NCHW8c) or
+// three of 16 (NCHW16c).
 TEST(PoolRowsTest, ChannelsLastAndBlockedMatchTheLoopToTheBit) {
   uint32_t seed = 100;
   for (const std::string type : {"max", "avg"}) {
@@ -318,7 +319,9 @@ TEST(PoolRowsTest, ChannelsLastAndBlockedMatchTheLoopToTheBit) {
         for (const bool ceil_mode : {false, true}) {
           const Config c{type, exclusive, ceil_mode, {{2, 1, 1, 1, 0}, a}};
           Check("pool2d", c, {2, 19, 6, 13}, ++seed, "NHWC");
-          Check("pool2d", c, {2, 24, 6, 13}, ++seed, "NCHW8c");
+          for (const char* format : kBlockedFormats) {
+            Check("pool2d", c, {2, 48, 6, 13}, ++seed, format);
+          }
         }
       }
     }
@@ -327,7 +330,9 @@ TEST(PoolRowsTest, ChannelsLastAndBlockedMatchTheLoopToTheBit) {
   for (const std::string type : {"max", "avg"}) {
     const Config c{type, true, false, {{5, 1}, {9, 1}}};
     Check("pool2d", c, {3, 19, 5, 9}, ++seed, "NHWC");
-    Check("pool2d", c, {3, 16, 5, 9}, ++seed, "NCHW8c");
+    for (const char* format : kBlockedFormats) {
+      Check("pool2d", c, {3, 32, 5, 9}, ++seed, format);
+    }
   }
 }
 

@@ -94,7 +94,7 @@ Layout LayoutOf(const Attributes& attrs) {
   if (!attrs.Has("data_format")) return Layout::kChannelsFirst;
   const std::string& format = attrs.Get<std::string>("data_format");
   if (format == "NHWC") return Layout::kChannelsLast;
-  if (format == kChannelBlockedFormat) return Layout::kChannelBlocked;
+  if (ChannelBlockOfFormat(format) > 0) return Layout::kChannelBlocked;
   return Layout::kChannelsFirst;
 }
 
@@ -104,7 +104,7 @@ Planes PlanesOf(Layout layout, absl::Span<const int64_t> x) {
     case Layout::kChannelsLast:
       return {x[0], x[dims - 1], 1, dims - 2};
     case Layout::kChannelBlocked:
-      return {x[0] * x[1], kChannelBlock, 2, dims - 3};
+      return {x[0] * x[1], x[dims - 1], 2, dims - 3};
     case Layout::kChannelsFirst:
       break;
   }
@@ -170,15 +170,18 @@ absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,
   const std::string& name = context.InputName("X");
   const bool blocked = layout == Layout::kChannelBlocked;
   const int x_rank = rank + (blocked ? 3 : 2);
+  // Channels per block where blocked, else 0.
+  const std::string format =
+      blocked ? context.attrs().Get<std::string>("data_format") : "";
+  const int64_t block = ChannelBlockOfFormat(format);
   if (blocked) {
-    // A last dim of -1 is unknown, not wrong: Out's is kChannelBlock anyway.
-    SF_CHECK(!info.has_dims ||
-                 (static_cast<int>(info.dims.size()) == x_rank &&
-                  (info.dims.back() == kChannelBlock || info.dims.back() < 0)),
-             "input \"X\" (variable \"%s\") has shape %s: expected rank %d "
-             "[N, C / %d, H, W, %d] for data_format \"%s\"",
-             name, DimsToString(info.dims), x_rank, kChannelBlock,
-             kChannelBlock, kChannelBlockedFormat);
+    // A last dim of -1 is unknown, not wrong: Out's is the block anyway.
+    SF_CHECK(
+        !info.has_dims || (static_cast<int>(info.dims.size()) == x_rank &&
+                           (info.dims.back() == block || info.dims.back() < 0)),
+        "input \"X\" (variable \"%s\") has shape %s: expected rank %d "
+        "[N, C / %d, H, W, %d] for data_format \"%s\"",
+        name, DimsToString(info.dims), x_rank, block, block, format);
   } else {
     SF_RETURN_IF_ERROR(CheckRank(context, "X", x_rank, x_rank));
   }
@@ -197,7 +200,7 @@ absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,
     Dims out = x;
     std::copy(out_spatial.begin(), out_spatial.end(),
               out.begin() + first_spatial);
-    if (blocked) out.back() = kChannelBlock;
+    if (blocked) out.back() = block;
     return VarInfo{info.dtype, std::move(out), /*has_dims=*/true};
   };
   if (context.attrs().Get<bool>("global_pooling")) {

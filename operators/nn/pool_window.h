@@ -1,6 +1,6 @@
 // Geometry of the pooling windows of pool1d, pool2d and pool3d, which pool
 // over the 1, 2 or 3 spatial axes of [N, C, spatial...] tensors (pool2d
-// also of [N, H, W, C] and channel-blocked [N, C / 8, H, W, 8] ones): the
+// also of [N, H, W, C] and channel-blocked [N, C / B, H, W, B] ones): the
 // checks of their per-axis attributes, the window the attributes describe,
 // the output's shape and which input cells each window takes.
 #ifndef SCOPEFLOW_OPERATORS_NN_POOL_WINDOW_H_
@@ -20,8 +20,8 @@ namespace pool {
 
 // Where the channels of a pool op's tensors lie: right after N
 // ([N, C, spatial...]), last ([N, spatial..., C], pool2d's data_format
-// "NHWC"), or in blocks of kChannelBlock ([N, C / 8, H, W, 8], pool2d's
-// data_format "NCHW8c", operators/channel_blocks.h).
+// "NHWC"), or in blocks of B = 8 or 16 ([N, C / B, H, W, B], pool2d's
+// data_format "NCHW8c" or "NCHW16c", operators/channel_blocks.h).
 enum class Layout { kChannelsFirst, kChannelsLast, kChannelBlocked };
 
 // The layout a pool op's attributes ask for, from its "data_format"
@@ -31,7 +31,7 @@ Layout LayoutOf(const Attributes& attrs);
 // A pool op's tensor as the kernels walk it: `planes` planes, each of the
 // cells of `rank` spatial axes from axis `first_spatial` on, each cell
 // `channels` contiguous values. Pooling never mixes channels, so a blocked
-// tensor pools as [N * C / 8, H, W, 8] channels last.
+// tensor pools as [N * C / B, H, W, B] channels last, B its last dim.
 struct Planes {
   int64_t planes = 0;
   int64_t channels = 1;
@@ -71,7 +71,8 @@ Window WindowOf(const Attributes& attrs, absl::Span<const int64_t> spatial);
 // gradient op) against the attributes and returns what the op writes to
 // "Out": X's shape with the number of windows along each spatial axis in
 // place of the spatial dims, N and C kept where `layout` puts them. X has
-// rank `rank` + 2, or channel-blocked rank 5 with a last dim of 8.
+// rank `rank` + 2, or channel-blocked rank 5 with a last dim of the block
+// the attribute "data_format" names (8 or 16).
 // Paddings must be smaller than the windows' extents, and every window
 // must take at least one input cell (which dilation could prevent).
 absl::StatusOr<VarInfo> InferOut(const InferContext& context, int rank,

@@ -6,7 +6,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"
 
@@ -96,8 +95,9 @@ Conv2dAttrs Conv2dAttrsOf(const Attributes& attrs) {
           PairOf(attrs.Get<std::vector<int32_t>>("dilations")),
           PaddingOf(attrs.Get<std::vector<int32_t>>("paddings")),
           attrs.Get<int32_t>("groups"),
-          attrs.Get<std::string>("data_format") == "NHWC",
-          attrs.Get<std::string>("data_format") == kChannelBlockedFormat};
+          // The op's OneOf check accepted the name.
+          ImageFormatNamed(attrs.Get<std::string>("data_format"))
+              .value_or(ImageFormat::kNchw)};
 }
 
 }  // namespace scopeflow

@@ -13,6 +13,7 @@
 #include "framework/op_context.h"
 #include "framework/op_spec.h"
 #include "framework/tensor.h"
+#include "operators/image_layout.h"
 
 namespace scopeflow {
 
@@ -46,16 +47,22 @@ struct Conv2dAttrs {
   std::array<int64_t, 2> dilations;
   Padding2d padding;
   int64_t groups;
-  // data_format "NHWC": Input and Output hold their channels last. Filter
-  // (OIHW) and Bias are the same in both formats.
-  bool nhwc;
-  // data_format "NCHW8c" (operators/channel_blocks.h): Output is
-  // [N, M / 8, H, W, 8], and Input [N, C / 8, H, W, 8] or, where its rank
-  // is 4, NCHW (a first convolution, over an image's few channels).
-  bool blocked = false;
+  // The op's data_format, how Output lays out its image, and Input too
+  // except that a blocked format's Input may be NCHW (rank 4: a first
+  // convolution, over an image's few channels). NHWC holds the channels
+  // last; NCHW8c and NCHW16c (operators/channel_blocks.h) hold them in
+  // blocks, Output as [N, M / B, H, W, B] and a rank-5 Input as
+  // [N, C / B, H, W, B] (B the block). Filter (OIHW) and Bias are the same
+  // in every format.
+  ImageFormat format = ImageFormat::kNchw;
   // The forward op's fuse_relu: Output = relu(convolution). Conv2dAttrsOf
   // leaves it false: the kernels that honour it read it themselves.
   bool fuse_relu = false;
+
+  bool Nhwc() const { return format == ImageFormat::kNhwc; }
+  // Channels per block of a blocked format (8 or 16); 0 for NCHW and NHWC.
+  int64_t Block() const { return ChannelBlockOf(format); }
+  bool Blocked() const { return Block() > 0; }
 };
 
 // conv2d's attributes (strides, dilations, paddings, groups, data_format),

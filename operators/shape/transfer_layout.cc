@@ -1,10 +1,11 @@
 // transfer_layout (as Paddle's op of the name): an image moved between the
-// layouts NCHW, NHWC and NCHW8c (operators/channel_blocks.h) by one strided
-// copy. Its gradient is the same op with the layouts swapped.
+// layouts NCHW, NHWC, NCHW8c and NCHW16c (operators/channel_blocks.h) by one
+// strided copy. Its gradient is the same op with the layouts swapped.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "framework/op_spec.h"
 #include "operators/channel_blocks.h"
 #include "operators/common.h"
@@ -21,16 +22,11 @@ using shape_util::DescribeInput;
 using shape_util::ImageFormatAttr;
 
 // How an image of `format` lays out its dims, for error messages.
-const char* DimsLayout(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::kNchw:
-      return "[N, C, H, W]";
-    case ImageFormat::kNhwc:
-      return "[N, H, W, C]";
-    case ImageFormat::kNchw8c:
-      break;
-  }
-  return "[N, C / 8, H, W, 8]";
+std::string DimsLayout(ImageFormat format) {
+  if (format == ImageFormat::kNchw) return "[N, C, H, W]";
+  if (format == ImageFormat::kNhwc) return "[N, H, W, C]";
+  const int64_t block = ChannelBlockOf(format);
+  return absl::StrFormat("[N, C / %d, H, W, %d]", block, block);
 }
 
 absl::Status InferTransferLayout(InferContext& context) {
@@ -49,25 +45,26 @@ absl::Status InferTransferLayout(InferContext& context) {
              "%s has rank %d: expected rank %d, %s, for src_format \"%s\"",
              DescribeInput(context, "X"), rank, ImageRank(src), DimsLayout(src),
              src_name);
-    if (src == ImageFormat::kNchw8c) {
-      SF_CHECK(x.dims[4] < 0 || x.dims[4] == kChannelBlock,
+    const int64_t src_block = ChannelBlockOf(src);
+    if (src_block > 0) {
+      SF_CHECK(x.dims[4] < 0 || x.dims[4] == src_block,
                "%s has last dim %d: expected %d, %s, for src_format \"%s\"",
-               DescribeInput(context, "X"), x.dims[4], kChannelBlock,
+               DescribeInput(context, "X"), x.dims[4], src_block,
                DimsLayout(src), src_name);
-      SF_CHECK(
-          x.dims[1] < 0 || CheckedMul(x.dims[1], kChannelBlock).has_value(),
-          "%s has %d channel blocks of %d: more channels than int64 "
-          "holds",
-          DescribeInput(context, "X"), x.dims[1], kChannelBlock);
+      SF_CHECK(x.dims[1] < 0 || CheckedMul(x.dims[1], src_block).has_value(),
+               "%s has %d channel blocks of %d: more channels than int64 "
+               "holds",
+               DescribeInput(context, "X"), x.dims[1], src_block);
     }
     sizes = ImageSizesOf(x.dims, src);
   }
-  if (dst == ImageFormat::kNchw8c) {
-    SF_CHECK(sizes.c < 0 || sizes.c % kChannelBlock == 0,
+  const int64_t dst_block = ChannelBlockOf(dst);
+  if (dst_block > 0) {
+    SF_CHECK(sizes.c < 0 || sizes.c % dst_block == 0,
              "%s has %d channels: expected a multiple of %d for dst_format "
              "\"%s\"",
-             DescribeInput(context, "X"), sizes.c, kChannelBlock,
-             kChannelBlockedFormat);
+             DescribeInput(context, "X"), sizes.c, dst_block,
+             ImageFormatName(dst));
   }
   context.SetOutput("Out", 0, x.dtype, ImageDimsOf(sizes, dst));
   return absl::OkStatus();
@@ -103,16 +100,16 @@ absl::Status MakeTransferLayoutGrad(GradOpContext& grad) {
 
 }  // namespace
 
-// X is [N, C, H, W] for "NCHW", [N, H, W, C] for "NHWC" and
-// [N, C / 8, H, W, 8] for "NCHW8c"; moving to NCHW8c needs C to be a
-// multiple of 8. Equal formats copy.
+// X is [N, C, H, W] for "NCHW", [N, H, W, C] for "NHWC", [N, C / 8, H, W,
+// 8] for "NCHW8c" and [N, C / 16, H, W, 16] for "NCHW16c"; moving to a
+// blocked format needs C to be a multiple of its block. Equal formats copy.
 SF_REGISTER_OP(transfer_layout)
     .Input("X")
     .Output("Out")
     .Attr("src_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
+          OneOf(ImageFormatNames()))
     .Attr("dst_format", AttrType::kString, AttrValue(std::string("NCHW")),
-          OneOf({"NCHW", "NHWC", kChannelBlockedFormat}))
+          OneOf(ImageFormatNames()))
     .Infer(InferTransferLayout)
     .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
         MakeTransferLayoutGrad))

@@ -88,7 +88,11 @@ constexpr int32_t kSmallBlocked[] = {
 
 std::vector<int32_t> SmallImageIn(const std::string& format) {
   if (format == "NCHW") return {std::begin(kSmallNchw), std::end(kSmallNchw)};
-  if (format == "NHWC") return {std::begin(kSmallNhwc), std::end(kSmallNhwc)};
+  // In 16-channel blocks, the one sample's 16 channels make a single block
+  // of [H, W, 16]: the same values in the same order as NHWC.
+  if (format == "NHWC" || format == "NCHW16c") {
+    return {std::begin(kSmallNhwc), std::end(kSmallNhwc)};
+  }
   return {std::begin(kSmallBlocked), std::end(kSmallBlocked)};
 }
 
@@ -124,7 +128,7 @@ TEST(TransferLayoutTest, DefaultFormatsCopyNchw) {
 // where more than one is available: each element (n, c, h, w) holds its
 // NCHW index and must land where the destination layout puts it.
 TEST(TransferLayoutTest, BatchesMatchIndexArithmetic) {
-  for (const Sizes s : {Sizes{2, 24, 3, 5}, Sizes{3, 64, 17, 19}}) {
+  for (const Sizes s : {Sizes{2, 48, 3, 5}, Sizes{3, 64, 17, 19}}) {
     for (const std::string src : kImageFormats) {
       const Tensor x = NchwOffsetsIn<double>(src, s);
       for (const std::string dst : kImageFormats) {
@@ -211,14 +215,21 @@ TEST(TransferLayoutTest, UnknownDimsAtPrepare) {
       {"NCHW", "NHWC", {-1, 16, 2, 3}, {-1, 2, 3, 16}},
       {"NHWC", "NCHW", {-1, 2, 3, 16}, {-1, 16, 2, 3}},
       {"NCHW8c", "NCHW8c", {-1, 2, 2, 3, 8}, {-1, 2, 2, 3, 8}},
+      {"NCHW", "NCHW16c", {-1, 32, 2, 3}, {-1, 2, 2, 3, 16}},
+      {"NCHW16c", "NHWC", {-1, 2, 2, 3, 16}, {-1, 2, 3, 32}},
+      {"NCHW8c", "NCHW16c", {-1, 4, 2, 3, 8}, {-1, 2, 2, 3, 16}},
+      {"NCHW16c", "NCHW8c", {-1, 2, 2, 3, 16}, {-1, 4, 2, 3, 8}},
       // Unknown channels and blocks stay unknown; so may the last dim of
       // NCHW8c until the run.
       {"NCHW", "NCHW8c", {2, -1, 4, -1}, {2, -1, 4, -1, 8}},
       {"NCHW8c", "NHWC", {2, -1, 4, 5, 8}, {2, 4, 5, -1}},
       {"NCHW8c", "NCHW", {2, 3, 4, 5, -1}, {2, 24, 4, 5}},
+      {"NCHW16c", "NCHW", {2, 3, 4, 5, -1}, {2, 48, 4, 5}},
+      {"NCHW16c", "NCHW8c", {2, -1, 4, 5, 16}, {2, -1, 4, 5, 8}},
       // Unknown rank: the formats still give Out's.
       {"NCHW8c", "NHWC", {}, {-1, -1, -1, -1}},
       {"NHWC", "NCHW8c", {}, {-1, -1, -1, -1, 8}},
+      {"NCHW", "NCHW16c", {}, {-1, -1, -1, -1, 16}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrFormat("%s to %s of [%s]", c.src, c.dst,
@@ -264,9 +275,17 @@ TEST(TransferLayoutTest, WrongRankForTheFormatNamesOpAndVariable) {
       HasSubstr("op 0 (transfer_layout): input \"X\" (variable \"x\") of "
                 "shape [1, 16, 2, 3] has rank 4: expected rank 5, [N, C / 8, "
                 "H, W, 8], for src_format \"NCHW8c\""));
+  status = PrepareOp(
+      TransferLayoutOp("NCHW16c", "NCHW"),
+      {{"x", MakeTensor<float>({1, 16, 2, 3}, std::vector<float>(96))}});
+  EXPECT_THAT(
+      status.message(),
+      HasSubstr("op 0 (transfer_layout): input \"X\" (variable \"x\") of "
+                "shape [1, 16, 2, 3] has rank 4: expected rank 5, [N, C / 16, "
+                "H, W, 16], for src_format \"NCHW16c\""));
 }
 
-TEST(TransferLayoutTest, BlockedLastDimNot8NamesOpAndVariable) {
+TEST(TransferLayoutTest, BlockedLastDimNotTheBlockNamesOpAndVariable) {
   const absl::Status status = PrepareOp(
       TransferLayoutOp("NCHW8c", "NHWC"),
       {{"x", MakeTensor<float>({1, 2, 2, 3, 4}, std::vector<float>(48))}});
@@ -285,9 +304,18 @@ TEST(TransferLayoutTest, BlockedLastDimNot8NamesOpAndVariable) {
   EXPECT_THAT(out.status().message(),
               HasSubstr("input \"X\" (variable \"x\") of shape [1, 2, 2, 3, "
                         "4] has last dim 4: expected 8"));
+  // An NCHW8c image given as NCHW16c.
+  const absl::Status status16 = PrepareOp(
+      TransferLayoutOp("NCHW16c", "NCHW8c"),
+      {{"x", MakeTensor<float>({1, 2, 2, 3, 8}, std::vector<float>(96))}});
+  EXPECT_THAT(
+      status16.message(),
+      HasSubstr("op 0 (transfer_layout): input \"X\" (variable \"x\") of "
+                "shape [1, 2, 2, 3, 8] has last dim 8: expected 16, [N, C / "
+                "16, H, W, 16], for src_format \"NCHW16c\""));
 }
 
-TEST(TransferLayoutTest, ChannelsNotAMultipleOf8NameOpVariableAndCount) {
+TEST(TransferLayoutTest, ChannelsNotAMultipleOfTheBlockNameOpVariableAndCount) {
   absl::Status status = PrepareOp(
       TransferLayoutOp("NCHW", "NCHW8c"),
       {{"x", MakeTensor<float>({1, 12, 2, 3}, std::vector<float>(72))}});
@@ -313,6 +341,15 @@ TEST(TransferLayoutTest, ChannelsNotAMultipleOf8NameOpVariableAndCount) {
   EXPECT_THAT(out.status().message(),
               HasSubstr("input \"X\" (variable \"x\") of shape [1, 12, 2, 3] "
                         "has 12 channels: expected a multiple of 8"));
+  // A multiple of 8 is not enough for 16-channel blocks.
+  status = PrepareOp(
+      TransferLayoutOp("NCHW8c", "NCHW16c"),
+      {{"x", MakeTensor<float>({1, 3, 2, 3, 8}, std::vector<float>(144))}});
+  EXPECT_THAT(
+      status.message(),
+      HasSubstr("op 0 (transfer_layout): input \"X\" (variable \"x\") of "
+                "shape [1, 3, 2, 3, 8] has 24 channels: expected a multiple of "
+                "16 for dst_format \"NCHW16c\""));
 }
 
 TEST(TransferLayoutTest, TooManyChannelBlocks) {
@@ -326,31 +363,40 @@ TEST(TransferLayoutTest, TooManyChannelBlocks) {
                   "input \"X\" (variable \"x\") of shape [1, %d, 0, 1, 8] has "
                   "%d channel blocks of 8: more channels than int64 holds",
                   blocks, blocks)));
+  info = InferAlone(TransferLayoutOp("NCHW16c", "NCHW"),
+                    {{"x", kFloat32, {1, blocks, 0, 1, 16}}}, "y");
+  ASSERT_FALSE(info.ok());
+  EXPECT_THAT(info.status().message(),
+              HasSubstr("channel blocks of 16: more channels than int64 "
+                        "holds"));
 }
 
 TEST(TransferLayoutTest, UnknownFormatNamesOpAndAttribute) {
   const Tensor x = MakeTensor<float>({1, 8, 1, 1}, std::vector<float>(8));
   absl::Status status =
       PrepareOp(TransferLayoutOp("NC8HW", "NCHW"), {{"x", x}});
-  EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (transfer_layout): attribute \"src_format\" "
-                        "must be one of NCHW, NHWC, NCHW8c, got \"NC8HW\""));
+  EXPECT_THAT(
+      status.message(),
+      HasSubstr("op 0 (transfer_layout): attribute \"src_format\" "
+                "must be one of NCHW, NHWC, NCHW8c, NCHW16c, got \"NC8HW\""));
   status = PrepareOp(TransferLayoutOp("NCHW", "nhwc"), {{"x", x}});
-  EXPECT_THAT(status.message(),
-              HasSubstr("op 0 (transfer_layout): attribute \"dst_format\" "
-                        "must be one of NCHW, NHWC, NCHW8c, got \"nhwc\""));
+  EXPECT_THAT(
+      status.message(),
+      HasSubstr("op 0 (transfer_layout): attribute \"dst_format\" "
+                "must be one of NCHW, NHWC, NCHW8c, NCHW16c, got \"nhwc\""));
   // Inference alone, without Prepare's checks of the attributes, rejects
   // them too.
   for (const auto& [src, dst, attr, value] :
        std::vector<std::array<std::string, 4>>{
-           {"NCHW16c", "NCHW", "src_format", "NCHW16c"},
+           {"NCHW4c", "NCHW", "src_format", "NCHW4c"},
            {"NHWC", "", "dst_format", ""}}) {
     auto info = InferAlone(TransferLayoutOp(src, dst),
                            {{"x", kFloat32, {1, 8, 1, 1}}}, "y");
     ASSERT_FALSE(info.ok());
     EXPECT_THAT(info.status().message(),
                 HasSubstr(absl::StrFormat("attribute \"%s\" must be one of "
-                                          "NCHW, NHWC, NCHW8c, got \"%s\"",
+                                          "NCHW, NHWC, NCHW8c, NCHW16c, got "
+                                          "\"%s\"",
                                           attr, value)));
   }
 }

@@ -1,9 +1,11 @@
 #include "operators/shape/transfer_layout_util.h"
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "platform/status_macros.h"
@@ -14,13 +16,11 @@ namespace shape_util {
 absl::StatusOr<ImageFormat> ImageFormatAttr(const Attributes& attrs,
                                             absl::string_view attr) {
   const std::string& name = attrs.Get<std::string>(attr);
-  if (name == "NCHW") return ImageFormat::kNchw;
-  if (name == "NHWC") return ImageFormat::kNhwc;
-  if (name == kChannelBlockedFormat) return ImageFormat::kNchw8c;
+  const std::optional<ImageFormat> format = ImageFormatNamed(name);
+  if (format.has_value()) return *format;
   return absl::InvalidArgumentError(
-      absl::StrFormat("attribute \"%s\" must be one of NCHW, NHWC, %s, got "
-                      "\"%s\"",
-                      attr, kChannelBlockedFormat, name));
+      absl::StrFormat("attribute \"%s\" must be one of %s, got \"%s\"", attr,
+                      absl::StrJoin(ImageFormatNames(), ", "), name));
 }
 
 absl::StatusOr<TransferBox> KernelTransferBox(const KernelContext& context) {

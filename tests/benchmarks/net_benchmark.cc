@@ -159,15 +159,16 @@ BENCHMARK(BM_MlpProducts)
 // 2x2, conv 32->64, 64->64 (3x3, pad 1, relu after each), global average
 // pool, fc 64->10. Arguments: the batch, and the layout the executor runs the
 // convolutions on: as the net is written, NCHW (0), or rewritten to NHWC (1),
-// to NCHW8c (2), or to the one the executor picks for this CPU by default (3).
+// to NCHW8c (2), to the one the executor picks for this CPU by default (3),
+// or to NCHW16c (4).
 void BM_Cnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   ExecutorOptions options;
   options.channels_last = state.range(1) != 0;
-  const ActivationLayout layouts[] = {ActivationLayout::kNhwc,
-                                      ActivationLayout::kNhwc,
-                                      ActivationLayout::kNchw8c,
-                                      ActivationLayout::kAuto};
+  const ActivationLayout layouts[] = {
+      ActivationLayout::kNhwc, ActivationLayout::kNhwc,
+      ActivationLayout::kNchw8c, ActivationLayout::kAuto,
+      ActivationLayout::kNchw16c};
   options.activation_layout = layouts[state.range(1)];
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
@@ -189,6 +190,8 @@ BENCHMARK(BM_Cnn)
     ->ArgsProduct({{1, 16}, {2, 1, 0}})
     ->Args({1, 3})
     ->Args({16, 3})
+    ->Args({1, 4})
+    ->Args({16, 4})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

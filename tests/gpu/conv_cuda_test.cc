@@ -1,6 +1,7 @@
 // CUDA kernels of conv2d and conv2d_grad against their CPU kernels: strides,
-// padding (asymmetric too), dilation, groups, NCHW, NHWC and NCHW8c (with a
-// blocked or an NCHW Input), bias and fuse_relu, empty and large shapes.
+// padding (asymmetric too), dilation, groups, NCHW, NHWC, NCHW8c and
+// NCHW16c (with a blocked or an NCHW Input), bias and fuse_relu, empty and
+// large shapes.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -31,8 +32,9 @@ std::string IntsAttr(const std::string& name,
                       absl::StrJoin(values, ", "), "] } } ");
 }
 
-// How a run lays out its images: the op's data_format, and for "NCHW8c"
-// whether Input is NCHW (rank 4, a first convolution) rather than blocked.
+// How a run lays out its images: the op's data_format, and for a blocked
+// one ("NCHW8c", "NCHW16c") whether Input is NCHW (rank 4, a first
+// convolution) rather than blocked.
 struct Layout {
   std::string format;
   bool nchw_input = false;
@@ -83,10 +85,21 @@ std::string ConvGradOp(const ConvCase& c, const Layout& layout, bool bias,
   return op;
 }
 
+// Channels per block of data_format `format`: 8 or 16 where blocked, else
+// 0.
+int64_t BlockOf(const std::string& format) {
+  if (format == "NCHW8c") return 8;
+  if (format == "NCHW16c") return 16;
+  return 0;
+}
+
 // [N, C, H, W] as data_format `format` holds it.
 Dims InFormat(const Dims& nchw, const std::string& format) {
   if (format == "NHWC") return {nchw[0], nchw[2], nchw[3], nchw[1]};
-  if (format == "NCHW8c") return {nchw[0], nchw[1] / 8, nchw[2], nchw[3], 8};
+  const int64_t block = BlockOf(format);
+  if (block > 0) {
+    return {nchw[0], nchw[1] / block, nchw[2], nchw[3], block};
+  }
   return nchw;
 }
 
@@ -255,20 +268,29 @@ TEST(ConvCudaTest, LargeMatchesCpu) {
   }
 }
 
-// data_format "NCHW8c": Output [N, M / 8, OH, OW, 8]; Input blocked where
-// its channels fill blocks, and NCHW (rank 4) always. cuDNN computes in
-// NCHW, so every blocked tensor goes through a reordering copy.
+// data_format "NCHW8c" and "NCHW16c", of B = 8 and 16 channels a block:
+// Output [N, M / B, OH, OW, B]; Input blocked where its channels fill
+// blocks, and NCHW (rank 4) always. cuDNN computes in NCHW, so every
+// blocked tensor goes through a reordering copy. Each case runs in each
+// format whose block divides its output channels (BlockedLayouts).
 const std::vector<ConvCase>& BlockedCases() {
   static const auto* cases = new std::vector<ConvCase>{
-      {"blocked", {2, 8, 7, 7}, {8, 8, 3, 3}, {1, 1}, {1, 1}},
+      // One block of 8: NCHW8c only.
+      {"blocked_eight", {2, 8, 7, 7}, {8, 8, 3, 3}, {1, 1}, {1, 1}},
+      {"blocked", {2, 16, 7, 7}, {16, 16, 3, 3}, {1, 1}, {1, 1}},
       {"blocked_strided", {3, 16, 9, 8}, {16, 16, 3, 3}, {2, 2}, {1, 1}},
       // The copy that makes the padding symmetric reorders too.
       {"blocked_asymmetric_padding",
-       {1, 8, 7, 8},
-       {16, 8, 3, 3},
+       {1, 16, 7, 8},
+       {16, 16, 3, 3},
        {1, 1},
        {0, 1, 2, 1}},
-      {"blocked_dilated", {1, 8, 10, 9}, {8, 8, 3, 2}, {1, 1}, {2, 1}, {2, 3}},
+      {"blocked_dilated",
+       {1, 16, 10, 9},
+       {16, 16, 3, 2},
+       {1, 1},
+       {2, 1},
+       {2, 3}},
       {"blocked_groups",
        {3, 16, 6, 6},
        {16, 8, 3, 3},
@@ -283,32 +305,55 @@ const std::vector<ConvCase>& BlockedCases() {
        {1, 1},
        {1, 1},
        2},
-      // Three output blocks from four input blocks.
-      {"blocked_pointwise", {2, 32, 5, 5}, {24, 32, 1, 1}},
+      // Groups that fill blocks of 16.
+      {"blocked_groups_filling",
+       {2, 64, 6, 6},
+       {32, 32, 3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       2},
+      {"blocked_depthwise",
+       {2, 32, 9, 9},
+       {32, 1, 3, 3},
+       {2, 2},
+       {1, 1},
+       {1, 1},
+       32},
+      // Three output blocks from four input blocks of 16 (six from eight
+      // of 8).
+      {"blocked_pointwise", {2, 64, 5, 5}, {48, 64, 1, 1}},
+      // Three blocks of 8 from four: NCHW8c only.
+      {"blocked_pointwise_eight", {2, 32, 5, 5}, {24, 32, 1, 1}},
       // A 1 x 1 Output: the bias gradient's rows are whole samples.
-      {"blocked_one_pixel", {3, 8, 3, 3}, {16, 8, 3, 3}},
+      {"blocked_one_pixel", {3, 16, 3, 3}, {16, 16, 3, 3}},
       // First convolutions: channels that fill no block, so NCHW Input only.
       {"first", {2, 3, 9, 9}, {8, 3, 3, 3}, {1, 1}, {1, 1}},
       {"first_strided", {3, 3, 11, 10}, {16, 3, 3, 3}, {2, 2}, {1, 1}},
       {"first_asymmetric_strided",
        {1, 3, 8, 7},
-       {8, 3, 4, 4},
+       {16, 3, 4, 4},
        {2, 2},
        {1, 2, 2, 1}},
       {"first_one_channel", {1, 1, 6, 5}, {8, 1, 2, 2}, {1, 1}, {1, 0}},
       // Outputs of the bias alone (or zeros), and no samples.
-      {"blocked_no_channels", {2, 0, 5, 5}, {8, 0, 3, 3}, {1, 1}, {1, 1}},
-      {"blocked_only_padding", {1, 8, 0, 3}, {8, 8, 1, 1}, {1, 1}, {1, 1}},
-      {"blocked_no_samples", {0, 8, 5, 5}, {8, 8, 3, 3}, {1, 1}, {1, 1}},
+      {"blocked_no_channels", {2, 0, 5, 5}, {16, 0, 3, 3}, {1, 1}, {1, 1}},
+      {"blocked_only_padding", {1, 16, 0, 3}, {16, 16, 1, 1}, {1, 1}, {1, 1}},
+      {"blocked_no_samples", {0, 16, 5, 5}, {16, 16, 3, 3}, {1, 1}, {1, 1}},
   };
   return *cases;
 }
 
-// Both Inputs where the channels fill blocks, otherwise the NCHW one.
+// Each blocked format whose block divides the output channels: both
+// Inputs where the channels fill blocks, otherwise the NCHW one.
 std::vector<Layout> BlockedLayouts(const ConvCase& c) {
   std::vector<Layout> layouts;
-  if (c.input[1] % 8 == 0) layouts.push_back({"NCHW8c"});
-  layouts.push_back({"NCHW8c", /*nchw_input=*/true});
+  for (const char* format : {"NCHW8c", "NCHW16c"}) {
+    const int64_t block = BlockOf(format);
+    if (c.filter[0] % block != 0) continue;
+    if (c.input[1] % block == 0) layouts.push_back({format});
+    layouts.push_back({format, /*nchw_input=*/true});
+  }
   return layouts;
 }
 
@@ -326,13 +371,13 @@ TEST(ConvCudaTest, BlockedGradMatchesCpu) {
   }
 }
 
-// Past 65535 blocks of 256 threads in NCHW8c: the bias and relu pass
-// steps through positions and both channel blocks over more than one grid,
-// and the output's copies reorder more than one grid's worth.
+// Past 65535 blocks of 256 threads in NCHW8c and NCHW16c: the bias and
+// relu pass steps through positions and channel blocks over more than one
+// grid, and the output's copies reorder more than one grid's worth.
 TEST(ConvCudaTest, BlockedLargeMatchesCpu) {
   SF_REQUIRE_CUDA();
   const ConvCase cases[] = {
-      {"large_blocked", {1, 8, 1100, 1000}, {16, 8, 1, 1}},
+      {"large_blocked", {1, 16, 1100, 1000}, {16, 16, 1, 1}},
       {"large_first_padded",
        {1, 3, 1100, 1000},
        {16, 3, 2, 2},

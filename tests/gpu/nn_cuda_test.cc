@@ -100,6 +100,7 @@ struct PoolCase {
 std::vector<PoolCase> PoolCases() {
   const std::string nhwc = Str("data_format", "NHWC");
   const std::string blocked = Str("data_format", "NCHW8c");
+  const std::string blocked16 = Str("data_format", "NCHW16c");
   return {
       {"pool2d", {2, 3, 8, 8}, Ints("ksize", {2, 2}) + Ints("strides", {2, 2})},
       {"pool2d",
@@ -156,6 +157,14 @@ std::vector<PoolCase> PoolCases() {
       {"pool2d",
        {2, 3, 5, 6, 8},
        Ints("ksize", {1, 1}) + Bool("global_pooling", true) + blocked},
+      // [N, C / 16, H, W, 16].
+      {"pool2d",
+       {2, 2, 9, 7, 16},
+       Ints("ksize", {3, 3}) + Ints("strides", {2, 2}) +
+           Ints("paddings", {1, 1}) + Bool("ceil_mode", true) + blocked16},
+      {"pool2d",
+       {2, 3, 5, 6, 16},
+       Ints("ksize", {1, 1}) + Bool("global_pooling", true) + blocked16},
       {"pool1d",
        {2, 3, 20},
        Ints("ksize", {3}) + Ints("strides", {2}) + Ints("paddings", {1}) +

@@ -25,7 +25,7 @@ TEST(TransferLayoutCudaTest, EveryPairAndDtypeMatchesCpu) {
   SF_REQUIRE_CUDA();
   // One block and several, odd planes, and an empty batch.
   const Sizes sizes[] = {
-      {1, 8, 1, 1}, {2, 16, 3, 5}, {3, 64, 17, 19}, {0, 24, 4, 4}};
+      {1, 16, 1, 1}, {2, 32, 3, 5}, {3, 64, 17, 19}, {0, 48, 4, 4}};
   uint64_t seed = 1;
   for (DataType dtype : kAllTypes) {
     for (const Sizes& s : sizes) {
@@ -47,11 +47,10 @@ TEST(TransferLayoutCudaTest, EveryPairAndDtypeMatchesCpu) {
 TEST(TransferLayoutCudaTest, LargeImagesMatchCpu) {
   SF_REQUIRE_CUDA();
   constexpr Sizes kLarge = {2, 16, 1000, 561};
-  const std::pair<const char*, const char*> pairs[] = {{"NCHW", "NCHW8c"},
-                                                       {"NCHW8c", "NCHW"},
-                                                       {"NHWC", "NCHW8c"},
-                                                       {"NCHW8c", "NHWC"},
-                                                       {"NCHW", "NHWC"}};
+  const std::pair<const char*, const char*> pairs[] = {
+      {"NCHW", "NCHW8c"},  {"NCHW8c", "NCHW"},   {"NHWC", "NCHW8c"},
+      {"NCHW8c", "NHWC"},  {"NCHW", "NHWC"},     {"NCHW", "NCHW16c"},
+      {"NCHW16c", "NHWC"}, {"NCHW8c", "NCHW16c"}};
   uint64_t seed = 1;
   for (const auto& [src, dst] : pairs) {
     EXPECT_TRUE(MatchesOnCuda(
@@ -65,7 +64,7 @@ TEST(TransferLayoutCudaTest, LargeImagesMatchCpu) {
 // where the destination layout says, whatever the CPU kernel does.
 TEST(TransferLayoutCudaTest, MatchesIndexArithmetic) {
   SF_REQUIRE_CUDA();
-  constexpr Sizes s = {2, 24, 3, 5};
+  constexpr Sizes s = {2, 48, 3, 5};
   for (const std::string src : kImageFormats) {
     const Tensor x = NchwOffsetsIn<int64_t>(src, s);
     for (const std::string dst : kImageFormats) {
