@@ -37,10 +37,12 @@ void AddParameter(NetText& main, NetText& startup, const std::string& name,
 // the float "x" and int64 "label" of `batch` samples) after `startup` has
 // filled the parameters. `flops`: a forward pass's multiplications and
 // additions; a step counts three times that (backward computes two
-// products per forward one).
+// products per forward one). `layout`: the layout the executor's rewrite
+// keeps activations in.
 void TimeTrainingSteps(benchmark::State& state, NetText& main,
                        const NetText& startup, const Dims& x_dims, double flops,
-                       const std::string& optimizer) {
+                       const std::string& optimizer,
+                       ActivationLayout layout = ActivationLayout::kAuto) {
   const int64_t batch = x_dims[0];
   main.Op("softmax_with_cross_entropy",
           {{"Logits", "logits"}, {"Label", "label"}}, "losses",
@@ -53,7 +55,9 @@ void TimeTrainingSteps(benchmark::State& state, NetText& main,
   config.learning_rate = 1e-4f;
   absl::StatusOr<std::vector<VarGrad>> grads =
       AppendTrainingOps(train, init, "loss", config);
-  Executor executor;
+  ExecutorOptions options;
+  options.activation_layout = layout;
+  Executor executor(options);
   absl::StatusOr<PreparedNet> prepared_train =
       executor.Prepare(train, 0, CPUPlace());
   absl::StatusOr<PreparedNet> prepared_init =
@@ -134,8 +138,9 @@ BENCHMARK_CAPTURE(BM_TrainMlp, adam, std::string("adam"))
     ->Unit(benchmark::kMillisecond);
 
 // The CNN of net_benchmark (AddBenchmarkCnn). The executor's layout
-// rewrite runs its activations and their gradients in the layout this CPU
-// prefers, as at inference.
+// rewrite runs its activations and their gradients in a layout, as at
+// inference: the one this CPU prefers (layout 0), NHWC (1), NCHW8c (2) or
+// NCHW16c (3).
 void BM_TrainCnn(benchmark::State& state) {
   const int64_t batch = state.range(0);
   NetText main;
@@ -151,9 +156,17 @@ void BM_TrainCnn(benchmark::State& state) {
         AddParameter(main, startup, name, shape, bias ? 0 : 0.1f,
                      bias ? 0 : ++seed);
       });
-  TimeTrainingSteps(state, main, startup, {batch, 3, 64, 64}, flops, "sgd");
+  const ActivationLayout layouts[] = {
+      ActivationLayout::kAuto, ActivationLayout::kNhwc,
+      ActivationLayout::kNchw8c, ActivationLayout::kNchw16c};
+  TimeTrainingSteps(state, main, startup, {batch, 3, 64, 64}, flops, "sgd",
+                    layouts[state.range(1)]);
 }
-BENCHMARK(BM_TrainCnn)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TrainCnn)
+    ->ArgNames({"batch", "layout"})
+    ->ArgsProduct({{16}, {0, 1, 3}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace scopeflow
