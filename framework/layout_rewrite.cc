@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "framework/op_spec.h"
@@ -572,11 +575,34 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
 
 }  // namespace
 
+ActivationLayout PreferredActivationLayoutFor(bool avx512_core, bool avx2,
+                                              const char* max_cpu_isa) {
+  // oneDNN's ISA names (its docs: SSE41, AVX, AVX2, AVX2_VNNI,
+  // AVX512_CORE..., AVX512_CORE_AMX, ALL), in upper case as it reads them.
+  const std::string cap = max_cpu_isa == nullptr || *max_cpu_isa == '\0'
+                              ? "ALL"
+                              : absl::AsciiStrToUpper(max_cpu_isa);
+  const bool uncapped = cap == "ALL" || absl::StartsWith(cap, "AVX10") ||
+                        absl::StartsWith(cap, "AMX");
+  const bool avx512_allowed = uncapped || absl::StartsWith(cap, "AVX512_CORE");
+  const bool avx2_allowed = avx512_allowed || absl::StartsWith(cap, "AVX2") ||
+                            absl::StartsWith(cap, "AVX512");
+  if (avx512_core && avx512_allowed) return ActivationLayout::kNchw16c;
+  if (avx2 && avx2_allowed) return ActivationLayout::kNchw8c;
+  return ActivationLayout::kNhwc;
+}
+
 ActivationLayout PreferredCpuActivationLayout() {
-  static const ActivationLayout layout =
-      __builtin_cpu_supports("avx512f") ? ActivationLayout::kNchw16c
-      : __builtin_cpu_supports("avx2")  ? ActivationLayout::kNchw8c
-                                        : ActivationLayout::kNhwc;
+  static const ActivationLayout layout = [] {
+    const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+    if (cap == nullptr) cap = std::getenv("DNNL_MAX_CPU_ISA");
+    return PreferredActivationLayoutFor(
+        __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512dq"),
+        __builtin_cpu_supports("avx2"), cap);
+  }();
   return layout;
 }
 

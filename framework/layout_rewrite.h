@@ -74,8 +74,16 @@ enum class ActivationLayout {
 
 // The blocked layout whose blocks fill the CPU's widest vectors: NCHW16c
 // with AVX-512, NCHW8c with AVX2 (oneDNN's own layouts there); NHWC on
-// older CPUs.
+// older CPUs. Where ONEDNN_MAX_CPU_ISA (or DNNL_MAX_CPU_ISA) keeps oneDNN
+// below those instructions, its kernels for those blocks are off, and the
+// layout follows the cap.
 ActivationLayout PreferredCpuActivationLayout();
+
+// The same for a CPU with or without AVX-512 (oneDNN's avx512_core: F, BW,
+// VL and DQ) and AVX2, under oneDNN's cap `max_cpu_isa` (null or empty
+// where unset).
+ActivationLayout PreferredActivationLayoutFor(bool avx512_core, bool avx2,
+                                              const char* max_cpu_isa);
 
 // `block` rewritten channels-last, or nullopt when no region with an op that
 // prefers channels-last (conv2d) can be rewritten. Expects a block that

@@ -545,5 +545,33 @@ TEST(ChannelBlockedRewriteTest, LeavesVariablesOfUnknownChannels) {
                    .has_value());
 }
 
+TEST(PreferredLayoutTest, FollowsTheCpuAndOneDnnsCap) {
+  // Uncapped: the blocks the widest vectors fill.
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, nullptr),
+            ActivationLayout::kNchw16c);
+  EXPECT_EQ(PreferredActivationLayoutFor(false, true, nullptr),
+            ActivationLayout::kNchw8c);
+  EXPECT_EQ(PreferredActivationLayoutFor(false, false, nullptr),
+            ActivationLayout::kNhwc);
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, ""),
+            ActivationLayout::kNchw16c);
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, "ALL"),
+            ActivationLayout::kNchw16c);
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, "avx512_core_amx"),
+            ActivationLayout::kNchw16c);
+  // Capped below AVX-512 or AVX2, oneDNN has no kernels for those blocks.
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, "AVX2"),
+            ActivationLayout::kNchw8c);
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, "avx2_vnni"),
+            ActivationLayout::kNchw8c);
+  EXPECT_EQ(PreferredActivationLayoutFor(true, true, "SSE41"),
+            ActivationLayout::kNhwc);
+  EXPECT_EQ(PreferredActivationLayoutFor(false, true, "AVX"),
+            ActivationLayout::kNhwc);
+  // A cap above the CPU changes nothing.
+  EXPECT_EQ(PreferredActivationLayoutFor(false, true, "AVX512_CORE"),
+            ActivationLayout::kNchw8c);
+}
+
 }  // namespace
 }  // namespace scopeflow
