@@ -93,6 +93,33 @@ void PrintProfile(const PreparedNet& prepared, const RunProfile& profile,
                 1e3 * (row.total - row.kernel) / runs,
                 all > 0 ? 100 * row.total / all : 0.0);
   }
+  // The ops themselves, slowest first: which convolution of several is the
+  // costly one. Ops as run, so on the CPU after the layout rewrite, with
+  // the variable each writes first.
+  std::vector<size_t> order(prepared.ops().size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return profile.ops[a].total_seconds > profile.ops[b].total_seconds;
+  });
+  constexpr size_t kSlowestOps = 10;
+  order.resize(std::min(order.size(), kSlowestOps));
+  std::printf("\nslowest ops (ms per run):\n");
+  std::printf("  %5s %-20s %-28s %10s %7s\n", "op", "type", "writes", "total",
+              "share");
+  for (size_t i : order) {
+    const PreparedOp& op = prepared.ops()[i];
+    std::string output;
+    for (const std::vector<int>& vars : op.outputs) {
+      if (!vars.empty()) {
+        output = prepared.var_names()[vars[0]];
+        break;
+      }
+    }
+    std::printf("  %5d %-20s %-28s %10.4f %6.1f%%\n", op.index,
+                op.spec->type().c_str(), output.c_str(),
+                1e3 * profile.ops[i].total_seconds / runs,
+                all > 0 ? 100 * profile.ops[i].total_seconds / all : 0.0);
+  }
 }
 
 // --layout's value as ExecutorOptions::activation_layout.

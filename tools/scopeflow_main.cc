@@ -48,7 +48,8 @@ ABSL_FLAG(std::vector<std::string>, fetch, {},
           "run: variables to fetch (default: those no op reads)");
 ABSL_FLAG(int, repeat, 1,
           "run: how many timed runs (after one warm-up run when above 1)");
-ABSL_FLAG(bool, profile, false, "run: print the time per op type");
+ABSL_FLAG(bool, profile, false,
+          "run: print the time per op type and the slowest ops");
 ABSL_FLAG(bool, channels_last, true,
           "run: keep convolutions' activations in a faster layout and fuse "
           "their relus on the CPU (false: run the net exactly as written)");

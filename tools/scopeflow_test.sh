@@ -43,6 +43,7 @@ out=$("$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
 grep -q 'probabilities: float32 \[1, 10\] values \[' <<<"$out" || fail "run fetch"
 grep -q 'latency over 5 run(s): median' <<<"$out" || fail "run latency"
 grep -q 'fc .* 10 ' <<<"$out" || fail "run profile"
+grep -q '^ *0 fc  *hidden  ' <<<"$out" || fail "run profile per op: $out"
 test -s "$outdir/probabilities.npy" || fail "fetch npy not written"
 # Probabilities sum to one: mean of 10 values is 0.1.
 grep -q 'probabilities: .*mean 0.1$' <<<"$out" || fail "softmax sums to one"
