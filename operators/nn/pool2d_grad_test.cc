@@ -294,27 +294,39 @@ TEST(Pool2dGradNhwcTest, MatchesCentralDifferences) {
   }
 }
 
-// The gradient ops' results themselves: NHWC's is NCHW's transposed (each
-// cell takes the same shares, added in the same order).
+// The data_format attribute naming `format`.
+std::string DataFormat(const std::string& format) {
+  return absl::StrCat("attrs { name: \"data_format\" s: \"", format, "\" } ");
+}
+
+// pool2d_grad of `attrs` in `format` on an X of NCHW dims `x` and its
+// Out@GRAD, against NCHW's gradient of the same moved into `format`: each
+// cell takes the same shares, added in the same order, so they are equal.
+void ExpectGradIsNchwsIn(const std::string& format, const std::string& attrs,
+                         const Dims& x_dims, uint32_t& seed) {
+  const Tensor x = Distinct(x_dims, ++seed);
+  auto y = RunOp(Pool(attrs), {{"x", x}}, {"y"});
+  ASSERT_TRUE(y.ok()) << y.status();
+  const Tensor dy = Distinct((*y)[0].dims(), ++seed);
+  auto nchw = RunOp(PoolGrad(attrs), {{"x", x}, {"dy", dy}}, {"dx"});
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  auto in_format = RunOp(PoolGrad(attrs + DataFormat(format)),
+                         {{"x", InFormat<double>(x, format)},
+                          {"dy", InFormat<double>(dy, format)}},
+                         {"dx"});
+  ASSERT_TRUE(in_format.ok()) << in_format.status();
+  const Tensor expected = InFormat<double>((*nchw)[0], format);
+  EXPECT_THAT((*in_format)[0].dims(), ElementsAreArray(expected.dims()));
+  EXPECT_THAT(Values<double>((*in_format)[0]),
+              ElementsAreArray(Values<double>(expected)));
+}
+
+// The gradient ops' results themselves: NHWC's is NCHW's transposed.
 TEST(Pool2dGradNhwcTest, MatchesTransposedNchw) {
   uint32_t seed = 80;
   for (const PoolCase& c : NhwcCases()) {
     SCOPED_TRACE(c.name);
-    const Tensor x = Distinct(c.x, ++seed);
-    auto y = RunOp(Pool(c.attrs), {{"x", x}}, {"y"});
-    ASSERT_TRUE(y.ok()) << y.status();
-    const Tensor dy = Distinct((*y)[0].dims(), ++seed);
-    auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
-    ASSERT_TRUE(nchw.ok()) << nchw.status();
-    auto nhwc = RunOp(PoolGrad(c.attrs + kNhwc),
-                      {{"x", Permute4d<double>(x, kNchwToNhwc)},
-                       {"dy", Permute4d<double>(dy, kNchwToNhwc)}},
-                      {"dx"});
-    ASSERT_TRUE(nhwc.ok()) << nhwc.status();
-    const Tensor expected = Permute4d<double>((*nchw)[0], kNchwToNhwc);
-    EXPECT_THAT((*nhwc)[0].dims(), ElementsAreArray(expected.dims()));
-    EXPECT_THAT(Values<double>((*nhwc)[0]),
-                ElementsAreArray(Values<double>(expected)));
+    ExpectGradIsNchwsIn("NHWC", c.attrs, c.x, seed);
   }
 }
 
@@ -379,11 +391,6 @@ TEST(Pool2dGradNhwcErrorTest, DataFormatMustBeKnown) {
 // Channel-blocked (data_format "NCHW8c" [N, C / 8, H, W, 8] or "NCHW16c"
 // [N, C / 16, H, W, 16]).
 
-// The data_format attribute naming `format`.
-std::string DataFormat(const std::string& format) {
-  return absl::StrCat("attrs { name: \"data_format\" s: \"", format, "\" } ");
-}
-
 // The NHWC cases with their channels rounded up to whole blocks of
 // `format` (NCHW shapes).
 std::vector<PoolCase> BlockedCases(const std::string& format) {
@@ -406,28 +413,13 @@ TEST(Pool2dGradBlockedTest, MatchesCentralDifferences) {
   }
 }
 
-// A blocked layout's gradient is NCHW's blocked: each cell takes the same
-// shares, added in the same order.
+// A blocked layout's gradient is NCHW's blocked.
 TEST(Pool2dGradBlockedTest, MatchesBlockedNchw) {
   uint32_t seed = 180;
   for (const char* format : kBlockedFormats) {
     for (const PoolCase& c : BlockedCases(format)) {
       SCOPED_TRACE(absl::StrCat(format, " ", c.name));
-      const Tensor x = Distinct(c.x, ++seed);
-      auto y = RunOp(Pool(c.attrs), {{"x", x}}, {"y"});
-      ASSERT_TRUE(y.ok()) << y.status();
-      const Tensor dy = Distinct((*y)[0].dims(), ++seed);
-      auto nchw = RunOp(PoolGrad(c.attrs), {{"x", x}, {"dy", dy}}, {"dx"});
-      ASSERT_TRUE(nchw.ok()) << nchw.status();
-      auto blocked = RunOp(PoolGrad(c.attrs + DataFormat(format)),
-                           {{"x", InFormat<double>(x, format)},
-                            {"dy", InFormat<double>(dy, format)}},
-                           {"dx"});
-      ASSERT_TRUE(blocked.ok()) << blocked.status();
-      const Tensor expected = InFormat<double>((*nchw)[0], format);
-      EXPECT_THAT((*blocked)[0].dims(), ElementsAreArray(expected.dims()));
-      EXPECT_THAT(Values<double>((*blocked)[0]),
-                  ElementsAreArray(Values<double>(expected)));
+      ExpectGradIsNchwsIn(format, c.attrs, c.x, seed);
     }
   }
 }
