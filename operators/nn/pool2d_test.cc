@@ -949,13 +949,17 @@ TEST(Pool2dBlockedTest, MaxNaNWinsAsInNchw) {
   }
 }
 
+// pool2d of 2x2 windows, stride 2, max, on X in blocked `format`.
+std::string BlockedMax2x2(const std::string& format) {
+  return PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
+                DataFormat(format));
+}
+
 TEST(Pool2dBlockedTest, InfersShapes) {
   for (const char* format : kBlockedFormats) {
     SCOPED_TRACE(format);
     const int64_t b = BlockIn(format);
-    const std::string max2x2 =
-        PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
-               DataFormat(format));
+    const std::string max2x2 = BlockedMax2x2(format);
     auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {2, 3, 8, 6, b}}}, "y");
     ASSERT_TRUE(y.ok()) << y.status();
     EXPECT_THAT(y->dims, ElementsAre(2, 3, 4, 3, b));
@@ -1028,9 +1032,7 @@ TEST(Pool2dBlockedErrorTest, SpatialAxesAreTwoAndThree) {
   for (const char* format : kBlockedFormats) {
     SCOPED_TRACE(format);
     const int64_t b = BlockIn(format);
-    const std::string max2x2 =
-        PoolOp(Type("max") + Ints("ksize", {2, 2}) + Ints("strides", {2, 2}) +
-               DataFormat(format));
+    const std::string max2x2 = BlockedMax2x2(format);
     auto y = InferAtPrepare(max2x2, {{"x", kFloat32, {1, 2, 1, 5, b}}}, "y");
     EXPECT_THAT(y.status().message(),
                 HasSubstr(absl::StrCat(
