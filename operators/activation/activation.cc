@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/string_view.h"
 #include "framework/grad_spec.h"
@@ -17,11 +18,15 @@
 #include "operators/activation/grad_util.h"
 #include "operators/activation/softmax_math.h"
 #include "operators/common.h"
+#include "operators/elementwise/vector_loops.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
+
+using elementwise::MapInto;
 
 absl::Status InferActivation(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
@@ -29,46 +34,57 @@ absl::Status InferActivation(InferContext& context) {
   return absl::OkStatus();
 }
 
-// Out[i] = f(X[i]), over threads for large X. Within each thread's range,
-// blocks of kBlock elements are copied to a local array first: the compiler
-// then knows that the stores cannot change the loads, and vectorizes f when
-// it is arithmetic (relu, leaky_relu) without a run-time overlap check of X
-// and Out, under any cost model.
+// max(x, 0); NaN stays NaN.
+struct ReluOp {
+  template <typename T>
+  T operator()(T v) const {
+    return v < T(0) ? T(0) : v;
+  }
+};
+
+// x for x >= 0, alpha * x below. Selects between v and 0 only, as relu
+// does: selecting between v and alpha * v makes the compiler branch around
+// the product, and then not vectorize. NaN stays NaN (from the first term).
+template <typename T>
+struct LeakyReluOp {
+  T alpha;
+  T operator()(T v) const {
+    return (v < T(0) ? T(0) : v) + alpha * (v < T(0) ? v : T(0));
+  }
+};
+
+// The activations whose loops vectorize (the others call libm).
+template <typename T>
+using VectorActivation = std::variant<ReluOp, LeakyReluOp<T>>;
+
+// MapInto on the widest vectors the CPU has, for each float dtype
+// (operators/elementwise/vector_loops.h says why these are not templates).
+SF_WIDEST_VECTORS void MapWidest(const float* in, float* out, int64_t n,
+                                 const VectorActivation<float>& f) {
+  MapInto(in, out, n, f);
+}
+
+SF_WIDEST_VECTORS void MapWidest(const double* in, double* out, int64_t n,
+                                 const VectorActivation<double>& f) {
+  MapInto(in, out, n, f);
+}
+
+// Out[i] = f(X[i]); a VectorActivation on the widest vectors.
 template <typename T, typename F>
 absl::Status Map(KernelContext& context, F f) {
-  constexpr int kBlock = softmax_math::kBlock;
-  const Tensor& x = context.Input("X");
-  const T* in = x.data<T>();
-  T* out = context.Output("Out")->data<T>();
-  ParallelFor(x.numel(), kElementsWorthAThread,
-              [&](int64_t begin, int64_t end) {
-                int64_t i = begin;
-                for (; i + kBlock <= end; i += kBlock) {
-                  T block[kBlock];
-                  for (int j = 0; j < kBlock; ++j) block[j] = in[i + j];
-                  for (int j = 0; j < kBlock; ++j) out[i + j] = f(block[j]);
-                }
-                for (; i < end; ++i) out[i] = f(in[i]);
-              });
-  return absl::OkStatus();
+  return elementwise::MapKernel<T, VectorActivation<T>>(
+      context, f, [](auto... args) { MapWidest(args...); });
 }
 
-// max(x, 0); NaN stays NaN.
 template <typename T>
 absl::Status Relu(KernelContext& context) {
-  return Map<T>(context, [](T v) { return v < T(0) ? T(0) : v; });
+  return Map<T>(context, ReluOp());
 }
 
-// x for x >= 0, alpha * x below.
 template <typename T>
 absl::Status LeakyRelu(KernelContext& context) {
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  // Selects between v and 0 only, as relu does: selecting between v and
-  // alpha * v makes the compiler branch around the product, and then not
-  // vectorize. NaN stays NaN (from the first term).
-  return Map<T>(context, [alpha](T v) {
-    return (v < T(0) ? T(0) : v) + alpha * (v < T(0) ? v : T(0));
-  });
+  return Map<T>(context, LeakyReluOp<T>{alpha});
 }
 
 // x for x > 0, alpha * (exp(x) - 1) otherwise.
@@ -111,8 +127,11 @@ absl::Status Gelu(KernelContext& context) {
 }
 
 // X@GRAD[i] = f(V[i], Out@GRAD[i]) with V the input `reads` ("X" or
-// "Out"); nothing if X@GRAD is not wanted. Over threads and blocked as Map
-// is, for the same reasons.
+// "Out"); nothing if X@GRAD is not wanted. Over threads for large inputs.
+// Within each thread's range, blocks of kBlock elements of each input are
+// copied to local arrays first: the compiler then knows that the stores
+// cannot change the loads, and vectorizes f when it is arithmetic without a
+// run-time overlap check, under any cost model.
 template <typename T, typename F>
 absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
   if (!context.HasOutput("X@GRAD")) return absl::OkStatus();

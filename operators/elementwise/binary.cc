@@ -16,13 +16,16 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/elementwise/arithmetic.h"
 #include "operators/elementwise/broadcast.h"
 #include "operators/elementwise/grad_util.h"
+#include "operators/elementwise/vector_loops.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -112,6 +115,37 @@ struct Min {
   }
 };
 
+// The ops whose float rows vectorize (pow calls libm).
+using VectorOp = std::variant<Add, Sub, Mul, Div, Max, Min>;
+
+// BinaryRow on the widest vectors the CPU has, for each float dtype
+// (vector_loops.h says why these are not templates).
+SF_WIDEST_VECTORS void WidestRow(const float* x, bool x_step, const float* y,
+                                 bool y_step, float* out, int64_t n,
+                                 const VectorOp& op) {
+  elementwise::BinaryRow(x, x_step, y, y_step, out, n, op);
+}
+
+SF_WIDEST_VECTORS void WidestRow(const double* x, bool x_step, const double* y,
+                                 bool y_step, double* out, int64_t n,
+                                 const VectorOp& op) {
+  elementwise::BinaryRow(x, x_step, y, y_step, out, n, op);
+}
+
+// Out = op(X, Y), the rows of a float VectorOp through WidestRow.
+template <typename T, typename Op>
+void Broadcast(const Tensor& x, const Tensor& y, Tensor* out, Op op = Op()) {
+  if constexpr (std::is_floating_point_v<T> &&
+                elementwise::kHolds<Op, VectorOp>) {
+    elementwise::BroadcastBinary<T, T>(
+        x, y, out, op,
+        [op](const T* a, bool a_step, const T* b, bool b_step, T* o,
+             int64_t n) { WidestRow(a, a_step, b, b_step, o, n, op); });
+  } else {
+    elementwise::BroadcastBinary<T, T, Op>(x, y, out, op);
+  }
+}
+
 absl::Status InferBinary(InferContext& context) {
   const VarInfo& x = context.Input("X");
   const VarInfo& y = context.Input("Y");
@@ -126,8 +160,8 @@ absl::Status InferBinary(InferContext& context) {
 
 template <typename T, typename Op>
 absl::Status BinaryKernel(KernelContext& context) {
-  elementwise::BroadcastBinary<T, T, Op>(context.Input("X"), context.Input("Y"),
-                                         context.Output("Out"));
+  Broadcast<T, Op>(context.Input("X"), context.Input("Y"),
+                   context.Output("Out"));
   return absl::OkStatus();
 }
 
@@ -148,7 +182,7 @@ absl::Status DivKernel(KernelContext& context) {
       }
     }
   }
-  elementwise::BroadcastBinary<T, T, Div>(x, y, out);
+  Broadcast<T, Div>(x, y, out);
   return absl::OkStatus();
 }
 

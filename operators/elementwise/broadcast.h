@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -21,6 +22,7 @@
 #include "framework/data_type.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/elementwise/vector_loops.h"
 #include "platform/parallel.h"
 
 namespace scopeflow {
@@ -112,10 +114,13 @@ void ForEachRowInParallel(const BroadcastPlan& plan, int num_operands,
 }
 
 // out[j] = op(x[j * x_step], y[j * y_step]) for j < n, steps 0 or 1. Each
-// case is a plain loop, so the compiler vectorizes those it can.
+// case is a plain loop, so the compiler vectorizes those it can. Always
+// inlined, so that in a function marked SF_WIDEST_VECTORS the loops take
+// that function's vectors (see vector_loops.h).
 template <typename T, typename R, typename Op>
-inline void BinaryRow(const T* x, bool x_step, const T* y, bool y_step, R* out,
-                      int64_t n, Op op) {
+inline __attribute__((always_inline)) void BinaryRow(const T* x, bool x_step,
+                                                     const T* y, bool y_step,
+                                                     R* out, int64_t n, Op op) {
   if (x_step && y_step) {
     for (int64_t j = 0; j < n; ++j) out[j] = op(x[j], y[j]);
   } else if (x_step) {
@@ -129,12 +134,26 @@ inline void BinaryRow(const T* x, bool x_step, const T* y, bool y_step, R* out,
   }
 }
 
+// BinaryRow with the op that `op` holds.
+template <typename T, typename R, typename... Ops>
+inline __attribute__((always_inline)) void BinaryRow(
+    const T* x, bool x_step, const T* y, bool y_step, R* out, int64_t n,
+    const std::variant<Ops...>& op) {
+  VisitInline(
+      op, [&](auto o) __attribute__((always_inline)) {
+        BinaryRow(x, x_step, y, y_step, out, n, o);
+      });
+}
+
 // Out = op(X, Y) elementwise over the broadcast of x and y; `out` already
 // has the broadcast shape. Out may be X or Y itself (same buffer), as the
-// loops read each element before writing the one at its position.
-template <typename T, typename R, typename Op>
-void BroadcastBinary(const Tensor& x, const Tensor& y, Tensor* out,
-                     Op op = Op()) {
+// loops read each element before writing the one at its position. Runs of
+// elements go through row(x, x_step, y, y_step, out, n), which computes
+// what BinaryRow(x, x_step, y, y_step, out, n, op) does (a version of it
+// built for wider vectors, say).
+template <typename T, typename R, typename Op, typename Row>
+void BroadcastBinary(const Tensor& x, const Tensor& y, Tensor* out, Op op,
+                     Row row) {
   const int64_t n = out->numel();
   const T* xs = x.data<T>();
   const T* ys = y.data<T>();
@@ -147,8 +166,8 @@ void BroadcastBinary(const Tensor& x, const Tensor& y, Tensor* out,
   const bool y_full = y.numel() == n;
   if ((x_full || x.numel() == 1) && (y_full || y.numel() == 1)) {
     ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
-      BinaryRow(xs + (x_full ? begin : 0), x_full, ys + (y_full ? begin : 0),
-                y_full, os + begin, end - begin, op);
+      row(xs + (x_full ? begin : 0), x_full, ys + (y_full ? begin : 0), y_full,
+          os + begin, end - begin);
     });
     return;
   }
@@ -156,11 +175,21 @@ void BroadcastBinary(const Tensor& x, const Tensor& y, Tensor* out,
       MakeBroadcastPlan(out->dims(), {x.dims(), y.dims()});
   const bool x_step = plan.strides[0].back() != 0;
   const bool y_step = plan.strides[1].back() != 0;
-  ForEachRowInParallel(plan, 2,
-                       [&](int64_t o, const auto& offsets, int64_t len) {
-                         BinaryRow(xs + offsets[0], x_step, ys + offsets[1],
-                                   y_step, os + o, len, op);
-                       });
+  ForEachRowInParallel(
+      plan, 2, [&](int64_t o, const auto& offsets, int64_t len) {
+        row(xs + offsets[0], x_step, ys + offsets[1], y_step, os + o, len);
+      });
+}
+
+// BroadcastBinary with BinaryRow compiled for the build's vectors.
+template <typename T, typename R, typename Op>
+void BroadcastBinary(const Tensor& x, const Tensor& y, Tensor* out,
+                     Op op = Op()) {
+  BroadcastBinary<T, R>(
+      x, y, out, op,
+      [op](const T* a, bool a_step, const T* b, bool b_step, R* o, int64_t n) {
+        BinaryRow(a, a_step, b, b_step, o, n, op);
+      });
 }
 
 // out[j] = op(a[j * a_step], b[j * b_step], c[j * c_step]) for j < n.

@@ -240,6 +240,19 @@ void BM_AddColumnWithRow(benchmark::State& state) {
 }
 BENCHMARK(BM_AddColumnWithRow);
 
+// Cache-resident sizes, where the vector width rather than memory bandwidth
+// bounds the loops: 65536 floats of each operand, and a bias row added to
+// a [64, 1024] activation.
+void BM_AddSameShapeSmall(benchmark::State& state) {
+  RunAddKernel(state, {65536}, {65536});
+}
+BENCHMARK(BM_AddSameShapeSmall);
+
+void BM_AddBiasRow(benchmark::State& state) {
+  RunAddKernel(state, {64, 1024}, {1024});
+}
+BENCHMARK(BM_AddBiasRow);
+
 void BM_AddRank4(benchmark::State& state) {
   RunAddKernel(state, {32, 1, 32, 32}, {1, 32, 1, 32});
 }

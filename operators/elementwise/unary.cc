@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -26,9 +27,11 @@
 #include "operators/elementwise/arithmetic.h"
 #include "operators/elementwise/clip_bounds.h"
 #include "operators/elementwise/grad_util.h"
+#include "operators/elementwise/vector_loops.h"
 #include "operators/value_input.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -36,6 +39,7 @@ namespace {
 using elementwise::Add;
 using elementwise::ClipBounds;
 using elementwise::KernelClipBounds;
+using elementwise::MapInto;
 using elementwise::Mul;
 using elementwise::Neg;
 
@@ -92,18 +96,58 @@ struct Abs {
   }
 };
 
+// Out = scale * X + bias.
+template <typename T>
+struct ScaleThenBias {
+  T scale;
+  T bias;
+  T operator()(T v) const { return Add()(Mul()(scale, v), bias); }
+};
+
+// Out = scale * (X + bias).
+template <typename T>
+struct BiasThenScale {
+  T scale;
+  T bias;
+  T operator()(T v) const { return Mul()(scale, Add()(v, bias)); }
+};
+
+// Out = X clamped to [lo, hi]; NaN stays NaN.
+template <typename T>
+struct ClipTo {
+  T lo;
+  T hi;
+  T operator()(T v) const { return v < lo ? lo : (hi < v ? hi : v); }
+};
+
+// The ops whose float loops vectorize (the other math functions call libm;
+// sqrt does not, as the library is built without errno).
+template <typename T>
+using VectorMap =
+    std::variant<Sqrt, Abs, Neg, ScaleThenBias<T>, BiasThenScale<T>, ClipTo<T>>;
+
+// MapInto on the widest vectors the CPU has, for each float dtype
+// (vector_loops.h says why these are not templates).
+SF_WIDEST_VECTORS void MapWidest(const float* in, float* out, int64_t n,
+                                 const VectorMap<float>& f) {
+  MapInto(in, out, n, f);
+}
+
+SF_WIDEST_VECTORS void MapWidest(const double* in, double* out, int64_t n,
+                                 const VectorMap<double>& f) {
+  MapInto(in, out, n, f);
+}
+
+// Out[i] = f(X[i]); a float VectorMap on the widest vectors.
+template <typename T, typename F>
+absl::Status Map(KernelContext& context, F f) {
+  return elementwise::MapKernel<T, VectorMap<T>>(
+      context, f, [](auto... args) { MapWidest(args...); });
+}
+
 template <typename T, typename Op>
 absl::Status UnaryKernel(KernelContext& context) {
-  const Tensor& x = context.Input("X");
-  Tensor* out = context.Output("Out");
-  const T* in = x.data<T>();
-  T* result = out->data<T>();
-  const Op op;
-  ParallelFor(x.numel(), kElementsWorthAThread,
-              [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) result[i] = op(in[i]);
-              });
-  return absl::OkStatus();
+  return Map<T>(context, Op());
 }
 
 // Whether `value` is a whole number that T holds.
@@ -142,29 +186,12 @@ absl::Status InferScale(InferContext& context) {
 // false.
 template <typename T>
 absl::Status ScaleKernel(KernelContext& context) {
-  const Tensor& x = context.Input("X");
-  Tensor* out = context.Output("Out");
   const T scale = static_cast<T>(context.attrs().Get<float>("scale"));
   const T bias = static_cast<T>(context.attrs().Get<float>("bias"));
-  const T* in = x.data<T>();
-  T* result = out->data<T>();
-  const int64_t n = x.numel();
-  const Add add;
-  const Mul mul;
   if (context.attrs().Get<bool>("bias_after_scale")) {
-    ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        result[i] = add(mul(scale, in[i]), bias);
-      }
-    });
-  } else {
-    ParallelFor(n, kElementsWorthAThread, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        result[i] = mul(scale, add(in[i], bias));
-      }
-    });
+    return Map<T>(context, ScaleThenBias<T>{scale, bias});
   }
-  return absl::OkStatus();
+  return Map<T>(context, BiasThenScale<T>{scale, bias});
 }
 
 template <typename T>
@@ -195,26 +222,10 @@ absl::Status InferClip(InferContext& context) {
   return absl::OkStatus();
 }
 
-// NaN stays NaN.
 template <typename T>
 absl::Status ClipKernel(KernelContext& context) {
-  const Tensor& x = context.Input("X");
-  Tensor* out = context.Output("Out");
   SF_ASSIGN_OR_RETURN(const auto bounds, KernelClipBounds<T>(context));
-  // Copied and captured by value: read through references, which the
-  // stores might alias, the bounds would keep the loop from vectorizing.
-  const T lo = bounds.first;
-  const T hi = bounds.second;
-  const T* in = x.data<T>();
-  T* result = out->data<T>();
-  ParallelFor(x.numel(), kElementsWorthAThread,
-              [in, result, lo, hi](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                  const T v = in[i];
-                  result[i] = v < lo ? lo : (hi < v ? hi : v);
-                }
-              });
-  return absl::OkStatus();
+  return Map<T>(context, ClipTo<T>{bounds.first, bounds.second});
 }
 
 // Gradients of the math functions: operator()(v, g) is dOut/dX times the

@@ -1,0 +1,89 @@
+// Elementwise loops for the functions marked SF_WIDEST_VECTORS
+// (platform/vector_clones.h), the ops that select them, and the kernel of
+// one-input maps that dispatches to them.
+//
+// GCC clones only non-template functions reliably, and compiles only a
+// clone's own body for its vectors: a loop left in a function it calls runs
+// on the baseline's. So a kernel template hands its op, as a std::variant of
+// the ops whose loops vectorize, to one non-template function per dtype,
+// and everything between that function and the loop is always inlined.
+#ifndef SCOPEFLOW_OPERATORS_ELEMENTWISE_VECTOR_LOOPS_H_
+#define SCOPEFLOW_OPERATORS_ELEMENTWISE_VECTOR_LOOPS_H_
+
+#include <cstdint>
+#include <type_traits>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "framework/op_context.h"
+#include "framework/tensor.h"
+#include "platform/parallel.h"
+
+namespace scopeflow {
+namespace elementwise {
+
+// Whether F is one of the alternatives of Variant, a std::variant.
+template <typename F, typename Variant>
+constexpr bool kHolds = false;
+
+template <typename F, typename... Ops>
+constexpr bool kHolds<F, std::variant<Ops...>> =
+    std::disjunction_v<std::is_same<F, Ops>...>;
+
+// Calls f with a copy of the op that `ops` holds. The copy, a local, keeps
+// the op's parameters (a bound, a factor) out of the memory that the loop's
+// stores might alias, so they stay in registers. A chain of tests rather
+// than std::visit, whose calls GCC need not inline.
+template <typename... Ops, typename F>
+inline __attribute__((always_inline)) void VisitInline(
+    const std::variant<Ops...>& ops, F f) {
+  (void)((std::holds_alternative<Ops>(ops) &&
+          (f(*std::get_if<Ops>(&ops)), true)) ||
+         ...);
+}
+
+// out[i] = f(in[i]) for 0 <= i < n. Out may be In itself (same buffer):
+// each element is read before it is written, and GCC's run-time overlap
+// check keeps the vector loop for that case.
+template <typename T, typename F>
+inline __attribute__((always_inline)) void MapInto(const T* in, T* out,
+                                                   int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]);
+}
+
+// MapInto with the op that `f` holds.
+template <typename T, typename... Fs>
+inline __attribute__((always_inline)) void MapInto(
+    const T* in, T* out, int64_t n, const std::variant<Fs...>& f) {
+  const auto map = [&](auto op) __attribute__((always_inline)) {
+    MapInto(in, out, n, op);
+  };
+  VisitInline(f, map);
+}
+
+// Out[i] = f(X[i]) for input "X" and output "Out" of dtype T and one
+// shape, over threads for large X. For float T and an op F among the
+// alternatives of Ops, each thread's range goes through
+// widest(in, out, n, Ops(f)), which calls the caller's SF_WIDEST_VECTORS
+// function for T; other ops and dtypes run MapInto as the build compiles
+// it.
+template <typename T, typename Ops, typename F, typename Widest>
+absl::Status MapKernel(KernelContext& context, F f, Widest widest) {
+  const Tensor& x = context.Input("X");
+  const T* in = x.data<T>();
+  T* out = context.Output("Out")->data<T>();
+  ParallelFor(x.numel(), kElementsWorthAThread,
+              [&](int64_t begin, int64_t end) {
+                if constexpr (std::is_floating_point_v<T> && kHolds<F, Ops>) {
+                  widest(in + begin, out + begin, end - begin, Ops(f));
+                } else {
+                  MapInto(in + begin, out + begin, end - begin, f);
+                }
+              });
+  return absl::OkStatus();
+}
+
+}  // namespace elementwise
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_OPERATORS_ELEMENTWISE_VECTOR_LOOPS_H_
