@@ -1,16 +1,22 @@
 // Matrix products: matmul (batched, with transpose flags) and fc (matmul
-// plus bias), and their gradients, all through Gemm (operators/gemm.h).
+// plus bias, optionally followed by relu), and their gradients, all through
+// Gemm (operators/gemm.h).
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
 #include "operators/matmul_shapes.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -275,10 +281,45 @@ absl::StatusOr<VarInfo> FcOutInfo(const InferContext& context) {
   return VarInfo{x.dtype, std::move(out), true};
 }
 
+// fc's "activation_type": "" (none) or "relu". A check of its own rather
+// than OneOf, whose message would list the empty choice as nothing at all.
+constexpr char kActivationType[] = "activation_type";
+
+AttrCheckFn FcActivation() {
+  return [](const AttrValue& value) -> absl::Status {
+    const std::string& s = std::get<std::string>(value);
+    SF_CHECK(s.empty() || s == "relu",
+             "must be one of \"\" (none), \"relu\", got \"%s\"", s);
+    return absl::OkStatus();
+  };
+}
+
+bool FusesRelu(const Attributes& attrs) {
+  return attrs.Get<std::string>(kActivationType) == "relu";
+}
+
 absl::Status InferFc(InferContext& context) {
   SF_ASSIGN_OR_RETURN(const VarInfo out, FcOutInfo(context));
   context.SetOutput("Out", out);
   return absl::OkStatus();
+}
+
+// data[i] = max(data[i], 0), relu's own expression, so that NaN stays NaN.
+template <typename T>
+inline __attribute__((always_inline)) void ReluLoop(T* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = data[i];
+    data[i] = v < T(0) ? T(0) : v;
+  }
+}
+
+// ReluLoop on the widest vectors the CPU has (platform/vector_clones.h;
+// GCC clones non-template functions only).
+SF_WIDEST_VECTORS void ReluInPlace(float* data, int64_t n) {
+  ReluLoop(data, n);
+}
+SF_WIDEST_VECTORS void ReluInPlace(double* data, int64_t n) {
+  ReluLoop(data, n);
 }
 
 template <typename T>
@@ -298,8 +339,17 @@ absl::Status Fc(KernelContext& context) {
     }
     beta = 1;
   }
-  return Gemm(false, false, m, n, k, T(1), x.data<T>(), k, w.data<T>(), n, beta,
-              out_data, n, w.buffer());
+  SF_RETURN_IF_ERROR(Gemm(false, false, m, n, k, T(1), x.data<T>(), k,
+                          w.data<T>(), n, beta, out_data, n, w.buffer()));
+  if (FusesRelu(context.attrs())) {
+    // In place, right after the product: one pass over Out where a relu op
+    // of its own would read it and write another variable.
+    ParallelFor(out->numel(), kElementsWorthAThread,
+                [&](int64_t begin, int64_t end) {
+                  ReluInPlace(out_data + begin, end - begin);
+                });
+  }
+  return absl::OkStatus();
 }
 
 // Out = X' W + Bias with X' = X as [m x k] (its first in_num_col_dims dims
@@ -328,6 +378,46 @@ absl::Status FcGrad(KernelContext& context) {
       const T* row = g + i * n;
       for (int64_t j = 0; j < n; ++j) db[j] += row[j];
     }
+  }
+  return absl::OkStatus();
+}
+
+// fc's gradient: what GradSpec's default maker would make of fc's
+// declarations (one fc_grad op), preceded, for activation_type "relu", by a
+// relu_grad op that takes Out@GRAD back through the relu. relu_grad reads
+// the fused Out, as it reads relu's Out in the unfused net; a plain fc's
+// gradient still reads no output, so that Out need not outlive the forward
+// pass.
+absl::Status MakeFcGrad(GradOpContext& grad) {
+  std::vector<std::string> out_grad = grad.OutputGrad("Out");
+  const bool relu =
+      std::any_of(grad.forward().attrs().begin(), grad.forward().attrs().end(),
+                  [](const AttrDef& attr) {
+                    return attr.name() == kActivationType && attr.s() == "relu";
+                  });
+  if (relu && !out_grad.empty() && !out_grad[0].empty()) {
+    // The gradient of the pre-activation, named from Out's gradient as
+    // framework/backward.cc names its partial and zero gradients ("@<part>",
+    // "@ZERO"): within the "@GRAD" names the backward pass owns.
+    const std::string pre = absl::StrCat(out_grad[0], "@PRE_RELU");
+    OpDef& op = grad.AddOp("relu_grad");
+    GradOpContext::SetInput(op, "Out", grad.Output("Out"));
+    GradOpContext::SetInput(op, "Out@GRAD", out_grad);
+    GradOpContext::SetOutput(op, "X@GRAD", {pre});
+    out_grad = {pre};
+  }
+  OpDef& op = grad.AddOp("fc_grad");
+  for (const char* slot : {"X", "W", "Bias"}) {
+    GradOpContext::SetInput(op, slot, grad.Input(slot));
+  }
+  GradOpContext::SetInput(op, "Out@GRAD", out_grad);
+  for (const char* slot : {"X", "W", "Bias"}) {
+    GradOpContext::SetOutput(op, GradName(slot), grad.InputGrad(slot));
+  }
+  // All but activation_type: fc_grad differentiates the product and the
+  // bias only, the relu_grad above the activation.
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() != kActivationType) *op.add_attrs() = attr;
   }
   return absl::OkStatus();
 }
@@ -384,7 +474,11 @@ SF_REGISTER_OP(fc)
     .Input("Bias", /*optional=*/true)
     .Output("Out")
     .Attr("in_num_col_dims", AttrType::kInt, AttrValue(1), Positive())
+    .Attr(kActivationType, AttrType::kString, AttrValue(std::string()),
+          FcActivation())
     .Infer(InferFc)
+    // The declarations are fc_grad's slots; MakeFcGrad adds the relu_grad
+    // of a fused relu, which reads Out, only where activation_type asks.
     .Grad(GradSpec("fc_grad")
               .ReadInput("X")
               .ReadInput("W")
@@ -392,11 +486,13 @@ SF_REGISTER_OP(fc)
               .ReadOutputGrad("Out")
               .WriteInputGrad("X")
               .WriteInputGrad("W")
-              .WriteInputGrad("Bias"))
+              .WriteInputGrad("Bias")
+              .Maker(MakeFcGrad))
     .Kernel(DeviceType::kCPU, kFloat32, &Fc<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &Fc<double>);
 
-// Bias is read for the shape of its gradient only.
+// Bias is read for the shape of its gradient only. No activation_type: a
+// fused activation's gradient is an op of its own before this one.
 SF_REGISTER_OP(fc_grad)
     .Input("X")
     .Input("W")

@@ -3,12 +3,14 @@
 // repeat one for one in cuBLAS. cuBLAS is column-major: a row-major C = A B
 // is the column-major C^T = B^T A^T, so every call swaps the operands
 // instead of copying them. The handle keeps cuBLAS's default math (no TF32),
-// so float32 results agree with the CPU's to rounding.
+// so float32 results agree with the CPU's to rounding. fc's fused relu is
+// the relu op's kernel (operators/activation/activation_cuda.h), in place.
 #include "operators/matmul_cuda.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -16,6 +18,7 @@
 #include "framework/kernel_registry.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
+#include "operators/activation/activation_cuda.h"
 #include "operators/matmul_shapes.h"
 #include "platform/cuda_context.h"
 #include "platform/status_macros.h"
@@ -477,9 +480,21 @@ absl::Status Fc(KernelContext& context) {
     SF_RETURN_IF_ERROR(CudaLaunchCheck("fc bias"));
     beta = 1;
   }
-  if (k == 0) return beta == 0 ? Zero(cuda, out) : absl::OkStatus();
-  return RunProduct<T>(cuda, {false, false, m, n, k, k, n, n}, T(1),
-                       x.data<T>(), w.data<T>(), beta, out->data<T>());
+  if (k > 0) {
+    SF_RETURN_IF_ERROR(RunProduct<T>(cuda, {false, false, m, n, k, k, n, n},
+                                     T(1), x.data<T>(), w.data<T>(), beta,
+                                     out->data<T>()));
+  } else if (beta == 0) {
+    SF_RETURN_IF_ERROR(Zero(cuda, out));
+  }
+  if (context.attrs().Get<std::string>("activation_type") == "relu") {
+    // In place, on the stream after the product: one pass over Out instead
+    // of a relu op's read and write.
+    cuda::LaunchActivation<T>(cuda::Activation::kRelu, T(0), out->data<T>(),
+                              out->data<T>(), out->numel(), cuda->stream());
+    SF_RETURN_IF_ERROR(CudaLaunchCheck("fc relu"));
+  }
+  return absl::OkStatus();
 }
 
 // Out = X' W + Bias with X' = X as [m x k]: dX' = dOut W^T, dW = X'^T dOut,

@@ -1,8 +1,10 @@
-// CUDA kernels of matmul, matmul_grad, fc and fc_grad against their CPU
-// kernels, over every transpose flag, the batch broadcasting patterns (each
-// way of running the batch on cuBLAS), empty and large shapes.
+// CUDA kernels of matmul, matmul_grad, fc (with and without its fused relu)
+// and fc_grad against their CPU kernels, over every transpose flag, the
+// batch broadcasting patterns (each way of running the batch on cuBLAS),
+// empty and large shapes.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -196,6 +198,11 @@ std::string FcOp(bool bias, int in_num_col_dims) {
       in_num_col_dims, " }");
 }
 
+std::string FcReluOp(bool bias, int in_num_col_dims) {
+  return absl::StrCat(FcOp(bias, in_num_col_dims),
+                      " attrs { name: \"activation_type\" s: \"relu\" }");
+}
+
 // fc_grad writing the gradients of the inputs in `outputs` ("X", "W",
 // "Bias") to dx, dw and db.
 std::string FcGradOp(bool bias, int in_num_col_dims,
@@ -270,6 +277,37 @@ TEST(FcCudaTest, MatchesCpu) {
       EXPECT_TRUE(MatchesOnCuda(FcOp(!c.bias.empty(), c.in_num_col_dims),
                                 FcFeeds(dtype, c, false), {"out"}, tol, tol));
     }
+  }
+}
+
+// The product, then relu in place: every case of MatchesCpu, where about
+// half the outputs are negative, and NaN, which relu keeps.
+TEST(FcCudaTest, FusedReluMatchesCpu) {
+  SF_REQUIRE_CUDA();
+  for (DataType dtype : {kFloat32, kFloat64}) {
+    for (const FcCase& c : FcCases()) {
+      SCOPED_TRACE(absl::StrCat("X ", DimsToString(c.x), " n ", c.n));
+      const double tol = Tolerance(dtype, Features(c) + 1);
+      EXPECT_TRUE(MatchesOnCuda(FcReluOp(!c.bias.empty(), c.in_num_col_dims),
+                                FcFeeds(dtype, c, false), {"out"}, tol, tol));
+    }
+  }
+  // A NaN in X spoils its row, one in Bias its column.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DataType dtype : {kFloat32, kFloat64}) {
+    Tensor x = RandomTensor(dtype, {4, 3}, 1);
+    Tensor b = RandomTensor(dtype, {5}, 3);
+    if (dtype == kFloat32) {
+      x.data<float>()[4] = static_cast<float>(nan);
+      b.data<float>()[2] = static_cast<float>(nan);
+    } else {
+      x.data<double>()[4] = nan;
+      b.data<double>()[2] = nan;
+    }
+    EXPECT_TRUE(MatchesOnCuda(
+        FcReluOp(true, 1),
+        {{"x", x}, {"w", RandomTensor(dtype, {3, 5}, 2)}, {"b", b}}, {"out"},
+        Tolerance(dtype, 4), Tolerance(dtype, 4)));
   }
 }
 
