@@ -50,10 +50,8 @@ class Differentiator {
 
   // Learns the variables' dtypes from Prepare and which ops have gradients.
   absl::Status Init() {
-    ExecutorOptions as_written;
-    as_written.channels_last = false;
     absl::StatusOr<PreparedNet> prepared =
-        Executor(as_written).Prepare(net_, 0, CPUPlace());
+        Executor(ExecutorOptions::AsWritten()).Prepare(net_, 0, CPUPlace());
     if (!prepared.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot differentiate an invalid net: ",

@@ -14,6 +14,7 @@
 #include "framework/host_staging.h"
 #include "framework/layout_rewrite.h"
 #include "framework/net_io.h"
+#include "framework/op_fusion.h"
 #include "framework/run_buffer_pool.h"
 #include "framework/step_scopes.h"
 #include "platform/cuda_runtime.h"
@@ -850,54 +851,81 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
                                               const Place& place) const {
   SF_ASSIGN_OR_RETURN(PreparedNet as_written,
                       PrepareAsWritten(net, block, place));
-  if (!options_.channels_last || !place.is_cpu()) return as_written;
+  if ((!options_.channels_last && !options_.fuse_ops) || !place.is_cpu()) {
+    return as_written;
+  }
+  BlockDef changed = net.blocks(block);
+  // Per op of `changed`, the op of the block as written it comes from.
+  std::vector<int> source_op;
+  bool rewritten = false;
+  if (options_.fuse_ops) {
+    absl::flat_hash_map<std::string, VarInfo> infos;
+    for (size_t v = 0; v < as_written.var_names().size(); ++v) {
+      infos[as_written.var_names()[v]] = as_written.var_infos()[v];
+    }
+    if (std::optional<OpFusion> fusion = FuseOps(changed, infos)) {
+      changed = std::move(fusion->block);
+      source_op = std::move(fusion->source_op);
+      rewritten = true;
+    }
+  }
+  if (options_.channels_last) {
+    if (std::optional<LayoutRewrite> rewrite =
+            RewriteLayout(changed, as_written)) {
+      for (int& source : rewrite->source_op) {
+        if (!source_op.empty()) source = source_op[source];
+      }
+      changed = std::move(rewrite->block);
+      source_op = std::move(rewrite->source_op);
+      rewritten = true;
+    }
+  }
+  if (!rewritten) return as_written;
+  NetDef rewritten_net = net;
+  *rewritten_net.mutable_blocks(block) = std::move(changed);
+  absl::StatusOr<PreparedNet> prepared =
+      PrepareAsWritten(rewritten_net, block, place);
+  SF_CHECK_CODE(prepared.ok(), absl::StatusCode::kInternal,
+                "the layout rewrite or op fusion of net \"%s\" block %d does "
+                "not prepare (ExecutorOptions::AsWritten() avoids them): %s",
+                net.name(), block, prepared.status().message());
+  // Errors name the op of the net as written.
+  for (PreparedOp& op : prepared->ops_) op.index = source_op[op.index];
+  prepared->as_written_ =
+      std::make_shared<const PreparedNet>(std::move(as_written));
+  return std::move(*prepared);
+}
+
+std::optional<LayoutRewrite> Executor::RewriteLayout(
+    const BlockDef& block, const PreparedNet& as_written) const {
   const ActivationLayout layout =
       options_.activation_layout == ActivationLayout::kAuto
           ? PreferredCpuActivationLayout()
           : options_.activation_layout;
-  std::optional<LayoutRewrite> rewrite;
-  if (layout == ActivationLayout::kNhwc) {
-    rewrite = RewriteChannelsLast(net.blocks(block));
-  } else {
-    absl::flat_hash_map<std::string, int64_t> channels;
-    for (size_t v = 0; v < as_written.var_names().size(); ++v) {
-      const VarInfo& info = as_written.var_infos()[v];
-      if (info.has_dims && info.dims.size() == 4) {
-        channels[as_written.var_names()[v]] = info.dims[1];
-      }
-    }
-    rewrite = RewriteChannelBlocked(net.blocks(block), channels, layout);
-    if (options_.activation_layout == ActivationLayout::kAuto &&
-        (!rewrite.has_value() || rewrite->convolutions_left_out > 0)) {
-      // Channel counts that do not fill blocks leave convolutions out of a
-      // blocked layout (the example CNN's 8 in 16-channel blocks): each
-      // then reorders on its own, which costs more than the blocks save.
-      // NHWC takes any channel count.
-      std::optional<LayoutRewrite> nhwc =
-          RewriteChannelsLast(net.blocks(block));
-      if (nhwc.has_value() &&
-          (!rewrite.has_value() ||
-           nhwc->convolutions_left_out < rewrite->convolutions_left_out)) {
-        rewrite = std::move(nhwc);
-      }
+  if (layout == ActivationLayout::kNhwc) return RewriteChannelsLast(block);
+  absl::flat_hash_map<std::string, int64_t> channels;
+  for (size_t v = 0; v < as_written.var_names().size(); ++v) {
+    const VarInfo& info = as_written.var_infos()[v];
+    if (info.has_dims && info.dims.size() == 4) {
+      channels[as_written.var_names()[v]] = info.dims[1];
     }
   }
-  if (!rewrite.has_value()) return as_written;
-  NetDef rewritten_net = net;
-  *rewritten_net.mutable_blocks(block) = std::move(rewrite->block);
-  absl::StatusOr<PreparedNet> rewritten =
-      PrepareAsWritten(rewritten_net, block, place);
-  SF_CHECK_CODE(
-      rewritten.ok(), absl::StatusCode::kInternal,
-      "the layout rewrite of net \"%s\" block %d does not "
-      "prepare (ExecutorOptions::channels_last = false avoids it): %s",
-      net.name(), block, rewritten.status().message());
-  // Errors name the op of the net as written.
-  for (PreparedOp& op : rewritten->ops_)
-    op.index = rewrite->source_op[op.index];
-  rewritten->as_written_ =
-      std::make_shared<const PreparedNet>(std::move(as_written));
-  return std::move(*rewritten);
+  std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, channels, layout);
+  if (options_.activation_layout == ActivationLayout::kAuto &&
+      (!rewrite.has_value() || rewrite->convolutions_left_out > 0)) {
+    // Channel counts that do not fill blocks leave convolutions out of a
+    // blocked layout (the example CNN's 8 in 16-channel blocks): each
+    // then reorders on its own, which costs more than the blocks save.
+    // NHWC takes any channel count.
+    std::optional<LayoutRewrite> nhwc = RewriteChannelsLast(block);
+    if (nhwc.has_value() &&
+        (!rewrite.has_value() ||
+         nhwc->convolutions_left_out < rewrite->convolutions_left_out)) {
+      rewrite = std::move(nhwc);
+    }
+  }
+  return rewrite;
 }
 
 absl::StatusOr<PreparedNet> Executor::PrepareAsWritten(

@@ -4,6 +4,7 @@
 #define SCOPEFLOW_FRAMEWORK_EXECUTOR_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,12 +57,13 @@ class PreparedNet {
   bool IsTemporary(int v) const {
     return !persistable_[v] && !external_[v] && is_tensor_[v];
   }
-  // Whether the channels-last rewrite changed the block
-  // (ExecutorOptions::channels_last); ops() and var_names() are then the
-  // rewritten block's.
+  // Whether the layout rewrite or the op fusion changed the block
+  // (ExecutorOptions::channels_last, fuse_ops); ops() and var_names() are
+  // then the rewritten block's.
   bool rewritten() const { return as_written_ != nullptr; }
   // The plan for a run fetching `fetches`: this one, or the block as
-  // written where the rewrite renamed a fetched variable.
+  // written where the rewrite renamed or the fusion removed a fetched
+  // variable.
   const PreparedNet& PlanFor(absl::Span<const std::string> fetches) const;
 
  private:
@@ -101,8 +103,8 @@ class PreparedNet {
   bool infers_at_run_ = false;
   // Shared by copies of this PreparedNet; thread-safe.
   std::shared_ptr<RunScopeCache> run_scopes_;
-  // For a block the channels-last rewrite changed: the block as written,
-  // for runs that fetch a variable the rewrite renamed.
+  // For a block the layout rewrite or the fusion changed: the block as
+  // written, for runs that fetch a variable they renamed or removed.
   std::shared_ptr<const PreparedNet> as_written_;
 };
 
@@ -152,6 +154,19 @@ struct ExecutorOptions {
   // NHWC where channel counts that do not fill its blocks would leave
   // convolutions out of a blocked one.
   ActivationLayout activation_layout = ActivationLayout::kAuto;
+  // On the CPU, fuse a matrix product and the bias added to it, and an fc
+  // and the relu after it, into one fc (framework/op_fusion.h). A run that
+  // fetches a variable the fusion removed runs the block as written.
+  bool fuse_ops = true;
+
+  // Options under which a PreparedNet's ops and variables are exactly the
+  // net's, as analyses of a net expect: no layout rewrite, no fusion.
+  static ExecutorOptions AsWritten() {
+    ExecutorOptions options;
+    options.channels_last = false;
+    options.fuse_ops = false;
+    return options;
+  }
 };
 
 // Runs prepared nets. Thread-safe: Prepare and Run may be called from any
@@ -209,9 +224,15 @@ class Executor {
       bool free_dead_tensors,
       std::vector<Tensor*>* persistables = nullptr) const;
 
-  // Prepare without the channels-last rewrite.
+  // Prepare without the layout rewrite and the fusion.
   absl::StatusOr<PreparedNet> PrepareAsWritten(const NetDef& net, int block,
                                                const Place& place) const;
+
+  // `block` rewritten to the activation layout the options ask for
+  // (layout_rewrite.h), or nullopt; `as_written` gives the variables'
+  // channel counts.
+  std::optional<LayoutRewrite> RewriteLayout(
+      const BlockDef& block, const PreparedNet& as_written) const;
 
   ExecutorOptions options_;
 };

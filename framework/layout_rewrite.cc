@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "framework/op_def_attrs.h"
 #include "framework/op_spec.h"
 #include "google/protobuf/repeated_ptr_field.h"
 
@@ -145,13 +146,6 @@ const absl::flat_hash_map<std::string, DataSlots>& DataSlotsByType() {
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-const AttrDef* FindAttr(const OpDef& op, absl::string_view name) {
-  for (const AttrDef& attr : op.attrs()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
 }
 
 // Whether a convolution of `groups` groups from `in` to `out` runs on
@@ -382,15 +376,6 @@ void SetDataVar(google::protobuf::RepeatedPtrField<OpSlot>& slots,
 }
 
 // `op`'s attribute `name`, added (with no value yet) if it has none.
-AttrDef& MutableAttr(OpDef& op, absl::string_view name) {
-  for (AttrDef& attr : *op.mutable_attrs()) {
-    if (attr.name() == name) return attr;
-  }
-  AttrDef* attr = op.add_attrs();
-  attr->set_name(std::string(name));
-  return *attr;
-}
-
 // Names for the new variables, unused in the block.
 class FreshNames {
  public:

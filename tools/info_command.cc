@@ -225,10 +225,9 @@ absl::Status CheckCommand(const std::string& net_path,
   SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(net_path));
   SF_ASSIGN_OR_RETURN(Place place, ParsePlace(place_text));
   // The net's own ops and variables, not the executor's rewrite of them.
-  ExecutorOptions as_written;
-  as_written.channels_last = false;
-  SF_ASSIGN_OR_RETURN(PreparedNet prepared,
-                      Executor(as_written).Prepare(net, 0, place));
+  SF_ASSIGN_OR_RETURN(
+      PreparedNet prepared,
+      Executor(ExecutorOptions::AsWritten()).Prepare(net, 0, place));
   std::printf("net \"%s\" is valid on %s: %zu op(s), %zu variable(s)\n",
               net.name().c_str(), place.ToString().c_str(),
               prepared.ops().size(), prepared.var_names().size());

@@ -140,6 +140,7 @@ absl::Status RunCommand(const RunCommandOptions& options) {
   SF_ASSIGN_OR_RETURN(Place place, ParsePlace(options.place));
   ExecutorOptions executor_options;
   executor_options.channels_last = options.channels_last;
+  executor_options.fuse_ops = options.fuse_ops;
   SF_ASSIGN_OR_RETURN(executor_options.activation_layout,
                       ParseLayout(options.layout));
   const Executor executor(executor_options);

@@ -3,7 +3,7 @@
 //   scopeflow run NET [--startup NET] [--params FILE] [--save_params FILE]
 //                 [--feed name=FILE.npy,...]
 //                 [--fetch name,...] [--repeat N] [--profile] [--place P]
-//                 [--output_dir DIR] [--nochannels_last]
+//                 [--output_dir DIR] [--nochannels_last] [--nofuse_ops]
 //                 [--layout auto|nhwc|nchw8c|nchw16c]
 //   scopeflow check NET    validate and print each variable's inferred
 //                          shape and dtype
@@ -52,7 +52,10 @@ ABSL_FLAG(bool, profile, false,
           "run: print the time per op type and the slowest ops");
 ABSL_FLAG(bool, channels_last, true,
           "run: keep convolutions' activations in a faster layout and fuse "
-          "their relus on the CPU (false: run the net exactly as written)");
+          "their relus on the CPU (false: keep the layouts as written)");
+ABSL_FLAG(bool, fuse_ops, true,
+          "run: on the CPU, fuse matmul + add of a bias + relu into one fc op "
+          "(false: run each op as written)");
 ABSL_FLAG(std::string, layout, "auto",
           "run: that layout: nhwc, nchw8c or nchw16c (channel blocks of 8 "
           "or 16), or auto (the one this CPU's convolutions run fastest on)");
@@ -171,6 +174,7 @@ constexpr char kUsage[] =
     "              --feed name=FILE.npy,... --fetch name,...\n"
     "              --repeat N --profile --place cpu|cuda:N --output_dir DIR\n"
     "              --nochannels_last --layout auto|nhwc|nchw8c|nchw16c\n"
+    "              --nofuse_ops\n"
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
     "  dot NET     print NET's main block as a Graphviz graph\n"
@@ -229,6 +233,7 @@ int main(int argc, char** argv) {
     options.repeat = absl::GetFlag(FLAGS_repeat);
     options.profile = absl::GetFlag(FLAGS_profile);
     options.channels_last = absl::GetFlag(FLAGS_channels_last);
+    options.fuse_ops = absl::GetFlag(FLAGS_fuse_ops);
     options.layout = absl::GetFlag(FLAGS_layout);
     options.place = absl::GetFlag(FLAGS_place);
     options.output_dir = absl::GetFlag(FLAGS_output_dir);

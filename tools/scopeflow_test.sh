@@ -43,7 +43,16 @@ out=$("$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
 grep -q 'probabilities: float32 \[1, 10\] values \[' <<<"$out" || fail "run fetch"
 grep -q 'latency over 5 run(s): median' <<<"$out" || fail "run latency"
 grep -q 'fc .* 10 ' <<<"$out" || fail "run profile"
-grep -q '^ *0 fc  *hidden  ' <<<"$out" || fail "run profile per op: $out"
+# The relu after the first fc runs inside it (op fusion): the fc writes the
+# relu's output. --nofuse_ops runs each op as written.
+grep -q '^ *0 fc  *hidden.relu  ' <<<"$out" || fail "run profile per op: $out"
+grep -q '^  relu ' <<<"$out" && fail "relu not fused into fc: $out"
+unfused=$("$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --profile --nofuse_ops)
+grep -q '^ *0 fc  *hidden  ' <<<"$unfused" || fail "unfused per op: $unfused"
+grep -q '^  relu ' <<<"$unfused" || fail "unfused: no relu: $unfused"
+grep -qF "$(grep probabilities <<<"$out")" <<<"$unfused" ||
+  fail "fused and unfused differ: $unfused"
 test -s "$outdir/probabilities.npy" || fail "fetch npy not written"
 # Probabilities sum to one: mean of 10 values is 0.1.
 grep -q 'probabilities: .*mean 0.1$' <<<"$out" || fail "softmax sums to one"

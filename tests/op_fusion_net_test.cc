@@ -1,0 +1,194 @@
+// The executor's op fusion (framework/op_fusion.h) on real ops: an MLP
+// written as ONNX writes it (matmul, add, relu) runs as fc ops with the
+// results of the net as written, fetches of the variables fused away still
+// work, and a training net's gradients are those of the net as written.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "framework/backward.h"
+#include "framework/executor.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/benchmarks/net_text.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(engine);
+  return values;
+}
+
+void ExpectNear(const Tensor& actual, const Tensor& expected) {
+  ASSERT_EQ(actual.dims(), expected.dims());
+  const std::vector<float> a = Values<float>(actual);
+  const std::vector<float> e = Values<float>(expected);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], e[i], 1e-5 * (1 + std::abs(e[i]))) << "element " << i;
+  }
+}
+
+std::vector<std::string> OpTypes(const PreparedNet& prepared) {
+  std::vector<std::string> types;
+  for (const PreparedOp& op : prepared.ops()) {
+    std::string type = op.spec->type();
+    if (type == "fc" &&
+        op.attrs.Get<std::string>("activation_type") == "relu") {
+      type += "+relu";
+    }
+    types.push_back(type);
+  }
+  return types;
+}
+
+class OpFusionNetTest : public ::testing::Test {
+ protected:
+  // x [-1, 6] -> matmul, add, relu -> 5 -> matmul, add -> 3 -> softmax:
+  // MLP layers as an ONNX import writes them.
+  OpFusionNetTest() {
+    NetText text;
+    text.Var("x", {-1, 6});
+    const int64_t sizes[] = {6, 5, 3};
+    std::string in = "x";
+    for (int layer = 0; layer < 2; ++layer) {
+      const std::string w = "w" + std::to_string(layer);
+      const std::string b = "b" + std::to_string(layer);
+      const std::string h = "h" + std::to_string(layer);
+      Parameter(text, w, {sizes[layer], sizes[layer + 1]}, 10 + layer);
+      Parameter(text, b, {sizes[layer + 1]}, 20 + layer);
+      text.Op("matmul", {{"X", in}, {"Y", w}}, h + ".product");
+      text.Op("add", {{"X", h + ".product"}, {"Y", b}}, h);
+      in = h;
+      if (layer == 0) {
+        text.Op("relu", {{"X", h}}, h + ".relu");
+        in = h + ".relu";
+      }
+    }
+    text.Op("softmax", {{"X", in}}, "probabilities");
+    net_ = text.Build();
+  }
+
+  void Parameter(NetText& text, const std::string& name,
+                 const std::vector<int64_t>& shape, uint32_t seed) {
+    text.Var(name, shape, true);
+    const Dims dims(shape.begin(), shape.end());
+    **scope_.Var(name)->GetMutable<Tensor>() =
+        MakeTensor<float>(dims, Random(NumElements(dims), seed));
+  }
+
+  std::vector<Tensor> Run(const NetDef& net, const ExecutorOptions& options,
+                          const std::vector<std::string>& fetches) {
+    Executor executor(options);
+    absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
+    EXPECT_TRUE(prepared.ok()) << prepared.status();
+    if (!prepared.ok()) return {};
+    absl::StatusOr<std::vector<Tensor>> out = executor.Run(
+        *prepared, scope_, {{"x", MakeTensor<float>({4, 6}, Random(24, 7))}},
+        fetches);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : std::vector<Tensor>();
+  }
+
+  Scope scope_;
+  NetDef net_;
+};
+
+TEST_F(OpFusionNetTest, RunsTheLayersAsFcOps) {
+  absl::StatusOr<PreparedNet> prepared =
+      Executor().Prepare(net_, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_TRUE(prepared->rewritten());
+  EXPECT_THAT(OpTypes(*prepared), ElementsAre("fc+relu", "fc", "softmax"));
+  // Errors name the ops of the net as written: the first of those fused.
+  std::vector<int> indices;
+  for (const PreparedOp& op : prepared->ops()) indices.push_back(op.index);
+  EXPECT_THAT(indices, ElementsAre(0, 3, 5));
+}
+
+TEST_F(OpFusionNetTest, GivesTheResultsOfTheNetAsWritten) {
+  const std::vector<Tensor> fused = Run(net_, {}, {"probabilities"});
+  const std::vector<Tensor> written =
+      Run(net_, ExecutorOptions::AsWritten(), {"probabilities"});
+  ASSERT_EQ(fused.size(), 1u);
+  ASSERT_EQ(written.size(), 1u);
+  ExpectNear(fused[0], written[0]);
+}
+
+TEST_F(OpFusionNetTest, FetchesAVariableFusedAway) {
+  const std::vector<std::string> fetches = {"probabilities", "h0.product",
+                                            "h0"};
+  absl::StatusOr<PreparedNet> prepared =
+      Executor().Prepare(net_, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_NE(&prepared->PlanFor(fetches), &*prepared);
+  EXPECT_EQ(&prepared->PlanFor({"probabilities", "h0.relu"}), &*prepared);
+  const std::vector<Tensor> fused = Run(net_, {}, fetches);
+  const std::vector<Tensor> written =
+      Run(net_, ExecutorOptions::AsWritten(), fetches);
+  ASSERT_EQ(fused.size(), 3u);
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_EQ(fused[1].dims(), (Dims{4, 5}));
+  for (int i = 0; i < 3; ++i) ExpectNear(fused[i], written[i]);
+}
+
+TEST_F(OpFusionNetTest, LeavesTheNetAloneOffTheOption) {
+  ExecutorOptions options;
+  options.fuse_ops = false;
+  options.channels_last = false;
+  absl::StatusOr<PreparedNet> prepared =
+      Executor(options).Prepare(net_, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_FALSE(prepared->rewritten());
+  EXPECT_EQ(prepared->ops().size(),
+            static_cast<size_t>(net_.blocks(0).ops_size()));
+}
+
+// A training net of fc + relu layers: the forward pass fuses each relu into
+// its fc (the gradient ops read only the relu's output, not the fc's), and
+// every parameter's gradient is the one of the net as written.
+TEST_F(OpFusionNetTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
+  NetText text;
+  text.Var("x", {-1, 6});
+  Parameter(text, "fw0", {6, 5}, 30);
+  Parameter(text, "fb0", {5}, 31);
+  Parameter(text, "fw1", {5, 3}, 32);
+  text.Op("fc", {{"X", "x"}, {"W", "fw0"}, {"Bias", "fb0"}}, "f0");
+  text.Op("relu", {{"X", "f0"}}, "f0.relu");
+  text.Op("fc", {{"X", "f0.relu"}, {"W", "fw1"}}, "f1");
+  text.Op("relu", {{"X", "f1"}}, "f1.relu");
+  text.Op("mean", {{"X", "f1.relu"}}, "loss");
+  NetDef train = text.Build();
+  absl::StatusOr<std::vector<VarGrad>> grads = AppendBackward(train, "loss");
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  std::vector<std::string> fetches;
+  for (const VarGrad& grad : *grads) fetches.push_back(grad.grad);
+  ASSERT_EQ(fetches.size(), 3u);
+  absl::StatusOr<PreparedNet> prepared =
+      Executor().Prepare(train, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_EQ(&prepared->PlanFor(fetches), &*prepared);
+  const std::vector<std::string> types = OpTypes(*prepared);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "fc+relu"), 2);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "relu"), 0);
+  const std::vector<Tensor> fused = Run(train, {}, fetches);
+  const std::vector<Tensor> written =
+      Run(train, ExecutorOptions::AsWritten(), fetches);
+  ASSERT_EQ(fused.size(), 3u);
+  ASSERT_EQ(written.size(), 3u);
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    SCOPED_TRACE(fetches[i]);
+    ExpectNear(fused[i], written[i]);
+  }
+}
+
+}  // namespace
+}  // namespace scopeflow
