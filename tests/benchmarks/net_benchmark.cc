@@ -6,8 +6,12 @@
 // On a device the parameters live there and each run copies its input from
 // the host and waits for its kernels (Executor::Run), as a serving request
 // does. The net shapes are those of the figures in docs/PERFORMANCE.md.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,32 +41,59 @@ Tensor Filled(Dims dims, float value) {
   return t;
 }
 
+// A net prepared once on BenchmarkPlace(), its parameters placed in a root
+// scope, run on the feeds given.
+class PreparedBenchmarkNet {
+ public:
+  explicit PreparedBenchmarkNet(ExecutorOptions options) : executor_(options) {}
+
+  // Prepares `net` and places the parameters, then runs it three times to
+  // warm up.
+  absl::Status Init(
+      const NetDef& net,
+      const std::vector<std::pair<std::string, Tensor>>& parameters,
+      std::vector<Feed> feeds, const std::string& fetch) {
+    const Place& place = BenchmarkPlace();
+    absl::StatusOr<PreparedNet> prepared = executor_.Prepare(net, 0, place);
+    if (!prepared.ok()) return prepared.status();
+    prepared_.emplace(*std::move(prepared));
+    for (const auto& [name, tensor] : parameters) {
+      absl::StatusOr<Tensor> placed = tensor.CopyTo(place);
+      if (!placed.ok()) return placed.status();
+      **root_.Var(name)->GetMutable<Tensor>() = *placed;
+    }
+    feeds_ = std::move(feeds);
+    fetches_ = {fetch};
+    for (int i = 0; i < 3; ++i) Run();
+    return absl::OkStatus();
+  }
+
+  void Run() {
+    auto out = executor_.Run(*prepared_, root_, feeds_, fetches_);
+    if (!out.ok()) std::abort();
+    benchmark::DoNotOptimize(out);
+  }
+
+ private:
+  Executor executor_;
+  std::optional<PreparedNet> prepared_;
+  Scope root_;
+  std::vector<Feed> feeds_;
+  std::vector<std::string> fetches_;
+};
+
 // Runs `net` with the parameters given, as the timed loop.
 void RunNet(benchmark::State& state, const NetDef& net,
             const std::vector<std::pair<std::string, Tensor>>& parameters,
             const std::vector<Feed>& feeds, const std::string& fetch,
             ExecutorOptions options = {}) {
-  Executor executor(options);
-  const Place& place = BenchmarkPlace();
-  absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, place);
-  if (!prepared.ok()) {
-    state.SkipWithError(std::string(prepared.status().message()).c_str());
+  PreparedBenchmarkNet prepared(options);
+  if (absl::Status status = prepared.Init(net, parameters, feeds, fetch);
+      !status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
     return;
   }
-  Scope root;
-  for (const auto& [name, tensor] : parameters) {
-    absl::StatusOr<Tensor> placed = tensor.CopyTo(place);
-    if (!placed.ok()) std::abort();
-    **root.Var(name)->GetMutable<Tensor>() = *placed;
-  }
-  const std::vector<std::string> fetches = {fetch};
-  for (int i = 0; i < 3; ++i) {  // Warm-up.
-    if (!executor.Run(*prepared, root, feeds, fetches).ok()) std::abort();
-  }
-  for (auto _ : state) {
-    auto out = executor.Run(*prepared, root, feeds, fetches);
-    benchmark::DoNotOptimize(out);
-  }
+  for (auto _ : state) prepared.Run();
 }
 
 // A chain of `n` adds on one-element tensors: framework overhead per op.
@@ -83,21 +114,43 @@ void BM_AddChain(benchmark::State& state) {
 }
 BENCHMARK(BM_AddChain)->Arg(1)->Arg(1000)->UseRealTime();
 
+// A benchmark's net with its parameters, feeds and fetch, and the
+// floating-point operations of a run.
+struct BenchmarkNet {
+  NetDef net;
+  std::vector<std::pair<std::string, Tensor>> parameters;
+  std::vector<Feed> feeds;
+  std::string fetch;
+  ExecutorOptions options;
+  double flops = 0;
+};
+
+void RunNet(benchmark::State& state, const BenchmarkNet& net) {
+  RunNet(state, net.net, net.parameters, net.feeds, net.fetch, net.options);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      net.flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The floating-point operations of the MLP's products at `batch`.
+double MlpFlops(int64_t batch) {
+  return 2.0 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10);
+}
+
 // MLP 784-1024-1024-10 with relu and softmax.
-void BM_Mlp(benchmark::State& state) {
-  const int64_t batch = state.range(0);
+BenchmarkNet MlpNet(int64_t batch) {
+  BenchmarkNet mlp;
   NetText text;
   text.Var("x", {-1, 784});
   const int64_t sizes[] = {784, 1024, 1024, 10};
-  std::vector<std::pair<std::string, Tensor>> parameters;
   std::string in = "x";
   for (int layer = 0; layer < 3; ++layer) {
     const std::string w = absl::StrCat("w", layer),
                       b = absl::StrCat("b", layer);
     text.Var(w, {sizes[layer], sizes[layer + 1]}, true);
     text.Var(b, {sizes[layer + 1]}, true);
-    parameters.push_back({w, Filled({sizes[layer], sizes[layer + 1]}, 0.001f)});
-    parameters.push_back({b, Filled({sizes[layer + 1]}, 0.01f)});
+    mlp.parameters.push_back(
+        {w, Filled({sizes[layer], sizes[layer + 1]}, 0.001f)});
+    mlp.parameters.push_back({b, Filled({sizes[layer + 1]}, 0.01f)});
     const std::string h = absl::StrCat("h", layer);
     text.Op("fc", {{"X", in}, {"W", w}, {"Bias", b}}, h);
     in = h;
@@ -107,12 +160,14 @@ void BM_Mlp(benchmark::State& state) {
     }
   }
   text.Op("softmax", {{"X", in}}, "probabilities");
-  RunNet(state, text.Build(), parameters, {{"x", Filled({batch, 784}, 0.5f)}},
-         "probabilities");
-  const double flops = 2.0 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10);
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  mlp.net = text.Build();
+  mlp.feeds = {{"x", Filled({batch, 784}, 0.5f)}};
+  mlp.fetch = "probabilities";
+  mlp.flops = MlpFlops(batch);
+  return mlp;
 }
+
+void BM_Mlp(benchmark::State& state) { RunNet(state, MlpNet(state.range(0))); }
 BENCHMARK(BM_Mlp)->Arg(1)->Arg(64)->UseRealTime()->Unit(
     benchmark::kMillisecond);
 
@@ -120,34 +175,45 @@ BENCHMARK(BM_Mlp)->Arg(1)->Arg(64)->UseRealTime()->Unit(
 // weights in tensors as the net's (so Gemm keeps its copies of them as it
 // does for fc): the floor BM_Mlp approaches. The rest of BM_Mlp's time is
 // the bias, relu and softmax passes and the executor.
-void BM_MlpProducts(benchmark::State& state) {
-  const int64_t batch = state.range(0);
-  const int64_t sizes[] = {784, 1024, 1024, 10};
-  std::vector<Tensor> weights, activations;
-  activations.push_back(Filled({batch, sizes[0]}, 0.5f));
-  for (int layer = 0; layer < 3; ++layer) {
-    weights.push_back(Filled({sizes[layer], sizes[layer + 1]}, 0.001f));
-    activations.push_back(Filled({batch, sizes[layer + 1]}, 0.0f));
-  }
-  for (auto _ : state) {
+class MlpProducts {
+ public:
+  explicit MlpProducts(int64_t batch) : batch_(batch) {
+    activations_.push_back(Filled({batch, kSizes[0]}, 0.5f));
     for (int layer = 0; layer < 3; ++layer) {
-      const int64_t k = sizes[layer], n = sizes[layer + 1];
+      weights_.push_back(Filled({kSizes[layer], kSizes[layer + 1]}, 0.001f));
+      activations_.push_back(Filled({batch, kSizes[layer + 1]}, 0.0f));
+    }
+  }
+
+  void Run() {
+    for (int layer = 0; layer < 3; ++layer) {
+      const int64_t k = kSizes[layer], n = kSizes[layer + 1];
       // Read through const tensors: a write access would mark the weights
       // changed and drop Gemm's kept copy of them.
-      const Tensor& x = activations[layer];
-      const Tensor& w = weights[layer];
-      if (!Gemm(false, false, batch, n, k, 1.0f, x.data<float>(), k,
-                w.data<float>(), n, 0.0f, activations[layer + 1].data<float>(),
+      const Tensor& x = activations_[layer];
+      const Tensor& w = weights_[layer];
+      if (!Gemm(false, false, batch_, n, k, 1.0f, x.data<float>(), k,
+                w.data<float>(), n, 0.0f, activations_[layer + 1].data<float>(),
                 n, w.buffer())
                .ok()) {
         std::abort();
       }
     }
-    benchmark::DoNotOptimize(activations.back().data<float>());
+    benchmark::DoNotOptimize(activations_.back().data<float>());
   }
-  const double flops = 2.0 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10);
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+
+ private:
+  static constexpr int64_t kSizes[] = {784, 1024, 1024, 10};
+  const int64_t batch_;
+  std::vector<Tensor> weights_, activations_;
+};
+
+void BM_MlpProducts(benchmark::State& state) {
+  MlpProducts products(state.range(0));
+  for (auto _ : state) products.Run();
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(MlpFlops(state.range(0)) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_MlpProducts)
     ->Arg(1)
@@ -157,33 +223,36 @@ BENCHMARK(BM_MlpProducts)
 
 // CNN (AddBenchmarkCnn): 3x64x64 input; conv 3->32, 32->32, max pool
 // 2x2, conv 32->64, 64->64 (3x3, pad 1, relu after each), global average
-// pool, fc 64->10. Arguments: the batch, and the layout the executor runs the
-// convolutions on: as the net is written, NCHW (0), or rewritten to NHWC (1),
-// to NCHW8c (2), to the one the executor picks for this CPU by default (3),
-// or to NCHW16c (4).
-void BM_Cnn(benchmark::State& state) {
-  const int64_t batch = state.range(0);
-  ExecutorOptions options;
-  options.channels_last = state.range(1) != 0;
+// pool, fc 64->10. `layout` is the layout the executor runs the
+// convolutions on: as the net is written, NCHW (0), or rewritten to NHWC
+// (1), to NCHW8c (2), to the one the executor picks for this CPU by default
+// (3), or to NCHW16c (4).
+BenchmarkNet CnnNet(int64_t batch, int64_t layout) {
+  BenchmarkNet cnn;
+  cnn.options.channels_last = layout != 0;
   const ActivationLayout layouts[] = {
       ActivationLayout::kNhwc, ActivationLayout::kNhwc,
       ActivationLayout::kNchw8c, ActivationLayout::kAuto,
       ActivationLayout::kNchw16c};
-  options.activation_layout = layouts[state.range(1)];
+  cnn.options.activation_layout = layouts[layout];
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
-  std::vector<std::pair<std::string, Tensor>> parameters;
-  const double flops =
+  cnn.flops =
       batch * AddBenchmarkCnn(text, [&](const std::string& name,
                                         const std::vector<int64_t>& shape) {
         text.Var(name, shape, true);
-        parameters.push_back({name, Filled(Dims(shape.begin(), shape.end()),
-                                           name == "fc.b" ? 0.0f : 0.01f)});
+        cnn.parameters.push_back({name, Filled(Dims(shape.begin(), shape.end()),
+                                               name == "fc.b" ? 0.0f : 0.01f)});
       });
-  RunNet(state, text.Build(), parameters,
-         {{"x", Filled({batch, 3, 64, 64}, 0.5f)}}, "logits", options);
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  cnn.net = text.Build();
+  cnn.feeds = {{"x", Filled({batch, 3, 64, 64}, 0.5f)}};
+  cnn.fetch = "logits";
+  return cnn;
+}
+
+// Arguments: the batch and the layout (CnnNet).
+void BM_Cnn(benchmark::State& state) {
+  RunNet(state, CnnNet(state.range(0), state.range(1)));
 }
 BENCHMARK(BM_Cnn)
     ->ArgNames({"batch", "layout"})
@@ -196,21 +265,118 @@ BENCHMARK(BM_Cnn)
     ->Unit(benchmark::kMillisecond);
 
 // One 1024x1024x1024 product straight through oneDNN: the machine's limit.
-void BM_Sgemm1024(benchmark::State& state) {
-  constexpr int64_t n = 1024;
-  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-  for (auto _ : state) {
-    if (!Gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-              c.data(), n)
+class Sgemm1024 {
+ public:
+  static constexpr int64_t kSize = 1024;
+  static constexpr double kFlops = 2.0 * kSize * kSize * kSize;
+
+  void Run() {
+    if (!Gemm(false, false, kSize, kSize, kSize, 1.0f, a_.data(), kSize,
+              b_.data(), kSize, 0.0f, c_.data(), kSize)
              .ok()) {
       std::abort();
     }
-    benchmark::DoNotOptimize(c.data());
+    benchmark::DoNotOptimize(c_.data());
   }
+
+ private:
+  std::vector<float> a_ = std::vector<float>(kSize * kSize, 0.5f);
+  std::vector<float> b_ = std::vector<float>(kSize * kSize, 0.25f);
+  std::vector<float> c_ = std::vector<float>(kSize * kSize);
+};
+
+void BM_Sgemm1024(benchmark::State& state) {
+  Sgemm1024 sgemm;
+  for (auto _ : state) sgemm.Run();
   state.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+      Sgemm1024::kFlops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Sgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+template <typename F>
+double SecondsOf(F f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// The value below which a `fraction` of `values` lie (nearest rank).
+double Quantile(std::vector<double> values, double fraction) {
+  std::sort(values.begin(), values.end());
+  return values[static_cast<size_t>(fraction * (values.size() - 1) + 0.5)];
+}
+
+// A net's rate of floating-point operations as a share of the 1024^3
+// product's, the measure of the goals in docs/PERFORMANCE.md. This
+// machine's speed changes over stretches of 30-200 ms, so two benchmarks
+// run one after the other can see two different machines. Here each
+// iteration times the work, repeated for about as long as one product
+// takes, then the product, and takes the ratio of the two rates; the
+// counters give its median and 10th and 90th percentiles over the
+// iterations, and each side's median rate. Argument: the MLP at batch 64
+// (0), the CNN at batch 16 on the layout the executor picks (1), the MLP's
+// three products alone at batch 64 (2). On the CPU only: the product is the
+// CPU's.
+void BM_ShareOfSgemm(benchmark::State& state) {
+  if (BenchmarkPlace().type() != DeviceType::kCPU) {
+    state.SkipWithError("the share of sgemm is measured on the CPU");
+    return;
+  }
+  const int64_t work = state.range(0);
+  std::optional<MlpProducts> products;
+  std::optional<PreparedBenchmarkNet> net;
+  double flops = MlpFlops(64);
+  if (work == 2) {
+    products.emplace(64);
+  } else {
+    const BenchmarkNet spec = work == 0 ? MlpNet(64) : CnnNet(16, 3);
+    flops = spec.flops;
+    net.emplace(spec.options);
+    if (absl::Status status =
+            net->Init(spec.net, spec.parameters, spec.feeds, spec.fetch);
+        !status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      return;
+    }
+  }
+  auto run = [&] {
+    if (products) {
+      products->Run();
+    } else {
+      net->Run();
+    }
+  };
+  Sgemm1024 sgemm;
+  sgemm.Run();
+  run();
+  const double product_seconds = SecondsOf([&] { sgemm.Run(); });
+  const double work_seconds = SecondsOf(run);
+  const int repeats = std::max(
+      1, static_cast<int>(std::lround(product_seconds / work_seconds)));
+  std::vector<double> shares, work_rates, product_rates;
+  for (auto _ : state) {
+    const double work_time = SecondsOf([&] {
+                               for (int i = 0; i < repeats; ++i) run();
+                             }) /
+                             repeats;
+    const double product_time = SecondsOf([&] { sgemm.Run(); });
+    work_rates.push_back(flops / work_time * 1e-9);
+    product_rates.push_back(Sgemm1024::kFlops / product_time * 1e-9);
+    shares.push_back(work_rates.back() / product_rates.back());
+  }
+  state.counters["share_p10"] = Quantile(shares, 0.1);
+  state.counters["share"] = Quantile(shares, 0.5);
+  state.counters["share_p90"] = Quantile(shares, 0.9);
+  state.counters["GFLOP/s"] = Quantile(work_rates, 0.5);
+  state.counters["sgemm_GFLOP/s"] = Quantile(product_rates, 0.5);
+}
+BENCHMARK(BM_ShareOfSgemm)
+    ->ArgName("work")
+    ->DenseRange(0, 2)
+    ->Iterations(40)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // One 1024x1024x1024 matmul op in a net, its inputs already on the place:
 // the product through the executor (on a device, cuBLAS), with the run's
