@@ -193,4 +193,20 @@ absl::Status CheckGradient(const std::string& op_text,
   return GradChecker(feeds, options).Run(op_text);
 }
 
+absl::Status CheckGradientTogetherAndAlone(
+    const std::string& op_text, const std::vector<Feed>& feeds,
+    const std::vector<std::string>& inputs, GradCheckOptions options) {
+  options.wrt = inputs;
+  SF_RETURN_IF_ERROR(CheckGradient(op_text, feeds, options));
+  for (const std::string& input : inputs) {
+    options.wrt = {input};
+    if (absl::Status alone = CheckGradient(op_text, feeds, options);
+        !alone.ok()) {
+      return absl::Status(alone.code(),
+                          absl::StrCat(input, " alone: ", alone.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace scopeflow

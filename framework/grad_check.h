@@ -34,6 +34,13 @@ absl::Status CheckGradient(const std::string& op_text,
                            const std::vector<Feed>& feeds,
                            const GradCheckOptions& options = {});
 
+// CheckGradient with respect to all of `inputs` at once, then to each
+// alone: a gradient op with its other gradient outputs unbound takes paths
+// of its own. OK, or the first failure, naming the input checked alone.
+absl::Status CheckGradientTogetherAndAlone(
+    const std::string& op_text, const std::vector<Feed>& feeds,
+    const std::vector<std::string>& inputs, GradCheckOptions options = {});
+
 // The same for a whole net (its block 0, with any blocks its control-flow
 // ops run): L = sum over `outputs` of out * w. Block 0 declares the feeds;
 // the differentiated ones (options.wrt, or every floating-point feed) should

@@ -460,16 +460,11 @@ TEST(FcReluGradTest, NumericCheck) {
     ASSERT_TRUE(found) << "no seed gives pre-activations away from 0";
 
     const std::string op = FcOp(bias, c.in_num_col_dims, "relu");
-    absl::Status status = CheckGradient(op, feeds);
-    EXPECT_TRUE(status.ok()) << status;
     std::vector<std::string> inputs = {"x", "w"};
     if (bias) inputs.push_back("b");
-    for (const std::string& input : inputs) {
-      GradCheckOptions options;
-      options.wrt = {input};
-      status = CheckGradient(op, feeds, options);
-      EXPECT_TRUE(status.ok()) << input << ": " << status;
-    }
+    const absl::Status status =
+        CheckGradientTogetherAndAlone(op, feeds, inputs);
+    EXPECT_TRUE(status.ok()) << status;
   }
 }
 

@@ -257,15 +257,9 @@ TEST(MatmulGradTest, NumericForEveryTransposeFlagAndBatchShape) {
         {"x", MakeTensor<double>(x, RandomValues(NumElements(x), seed++))},
         {"y", MakeTensor<double>(y, RandomValues(NumElements(y), seed++))}};
     const float alpha = c.tx == c.ty ? 1.0f : -0.5f;
-    absl::Status status = CheckGradient(c.Op(alpha), feeds);
+    const absl::Status status =
+        CheckGradientTogetherAndAlone(c.Op(alpha), feeds, {"x", "y"});
     EXPECT_TRUE(status.ok()) << status;
-    // One input at a time: the other gradient output is left unbound.
-    for (const char* input : {"x", "y"}) {
-      GradCheckOptions options;
-      options.wrt = {input};
-      status = CheckGradient(c.Op(alpha), feeds, options);
-      EXPECT_TRUE(status.ok()) << input << ": " << status;
-    }
   }
 }
 
@@ -432,16 +426,11 @@ TEST(FcGradTest, NumericWithAndWithoutBiasAndFlattening) {
                                    RandomValues(NumElements(c.bias), seed++))});
     }
     const std::string op = FcOp(bias, c.in_num_col_dims);
-    absl::Status status = CheckGradient(op, feeds);
-    EXPECT_TRUE(status.ok()) << status;
     std::vector<std::string> inputs = {"x", "w"};
     if (bias) inputs.push_back("b");
-    for (const std::string& input : inputs) {
-      GradCheckOptions options;
-      options.wrt = {input};
-      status = CheckGradient(op, feeds, options);
-      EXPECT_TRUE(status.ok()) << input << ": " << status;
-    }
+    const absl::Status status =
+        CheckGradientTogetherAndAlone(op, feeds, inputs);
+    EXPECT_TRUE(status.ok()) << status;
   }
 }
 

@@ -64,14 +64,9 @@ TEST(WhereGradTest, NumericCheckWithBroadcasting) {
                                        {"x", Random(s.x, seed++)},
                                        {"y", Random(s.y, seed++)}};
       // Condition is bool, so only x and y are differentiated.
-      absl::Status both = CheckGradient(kWhere, feeds);
-      EXPECT_TRUE(both.ok()) << both;
-      for (const char* input : {"x", "y"}) {
-        GradCheckOptions options;
-        options.wrt = {input};
-        absl::Status one = CheckGradient(kWhere, feeds, options);
-        EXPECT_TRUE(one.ok()) << input << ": " << one;
-      }
+      const absl::Status status =
+          CheckGradientTogetherAndAlone(kWhere, feeds, {"x", "y"});
+      EXPECT_TRUE(status.ok()) << status;
     }
   }
 }
