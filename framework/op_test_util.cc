@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -158,6 +159,25 @@ int64_t CountMismatches(const std::vector<float>& actual,
     }
   }
   return mismatches;
+}
+
+std::vector<double> RandomValues(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> values(n);
+  for (double& v : values) v = dist(engine);
+  return values;
+}
+
+std::vector<std::string> Bindings(
+    const google::protobuf::RepeatedPtrField<OpSlot>& slots) {
+  std::vector<std::string> bindings;
+  for (const OpSlot& slot : slots) {
+    for (const std::string& var : slot.vars()) {
+      bindings.push_back(slot.slot() + ": " + var);
+    }
+  }
+  return bindings;
 }
 
 }  // namespace scopeflow

@@ -96,6 +96,13 @@ struct VarDecl {
 absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
                                 const std::vector<VarDecl>& vars);
 
+// `n` values uniform in [-1, 1), the same for the same seed.
+std::vector<double> RandomValues(int64_t n, uint32_t seed);
+
+// The "slot: var" pairs of an op's input or output slots, e.g. "Out: out".
+std::vector<std::string> Bindings(
+    const google::protobuf::RepeatedPtrField<OpSlot>& slots);
+
 // Each feed declared with its own dtype and shape.
 std::vector<VarDecl> DeclareFeeds(const std::vector<Feed>& feeds);
 

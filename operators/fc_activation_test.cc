@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -100,15 +99,6 @@ TEST(FcReluTest, NoActivationIsThePlainProduct) {
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(4.5, -6, -9.5, 10));
   }
-}
-
-// Random values uniform in [-1, 1).
-std::vector<double> RandomValues(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  std::vector<double> values(n);
-  for (double& v : values) v = dist(engine);
-  return values;
 }
 
 // Past kElementsWorthAThread (2^14) output elements, so that the relu runs
@@ -206,18 +196,6 @@ std::vector<OpDef> GradientOps(NetDef net,
   EXPECT_TRUE(grads.ok()) << grads.status();
   const auto& ops = net.blocks(0).ops();
   return std::vector<OpDef>(ops.begin() + forward, ops.end());
-}
-
-// The slot: vars pairs of `slots`, e.g. "Out: out".
-std::vector<std::string> Bindings(
-    const google::protobuf::RepeatedPtrField<OpSlot>& slots) {
-  std::vector<std::string> bindings;
-  for (const OpSlot& slot : slots) {
-    for (const std::string& var : slot.vars()) {
-      bindings.push_back(slot.slot() + ": " + var);
-    }
-  }
-  return bindings;
 }
 
 std::vector<std::string> AttrNames(const OpDef& op) {

@@ -187,15 +187,6 @@ TEST(FcTest, Errors) {
 // Gradients: numeric checks in float64 (the blocked double gemm), float32
 // (oneDNN sgemm) against float64, and hand-computed values.
 
-// Random values uniform in [-1, 1).
-std::vector<double> RandomValues(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  std::vector<double> values(n);
-  for (double& v : values) v = dist(engine);
-  return values;
-}
-
 std::string BoolAttr(const std::string& name, bool value) {
   return " attrs { name: \"" + name + "\" b: " + (value ? "true" : "false") +
          " }";

@@ -290,18 +290,6 @@ std::vector<OpDef> GradientOps(const std::string& op_text) {
   return std::vector<OpDef>(ops.begin() + 1, ops.end());
 }
 
-// The slot: vars pairs of `slots`, e.g. "Out: out".
-std::vector<std::string> Bindings(
-    const google::protobuf::RepeatedPtrField<OpSlot>& slots) {
-  std::vector<std::string> bindings;
-  for (const OpSlot& slot : slots) {
-    for (const std::string& var : slot.vars()) {
-      bindings.push_back(slot.slot() + ": " + var);
-    }
-  }
-  return bindings;
-}
-
 TEST(ActivationGradTest, GradientOpsReadOutOrXAndGetTheAttributes) {
   for (const char* op : {"relu", "sigmoid", "tanh"}) {
     SCOPED_TRACE(op);

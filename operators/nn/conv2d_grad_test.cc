@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <ostream>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -81,14 +80,6 @@ std::string ConvGradOp(const ConvCase& c,
                     "\" }");
   }
   return op;
-}
-
-std::vector<double> RandomValues(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> values(n);
-  for (double& v : values) v = dist(engine);
-  return values;
 }
 
 template <typename T>

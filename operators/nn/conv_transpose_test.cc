@@ -4,7 +4,6 @@
 #include <array>
 #include <cstdint>
 #include <ostream>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -62,14 +61,6 @@ std::string Op(const Case& c) {
   }
   if (!c.output_size.empty()) op += IntsAttr("output_size", c.output_size);
   return absl::StrCat(op, "attrs { name: \"groups\" i: ", c.groups, " }");
-}
-
-std::vector<double> RandomValues(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> values(n);
-  for (double& v : values) v = dist(engine);
-  return values;
 }
 
 // A spatial list of the case as three values, a 2-D one after a 1.
