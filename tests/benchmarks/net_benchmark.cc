@@ -313,6 +313,15 @@ double Quantile(std::vector<double> values, double fraction) {
   return values[static_cast<size_t>(fraction * (values.size() - 1) + 0.5)];
 }
 
+// Counters `name`, `name`_p10 and `name`_p90: the median and the 10th and
+// 90th percentiles of `values`.
+void SetQuantileCounters(benchmark::State& state, const std::string& name,
+                         const std::vector<double>& values) {
+  state.counters[name + "_p10"] = Quantile(values, 0.1);
+  state.counters[name] = Quantile(values, 0.5);
+  state.counters[name + "_p90"] = Quantile(values, 0.9);
+}
+
 // A net's rate of floating-point operations as a share of the 1024^3
 // product's, the measure of the goals in docs/PERFORMANCE.md. This
 // machine's speed changes over stretches of 30-200 ms, so two benchmarks
@@ -371,9 +380,7 @@ void BM_ShareOfSgemm(benchmark::State& state) {
     product_rates.push_back(Sgemm1024::kFlops / product_time * 1e-9);
     shares.push_back(work_rates.back() / product_rates.back());
   }
-  state.counters["share_p10"] = Quantile(shares, 0.1);
-  state.counters["share"] = Quantile(shares, 0.5);
-  state.counters["share_p90"] = Quantile(shares, 0.9);
+  SetQuantileCounters(state, "share", shares);
   state.counters["GFLOP/s"] = Quantile(work_rates, 0.5);
   state.counters["sgemm_GFLOP/s"] = Quantile(product_rates, 0.5);
 }
@@ -409,9 +416,7 @@ void BM_FusionSpeedup(benchmark::State& state) {
     const double unfused_time = SecondsOf([&] { unfused.Run(); });
     speedups.push_back(unfused_time / fused_time);
   }
-  state.counters["speedup_p10"] = Quantile(speedups, 0.1);
-  state.counters["speedup"] = Quantile(speedups, 0.5);
-  state.counters["speedup_p90"] = Quantile(speedups, 0.9);
+  SetQuantileCounters(state, "speedup", speedups);
 }
 BENCHMARK(BM_FusionSpeedup)
     ->ArgName("onnx")
