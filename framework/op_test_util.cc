@@ -169,6 +169,14 @@ std::vector<double> RandomValues(int64_t n, uint32_t seed) {
   return values;
 }
 
+std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(engine);
+  return values;
+}
+
 std::vector<std::string> Bindings(
     const google::protobuf::RepeatedPtrField<OpSlot>& slots) {
   std::vector<std::string> bindings;

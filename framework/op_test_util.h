@@ -98,6 +98,8 @@ absl::StatusOr<NetDef> OneOpNet(const std::string& op_text,
 
 // `n` values uniform in [-1, 1), the same for the same seed.
 std::vector<double> RandomValues(int64_t n, uint32_t seed);
+// The same drawn as floats.
+std::vector<float> RandomFloats(int64_t n, uint32_t seed);
 
 // The "slot: var" pairs of an op's input or output slots, e.g. "Out: out".
 std::vector<std::string> Bindings(

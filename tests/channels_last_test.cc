@@ -2,7 +2,6 @@
 // a CNN gives the same results rewritten as written, fetches of renamed
 // variables still work, and errors name the ops of the net as written.
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -30,14 +29,6 @@ const char* FormatName(ActivationLayout layout) {
     default:
       return "NHWC";
   }
-}
-
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = dist(engine);
-  return values;
 }
 
 // With C = `channels`: conv 3->C (pad 1), relu, conv C->C (2 groups, pad
@@ -74,9 +65,9 @@ NetDef Cnn(Scope& scope, int64_t channels = 32) {
     text.Var(w, {filter.begin(), filter.end()}, true);
     text.Var(b, {l.out}, true);
     **scope.Var(w)->GetMutable<Tensor>() =
-        MakeTensor<float>(filter, Random(NumElements(filter), 10 + i));
+        MakeTensor<float>(filter, RandomFloats(NumElements(filter), 10 + i));
     **scope.Var(b)->GetMutable<Tensor>() =
-        MakeTensor<float>({l.out}, Random(l.out, 20 + i));
+        MakeTensor<float>({l.out}, RandomFloats(l.out, 20 + i));
     const std::string out = absl::StrCat("conv", i);
     text.Op("conv2d", {{"Input", in}, {"Filter", w}, {"Bias", b}}, out, l.attrs,
             "Output");
@@ -100,9 +91,9 @@ NetDef Cnn(Scope& scope, int64_t channels = 32) {
   text.Var("fc.w", {c, 5}, true);
   text.Var("fc.b", {5}, true);
   **scope.Var("fc.w")->GetMutable<Tensor>() =
-      MakeTensor<float>({c, 5}, Random(c * 5, 30));
+      MakeTensor<float>({c, 5}, RandomFloats(c * 5, 30));
   **scope.Var("fc.b")->GetMutable<Tensor>() =
-      MakeTensor<float>({5}, Random(5, 31));
+      MakeTensor<float>({5}, RandomFloats(5, 31));
   text.Op("fc", {{"X", "features"}, {"W", "fc.w"}, {"Bias", "fc.b"}}, "logits");
   return text.Build();
 }
@@ -145,7 +136,7 @@ class ChannelsLastTest : public ::testing::TestWithParam<ActivationLayout> {
     const Dims dims = {batch, 3, size, size};
     absl::StatusOr<std::vector<Tensor>> out = executor.Run(
         *prepared, scope_,
-        {{"x", MakeTensor<float>(dims, Random(NumElements(dims), 7))}},
+        {{"x", MakeTensor<float>(dims, RandomFloats(NumElements(dims), 7))}},
         fetches);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : std::vector<Tensor>();
@@ -225,7 +216,8 @@ TEST_P(ChannelsLastTest, ErrorsNameTheOpOfTheNetAsWritten) {
     ASSERT_TRUE(prepared.ok()) << prepared.status();
     absl::StatusOr<std::vector<Tensor>> out = executor.Run(
         *prepared, scope_,
-        {{"x", MakeTensor<float>({1, 3, 2, 2}, Random(12, 1))}}, {"logits"});
+        {{"x", MakeTensor<float>({1, 3, 2, 2}, RandomFloats(12, 1))}},
+        {"logits"});
     ASSERT_FALSE(out.ok());
     EXPECT_THAT(out.status().message(), HasSubstr("op 5 (conv2d)"));
     EXPECT_THAT(out.status().message(), HasSubstr("\"pooled"));
@@ -258,7 +250,7 @@ TEST_P(ChannelsLastTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
   for (const VarGrad& grad : *grads) fetches.push_back(grad.grad);
   ASSERT_EQ(fetches.size(), 10u);  // Four filters, four biases, fc's two.
   const Dims dims = {3, 3, 12, 12};
-  const Tensor x = MakeTensor<float>(dims, Random(NumElements(dims), 8));
+  const Tensor x = MakeTensor<float>(dims, RandomFloats(NumElements(dims), 8));
   std::vector<std::vector<Tensor>> results;
   for (bool channels_last : {true, false}) {
     Executor executor(Options(channels_last));

@@ -4,7 +4,6 @@
 // work, and a training net's gradients are those of the net as written.
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,14 +18,6 @@ namespace scopeflow {
 namespace {
 
 using ::testing::ElementsAre;
-
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = dist(engine);
-  return values;
-}
 
 void ExpectNear(const Tensor& actual, const Tensor& expected) {
   ASSERT_EQ(actual.dims(), expected.dims());
@@ -82,7 +73,7 @@ class OpFusionNetTest : public ::testing::Test {
     text.Var(name, shape, true);
     const Dims dims(shape.begin(), shape.end());
     **scope_.Var(name)->GetMutable<Tensor>() =
-        MakeTensor<float>(dims, Random(NumElements(dims), seed));
+        MakeTensor<float>(dims, RandomFloats(NumElements(dims), seed));
   }
 
   std::vector<Tensor> Run(const NetDef& net, const ExecutorOptions& options,
@@ -92,8 +83,8 @@ class OpFusionNetTest : public ::testing::Test {
     EXPECT_TRUE(prepared.ok()) << prepared.status();
     if (!prepared.ok()) return {};
     absl::StatusOr<std::vector<Tensor>> out = executor.Run(
-        *prepared, scope_, {{"x", MakeTensor<float>({4, 6}, Random(24, 7))}},
-        fetches);
+        *prepared, scope_,
+        {{"x", MakeTensor<float>({4, 6}, RandomFloats(24, 7))}}, fetches);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : std::vector<Tensor>();
   }

@@ -1,7 +1,6 @@
 #include <cmath>
 #include <cstdint>
 #include <ostream>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,14 +32,6 @@ struct ConvConfig {
 };
 
 void PrintTo(const ConvConfig& c, std::ostream* os) { *os << c.name; }
-
-std::vector<float> RandomValues(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = dist(engine);
-  return values;
-}
 
 std::string IntsAttr(const std::string& name,
                      const std::vector<int32_t>& values) {
@@ -123,9 +114,9 @@ class Conv2dReferenceTest : public ::testing::TestWithParam<ConvConfig> {};
 
 TEST_P(Conv2dReferenceTest, MatchesNestedLoops) {
   const ConvConfig& c = GetParam();
-  const std::vector<float> x = RandomValues(NumElements(c.input), 1);
-  const std::vector<float> w = RandomValues(NumElements(c.filter), 2);
-  const std::vector<float> b = RandomValues(c.filter[0], 3);
+  const std::vector<float> x = RandomFloats(NumElements(c.input), 1);
+  const std::vector<float> w = RandomFloats(NumElements(c.filter), 2);
+  const std::vector<float> b = RandomFloats(c.filter[0], 3);
   std::vector<Feed> feeds = {{"x", MakeTensor<float>(c.input, x)},
                              {"w", MakeTensor<float>(c.filter, w)}};
   if (c.bias) feeds.push_back({"b", MakeTensor<float>({c.filter[0]}, b)});
@@ -144,9 +135,9 @@ TEST_P(Conv2dReferenceTest, MatchesNestedLoops) {
 // result transposed, in float32 (oneDNN) and float64 (the reference).
 TEST_P(Conv2dReferenceTest, NhwcMatchesNestedLoopsTransposed) {
   ConvConfig c = GetParam();
-  const std::vector<float> x = RandomValues(NumElements(c.input), 21);
-  const std::vector<float> w = RandomValues(NumElements(c.filter), 22);
-  const std::vector<float> b = RandomValues(c.filter[0], 23);
+  const std::vector<float> x = RandomFloats(NumElements(c.input), 21);
+  const std::vector<float> w = RandomFloats(NumElements(c.filter), 22);
+  const std::vector<float> b = RandomFloats(c.filter[0], 23);
   Dims nchw_out;
   const std::vector<float> expected =
       ToNhwc(ReferenceConv(c, x, w, b, nchw_out), nchw_out);
@@ -304,9 +295,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Conv2dTest, RunsOnManyThreadsAtOnce) {
   const ConvConfig c{
       "threads", {2, 8, 9, 9}, {8, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 2, true};
-  const std::vector<float> x = RandomValues(NumElements(c.input), 4);
-  const std::vector<float> w = RandomValues(NumElements(c.filter), 5);
-  const std::vector<float> b = RandomValues(c.filter[0], 6);
+  const std::vector<float> x = RandomFloats(NumElements(c.input), 4);
+  const std::vector<float> w = RandomFloats(NumElements(c.filter), 5);
+  const std::vector<float> b = RandomFloats(c.filter[0], 6);
   Dims dims;
   const std::vector<float> expected = ReferenceConv(c, x, w, b, dims);
   std::vector<std::string> failures(8);
@@ -340,9 +331,9 @@ TEST(Conv2dTest, RunsOnManyThreadsAtOnce) {
 // Runs `c` with values drawn from `seed` and compares with the nested
 // loops; "" when they agree, else what went wrong.
 std::string RunAndCompare(const ConvConfig& c, uint32_t seed) {
-  const std::vector<float> x = RandomValues(NumElements(c.input), seed);
-  const std::vector<float> w = RandomValues(NumElements(c.filter), seed + 1);
-  const std::vector<float> b = RandomValues(c.filter[0], seed + 2);
+  const std::vector<float> x = RandomFloats(NumElements(c.input), seed);
+  const std::vector<float> w = RandomFloats(NumElements(c.filter), seed + 1);
+  const std::vector<float> b = RandomFloats(c.filter[0], seed + 2);
   std::vector<Feed> feeds = {{"x", MakeTensor<float>(c.input, x)},
                              {"w", MakeTensor<float>(c.filter, w)}};
   if (c.bias) feeds.push_back({"b", MakeTensor<float>({c.filter[0]}, b)});
@@ -541,9 +532,9 @@ TEST(Conv2dNhwcTest, FormatsOfOneShapeAlternate) {
   ConvConfig c{"alternate", {2, 16, 7, 9}, {16, 16, 3, 3},
                {1, 1},      {1, 1},        {1, 1},
                1,           true};
-  const std::vector<float> x = RandomValues(NumElements(c.input), 31);
-  const std::vector<float> w = RandomValues(NumElements(c.filter), 32);
-  const std::vector<float> b = RandomValues(c.filter[0], 33);
+  const std::vector<float> x = RandomFloats(NumElements(c.input), 31);
+  const std::vector<float> w = RandomFloats(NumElements(c.filter), 32);
+  const std::vector<float> b = RandomFloats(c.filter[0], 33);
   Dims out_dims;
   const std::vector<float> nchw = ReferenceConv(c, x, w, b, out_dims);
   const std::vector<float> nhwc = ToNhwc(nchw, out_dims);
