@@ -851,9 +851,10 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
                                               const Place& place) const {
   SF_ASSIGN_OR_RETURN(PreparedNet as_written,
                       PrepareAsWritten(net, block, place));
-  if ((!options_.channels_last && !options_.fuse_ops) || !place.is_cpu()) {
-    return as_written;
-  }
+  // The layout rewrite is the CPU's (its blocked and NHWC kernels); fusion
+  // pays on every place, on a device by one op's dispatch per op removed.
+  const bool rewrites_layout = options_.channels_last && place.is_cpu();
+  if (!rewrites_layout && !options_.fuse_ops) return as_written;
   BlockDef changed = net.blocks(block);
   // Per op of `changed`, the op of the block as written it comes from.
   std::vector<int> source_op;
@@ -869,7 +870,7 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
       rewritten = true;
     }
   }
-  if (options_.channels_last) {
+  if (rewrites_layout) {
     if (std::optional<LayoutRewrite> rewrite =
             RewriteLayout(changed, as_written)) {
       for (int& source : rewrite->source_op) {

@@ -154,8 +154,8 @@ struct ExecutorOptions {
   // NHWC where channel counts that do not fill its blocks would leave
   // convolutions out of a blocked one.
   ActivationLayout activation_layout = ActivationLayout::kAuto;
-  // On the CPU, fuse a matrix product and the bias added to it, and an fc
-  // and the relu after it, into one fc (framework/op_fusion.h). A run that
+  // On every place, fuse a matrix product and the bias added to it, and an
+  // fc and the relu after it, into one fc (framework/op_fusion.h). A run that
   // fetches a variable the fusion removed runs the block as written.
   bool fuse_ops = true;
 

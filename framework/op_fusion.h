@@ -3,10 +3,10 @@
 // A fully connected layer imported from ONNX is two ops, a matrix product
 // (MatMul) and the bias added to each of its rows (Add), and most layers
 // are followed by a relu: three passes over the layer's output where one
-// does. fc starts its output from the bias (the product adds to it, Gemm's
-// beta) and, with activation_type "relu", applies the relu right after the
-// product while the output is still in the caches. So, on the CPU, Prepare
-// fuses (ExecutorOptions::fuse_ops):
+// does. fc adds the bias and, with activation_type "relu", applies the
+// relu in one pass right after the product, while the output is still in
+// the caches (on a GPU: one op's dispatch and two kernels where there were
+// three ops). So, on every place, Prepare fuses (ExecutorOptions::fuse_ops):
 // - a matmul whose output only an add reads, with the other operand of the
 //   add a bias: matmul(X, Y) without transposition and alpha 1, Y of rank
 //   2, X of rank 2 or more, the bias holding one value per column of Y (of

@@ -472,29 +472,22 @@ absl::Status Fc(KernelContext& context) {
   const int64_t k = w.dim(0), n = w.dim(1);
   const int64_t m = out->numel() / n;
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
-  T beta = 0;
-  if (context.HasInput("Bias")) {
-    // Start from the bias in every row; the product is added to it.
-    cuda::LaunchFillRows<T>(context.Input("Bias").data<T>(), m, n,
-                            out->data<T>(), cuda->stream());
-    SF_RETURN_IF_ERROR(CudaLaunchCheck("fc bias"));
-    beta = 1;
-  }
   if (k > 0) {
     SF_RETURN_IF_ERROR(RunProduct<T>(cuda, {false, false, m, n, k, k, n, n},
-                                     T(1), x.data<T>(), w.data<T>(), beta,
+                                     T(1), x.data<T>(), w.data<T>(), T(0),
                                      out->data<T>()));
-  } else if (beta == 0) {
+  } else {
     SF_RETURN_IF_ERROR(Zero(cuda, out));
   }
-  if (context.attrs().Get<std::string>("activation_type") == "relu") {
-    // In place, on the stream after the product: one pass over Out instead
-    // of a relu op's read and write.
-    cuda::LaunchActivation<T>(cuda::Activation::kRelu, T(0), out->data<T>(),
-                              out->data<T>(), out->numel(), cuda->stream());
-    SF_RETURN_IF_ERROR(CudaLaunchCheck("fc relu"));
-  }
-  return absl::OkStatus();
+  // The bias and the relu in one pass over Out after the product, as on
+  // the CPU: one launch where starting Out from the bias (beta 1) and a
+  // relu after it took two.
+  const T* bias =
+      context.HasInput("Bias") ? context.Input("Bias").data<T>() : nullptr;
+  const bool relu =
+      context.attrs().Get<std::string>("activation_type") == "relu";
+  cuda::LaunchFinishRows<T>(bias, m, n, relu, out->data<T>(), cuda->stream());
+  return CudaLaunchCheck("fc bias and relu");
 }
 
 // Out = X' W + Bias with X' = X as [m x k]: dX' = dOut W^T, dW = X'^T dOut,

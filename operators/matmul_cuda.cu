@@ -29,13 +29,16 @@ __global__ void BatchPointersKernel(BatchLoop loop, int64_t first,
 
 // Each thread keeps its column and moves it on by `step_mod` (the grid's
 // stride modulo n) instead of dividing every index by n.
-template <typename T>
-__global__ void FillRowsKernel(const T* row, int64_t total, int64_t n,
-                               int64_t step_mod, T* out) {
+template <typename T, bool kBias, bool kRelu>
+__global__ void FinishRowsKernel(const T* bias, int64_t total, int64_t n,
+                                 int64_t step_mod, T* out) {
   const int64_t start = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   int64_t column = start % n;
   SF_CUDA_GRID_LOOP(i, total) {
-    out[i] = row[column];
+    T v = out[i];
+    if (kBias) v += bias[column];
+    if (kRelu) v = v < T(0) ? T(0) : v;
+    out[i] = v;
     column += step_mod;
     if (column >= n) column -= n;
   }
@@ -69,14 +72,22 @@ void LaunchBatchPointers(const BatchLoop& loop, int64_t first, int64_t count,
 }
 
 template <typename T>
-void LaunchFillRows(const T* row, int64_t rows, int64_t n, T* out,
-                    cudaStream_t stream) {
+void LaunchFinishRows(const T* bias, int64_t rows, int64_t n, bool relu, T* out,
+                      cudaStream_t stream) {
   const int64_t total = rows * n;
-  if (total == 0) return;
+  if (total == 0 || (bias == nullptr && !relu)) return;
   const unsigned blocks = CudaBlocks(total);
-  const int64_t step = int64_t{blocks} * kCudaThreads;
-  FillRowsKernel<T>
-      <<<blocks, kCudaThreads, 0, stream>>>(row, total, n, step % n, out);
+  const int64_t step_mod = int64_t{blocks} * kCudaThreads % n;
+  if (bias != nullptr && relu) {
+    FinishRowsKernel<T, true, true>
+        <<<blocks, kCudaThreads, 0, stream>>>(bias, total, n, step_mod, out);
+  } else if (bias != nullptr) {
+    FinishRowsKernel<T, true, false>
+        <<<blocks, kCudaThreads, 0, stream>>>(bias, total, n, step_mod, out);
+  } else {
+    FinishRowsKernel<T, false, true>
+        <<<blocks, kCudaThreads, 0, stream>>>(bias, total, n, step_mod, out);
+  }
 }
 
 template <typename T>
@@ -97,8 +108,8 @@ void LaunchSumTerms(const T* src, int64_t terms, int64_t n, bool accumulate,
   template void LaunchBatchPointers<T>(                                    \
       const BatchLoop&, int64_t, int64_t, const T*, const T*, T*, int64_t, \
       const T**, const T**, T**, cudaStream_t);                            \
-  template void LaunchFillRows<T>(const T*, int64_t, int64_t, T*,          \
-                                  cudaStream_t);                           \
+  template void LaunchFinishRows<T>(const T*, int64_t, int64_t, bool, T*,  \
+                                    cudaStream_t);                         \
   template void LaunchFill<T>(T, int64_t, T*, cudaStream_t);               \
   template void LaunchSumTerms<T>(const T*, int64_t, int64_t, bool, T*,    \
                                   cudaStream_t);

@@ -34,10 +34,12 @@ void LaunchBatchPointers(const BatchLoop& loop, int64_t first, int64_t count,
                          const T** a_ptrs, const T** b_ptrs, T** c_ptrs,
                          cudaStream_t stream);
 
-// out[i * n + j] = row[j] for i < rows, j < n.
+// fc's finish, in place over `rows` rows of n values: out[i * n + j] +=
+// bias[j] where bias is not null, then the relu where `relu` is set (relu's
+// own expression, so NaN stays NaN).
 template <typename T>
-void LaunchFillRows(const T* row, int64_t rows, int64_t n, T* out,
-                    cudaStream_t stream);
+void LaunchFinishRows(const T* bias, int64_t rows, int64_t n, bool relu, T* out,
+                      cudaStream_t stream);
 
 // out[i] = value for i < n.
 template <typename T>

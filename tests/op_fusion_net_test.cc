@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/backward.h"
@@ -13,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/benchmarks/net_text.h"
+#include "tests/onnx_style_mlp.h"
 
 namespace scopeflow {
 namespace {
@@ -28,44 +30,14 @@ void ExpectNear(const Tensor& actual, const Tensor& expected) {
   }
 }
 
-std::vector<std::string> OpTypes(const PreparedNet& prepared) {
-  std::vector<std::string> types;
-  for (const PreparedOp& op : prepared.ops()) {
-    std::string type = op.spec->type();
-    if (type == "fc" &&
-        op.attrs.Get<std::string>("activation_type") == "relu") {
-      type += "+relu";
-    }
-    types.push_back(type);
-  }
-  return types;
-}
-
 class OpFusionNetTest : public ::testing::Test {
  protected:
-  // x [-1, 6] -> matmul, add, relu -> 5 -> matmul, add -> 3 -> softmax:
-  // MLP layers as an ONNX import writes them.
   OpFusionNetTest() {
-    NetText text;
-    text.Var("x", {-1, 6});
-    const int64_t sizes[] = {6, 5, 3};
-    std::string in = "x";
-    for (int layer = 0; layer < 2; ++layer) {
-      const std::string w = "w" + std::to_string(layer);
-      const std::string b = "b" + std::to_string(layer);
-      const std::string h = "h" + std::to_string(layer);
-      Parameter(text, w, {sizes[layer], sizes[layer + 1]}, 10 + layer);
-      Parameter(text, b, {sizes[layer + 1]}, 20 + layer);
-      text.Op("matmul", {{"X", in}, {"Y", w}}, h + ".product");
-      text.Op("add", {{"X", h + ".product"}, {"Y", b}}, h);
-      in = h;
-      if (layer == 0) {
-        text.Op("relu", {{"X", h}}, h + ".relu");
-        in = h + ".relu";
-      }
+    OnnxStyleMlp mlp = MakeOnnxStyleMlp();
+    net_ = std::move(mlp.net);
+    for (auto& [name, tensor] : mlp.parameters) {
+      **scope_.Var(name)->GetMutable<Tensor>() = std::move(tensor);
     }
-    text.Op("softmax", {{"X", in}}, "probabilities");
-    net_ = text.Build();
   }
 
   void Parameter(NetText& text, const std::string& name,
@@ -82,9 +54,8 @@ class OpFusionNetTest : public ::testing::Test {
     absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
     EXPECT_TRUE(prepared.ok()) << prepared.status();
     if (!prepared.ok()) return {};
-    absl::StatusOr<std::vector<Tensor>> out = executor.Run(
-        *prepared, scope_,
-        {{"x", MakeTensor<float>({4, 6}, RandomFloats(24, 7))}}, fetches);
+    absl::StatusOr<std::vector<Tensor>> out =
+        executor.Run(*prepared, scope_, {{"x", OnnxStyleMlpInput(4)}}, fetches);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : std::vector<Tensor>();
   }
@@ -98,7 +69,8 @@ TEST_F(OpFusionNetTest, RunsTheLayersAsFcOps) {
       Executor().Prepare(net_, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   EXPECT_TRUE(prepared->rewritten());
-  EXPECT_THAT(OpTypes(*prepared), ElementsAre("fc+relu", "fc", "softmax"));
+  EXPECT_THAT(PreparedOpTypes(*prepared),
+              ElementsAre("fc+relu", "fc", "softmax"));
   // Errors name the ops of the net as written: the first of those fused.
   std::vector<int> indices;
   for (const PreparedOp& op : prepared->ops()) indices.push_back(op.index);
@@ -167,7 +139,7 @@ TEST_F(OpFusionNetTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
       Executor().Prepare(train, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   EXPECT_EQ(&prepared->PlanFor(fetches), &*prepared);
-  const std::vector<std::string> types = OpTypes(*prepared);
+  const std::vector<std::string> types = PreparedOpTypes(*prepared);
   EXPECT_EQ(std::count(types.begin(), types.end(), "fc+relu"), 2);
   EXPECT_EQ(std::count(types.begin(), types.end(), "relu"), 0);
   const std::vector<Tensor> fused = Run(train, {}, fetches);

@@ -391,14 +391,14 @@ BENCHMARK(BM_ShareOfSgemm)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// The executor's op fusion (framework/op_fusion.h) on the MLP at batch 64,
-// written with fc ops (0) or as ONNX writes it (1): each iteration times
-// the net fused and as written, alternately, for about a millisecond each,
-// so that the machine's slow stretches fall on both; the counters give the
-// speed-up (time as written over time fused), its median and 10th and 90th
+// The executor's op fusion (framework/op_fusion.h) on the MLP, written with
+// fc ops (onnx:0) or as ONNX writes it (onnx:1), at batch 1 or 64: each
+// iteration times one run of the net fused and one as written, so that the
+// machine's slow stretches fall on both; the counters give the speed-up
+// (time as written over time fused), its median and 10th and 90th
 // percentiles over the iterations.
 void BM_FusionSpeedup(benchmark::State& state) {
-  const BenchmarkNet spec = MlpNet(64, state.range(0) == 1);
+  const BenchmarkNet spec = MlpNet(state.range(1), state.range(0) == 1);
   ExecutorOptions unfused_options = spec.options;
   unfused_options.fuse_ops = false;
   PreparedBenchmarkNet fused(spec.options), unfused(unfused_options);
@@ -419,8 +419,8 @@ void BM_FusionSpeedup(benchmark::State& state) {
   SetQuantileCounters(state, "speedup", speedups);
 }
 BENCHMARK(BM_FusionSpeedup)
-    ->ArgName("onnx")
-    ->DenseRange(0, 1)
+    ->ArgNames({"onnx", "batch"})
+    ->ArgsProduct({{0, 1}, {1, 64}})
     ->Iterations(400)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
