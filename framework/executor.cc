@@ -765,10 +765,9 @@ absl::Status PrepareInPlace(const PreparedOp& op, int v, const VarInfo& info,
                             Tensor& tensor) {
   SF_CHECK(tensor.initialized() && tensor.dtype() == info.dtype &&
                ShapeAdmits(info, tensor.dims()),
-           "op %d (%s): variable \"%s\" is updated in place, so it must "
+           "%s: variable \"%s\" is updated in place, so it must "
            "hold %s before the op; it holds %s",
-           op.index, op.spec->type(), names[v], InfoToString(info),
-           tensor.DebugString());
+           OpName(op), names[v], InfoToString(info), tensor.DebugString());
   if (!tensor.OwnsBufferAlone()) {
     SF_ASSIGN_OR_RETURN(tensor, tensor.CopyTo(tensor.place()));
   }
@@ -821,10 +820,10 @@ absl::Status ReadBackOutputs(const PreparedOp& op, const PreparedNet& prepared,
       SF_CHECK((known.dtype == DATA_TYPE_UNSPECIFIED ||
                 known.dtype == tensors[v]->dtype()) &&
                    ShapeAdmits(known, tensors[v]->dims()),
-               "op %d (%s): output \"%s\" was inferred as %s, but its block "
+               "%s: output \"%s\" was inferred as %s, but its block "
                "wrote %s",
-               op.index, op.spec->type(), prepared.var_names()[v],
-               InfoToString(known), tensors[v]->DebugString());
+               OpName(op), prepared.var_names()[v], InfoToString(known),
+               tensors[v]->DebugString());
       infos[v] = InfoOf(*tensors[v]);
     }
   }
@@ -891,7 +890,12 @@ absl::StatusOr<PreparedNet> Executor::Prepare(const NetDef& net, int block,
                 "not prepare (ExecutorOptions::AsWritten() avoids them): %s",
                 net.name(), block, prepared.status().message());
   // Errors name the op of the net as written.
-  for (PreparedOp& op : prepared->ops_) op.index = source_op[op.index];
+  const BlockDef& written = net.blocks(block);
+  for (PreparedOp& op : prepared->ops_) {
+    op.index = source_op[op.index];
+    const std::string& type = written.ops(op.index).type();
+    if (type != op.spec->type()) op.written_type = type;
+  }
   prepared->as_written_ =
       std::make_shared<const PreparedNet>(std::move(as_written));
   return std::move(*prepared);
@@ -1142,10 +1146,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       InferContext context(op, run_infos, prepared.names_, tensors.data());
       absl::Status inferred = op.spec->infer()(context);
       if (!inferred.ok()) {
-        return absl::Status(
-            inferred.code(),
-            absl::StrFormat("op %d (%s): %s", op.index, op.spec->type(),
-                            inferred.message()));
+        return absl::Status(inferred.code(),
+                            absl::StrCat(OpName(op), ": ", inferred.message()));
       }
     }
     // An op with no kernel on the run's device runs its CPU kernel on host
@@ -1160,9 +1162,10 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       if (!staged.ok()) {
         return absl::Status(
             staged.code(),
-            absl::StrFormat("op %d (%s): copying its inputs to the host for "
-                            "its CPU kernel: %s",
-                            op.index, op.spec->type(), staged.message()));
+            absl::StrCat(OpName(op),
+                         ": copying its inputs to the host for its CPU "
+                         "kernel: ",
+                         staged.message()));
       }
     }
     for (size_t o = 0; o < op.outputs.size() && !op.spec->control_flow(); ++o) {
@@ -1177,10 +1180,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
           continue;
         }
         SF_CHECK_CODE(FullyKnown(infos[v]), absl::StatusCode::kInternal,
-                      "op %d (%s): inference left output \"%s\" as %s at run "
-                      "time",
-                      op.index, op.spec->type(), prepared.names_[v],
-                      InfoToString(infos[v]));
+                      "%s: inference left output \"%s\" as %s at run time",
+                      OpName(op), prepared.names_[v], InfoToString(infos[v]));
         if (spare_buffers && !tensors[v]->initialized()) {
           size_t bytes = SizeOf(infos[v].dtype);
           for (int64_t d : infos[v].dims) bytes *= static_cast<size_t>(d);
@@ -1191,9 +1192,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
         if (!allocated.ok()) {
           return absl::Status(
               allocated.code(),
-              absl::StrFormat("op %d (%s): output \"%s\": %s", op.index,
-                              op.spec->type(), prepared.names_[v],
-                              allocated.message()));
+              absl::StrFormat("%s: output \"%s\": %s", OpName(op),
+                              prepared.names_[v], allocated.message()));
         }
       }
     }
@@ -1211,8 +1211,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     }
     if (!status.ok()) {
       return absl::Status(status.code(),
-                          absl::StrFormat("op %d (%s): %s", op.index,
-                                          op.spec->type(), status.message()));
+                          absl::StrCat(OpName(op), ": ", status.message()));
     }
     if (op.spec->control_flow()) {
       SF_RETURN_IF_ERROR(ReadBackOutputs(op, prepared, tensors, run_infos));

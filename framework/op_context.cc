@@ -2,7 +2,17 @@
 
 #include <cassert>
 
+#include "absl/strings/str_format.h"
+
 namespace scopeflow {
+
+std::string OpName(const PreparedOp& op) {
+  if (op.written_type.empty()) {
+    return absl::StrFormat("op %d (%s)", op.index, op.spec->type());
+  }
+  return absl::StrFormat("op %d (%s, run as %s)", op.index, op.written_type,
+                         op.spec->type());
+}
 namespace {
 
 int SlotSize(const std::vector<std::vector<int>>& slots, int slot) {

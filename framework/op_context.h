@@ -33,6 +33,11 @@ struct VarInfo {
 struct PreparedOp {
   int index = 0;  // position in its block
   const OpSpec* spec = nullptr;
+  // The type of the op of the block as written that this op comes from,
+  // where the executor's rewrites changed it (a matmul fused into an fc, a
+  // layout transfer placed for a convolution); empty where it is the
+  // spec's type.
+  std::string written_type;
   Attributes attrs;
   // Per slot of spec->inputs() / outputs(): indices into the net's
   // variable table (possibly empty for optional slots).
@@ -51,6 +56,10 @@ struct PreparedOp {
   std::vector<std::pair<std::string, std::shared_ptr<const PreparedNet>>>
       blocks;
 };
+
+// How errors name an op: "op 3 (fc)", or for an op the executor rewrote
+// "op 3 (matmul, run as fc)": the index and type of the net as written.
+std::string OpName(const PreparedOp& op);
 
 // Shape inference's view: the op's attributes and the VarInfo of its
 // inputs and outputs in a table indexed like the net's variables; at run

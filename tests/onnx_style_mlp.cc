@@ -1,6 +1,9 @@
 #include "tests/onnx_style_mlp.h"
 
+#include <cmath>
+
 #include "framework/op_test_util.h"
+#include "gtest/gtest.h"
 #include "tests/benchmarks/net_text.h"
 
 namespace scopeflow {
@@ -38,6 +41,15 @@ OnnxStyleMlp MakeOnnxStyleMlp() {
 
 Tensor OnnxStyleMlpInput(int64_t batch) {
   return MakeTensor<float>({batch, 6}, RandomFloats(batch * 6, 7));
+}
+
+void ExpectNearTensors(const Tensor& actual, const Tensor& expected) {
+  ASSERT_EQ(actual.dims(), expected.dims());
+  const std::vector<float> a = Values<float>(actual);
+  const std::vector<float> e = Values<float>(expected);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], e[i], 1e-5 * (1 + std::abs(e[i]))) << "element " << i;
+  }
 }
 
 std::vector<std::string> PreparedOpTypes(const PreparedNet& prepared) {

@@ -28,6 +28,11 @@ OnnxStyleMlp MakeOnnxStyleMlp();
 // An input of `batch` rows for the net's "x", seeded, on the CPU.
 Tensor OnnxStyleMlpInput(int64_t batch);
 
+// Expects float32 `actual` to hold `expected`'s values within 1e-5
+// relative (a fused net's results against the net as written: the sums run
+// in another order).
+void ExpectNearTensors(const Tensor& actual, const Tensor& expected);
+
 // The types of a prepared net's ops, an fc with a fused relu as "fc+relu".
 std::vector<std::string> PreparedOpTypes(const PreparedNet& prepared);
 

@@ -3,7 +3,6 @@
 // results of the net as written, fetches of the variables fused away still
 // work, and a training net's gradients are those of the net as written.
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,15 +19,7 @@ namespace scopeflow {
 namespace {
 
 using ::testing::ElementsAre;
-
-void ExpectNear(const Tensor& actual, const Tensor& expected) {
-  ASSERT_EQ(actual.dims(), expected.dims());
-  const std::vector<float> a = Values<float>(actual);
-  const std::vector<float> e = Values<float>(expected);
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_NEAR(a[i], e[i], 1e-5 * (1 + std::abs(e[i]))) << "element " << i;
-  }
-}
+using ::testing::HasSubstr;
 
 class OpFusionNetTest : public ::testing::Test {
  protected:
@@ -83,7 +74,7 @@ TEST_F(OpFusionNetTest, GivesTheResultsOfTheNetAsWritten) {
       Run(net_, ExecutorOptions::AsWritten(), {"probabilities"});
   ASSERT_EQ(fused.size(), 1u);
   ASSERT_EQ(written.size(), 1u);
-  ExpectNear(fused[0], written[0]);
+  ExpectNearTensors(fused[0], written[0]);
 }
 
 TEST_F(OpFusionNetTest, FetchesAVariableFusedAway) {
@@ -100,7 +91,29 @@ TEST_F(OpFusionNetTest, FetchesAVariableFusedAway) {
   ASSERT_EQ(fused.size(), 3u);
   ASSERT_EQ(written.size(), 3u);
   EXPECT_EQ(fused[1].dims(), (Dims{4, 5}));
-  for (int i = 0; i < 3; ++i) ExpectNear(fused[i], written[i]);
+  for (int i = 0; i < 3; ++i) ExpectNearTensors(fused[i], written[i]);
+}
+
+// A run-time error inside a fused op names the op of the net as written
+// and what runs in its place.
+TEST_F(OpFusionNetTest, ErrorsNameTheOpAsWrittenAndTheFusedOp) {
+  // x of unknown width: a feed 7 wide passes the feed's check and fails in
+  // the first layer's inference at run time.
+  NetDef net = net_;
+  for (VarDef& var : *net.mutable_blocks(0)->mutable_vars()) {
+    if (var.name() == "x") var.set_shape(1, -1);
+  }
+  Executor executor;
+  absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_EQ(PreparedOpTypes(*prepared)[0], "fc+relu");
+  absl::StatusOr<std::vector<Tensor>> out =
+      executor.Run(*prepared, scope_,
+                   {{"x", MakeTensor<float>({4, 7}, RandomFloats(28, 3))}},
+                   {"probabilities"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("op 0 (matmul, run as fc): "));
+  EXPECT_THAT(out.status().message(), HasSubstr("\"x\""));
 }
 
 TEST_F(OpFusionNetTest, LeavesTheNetAloneOffTheOption) {
@@ -149,7 +162,7 @@ TEST_F(OpFusionNetTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
   ASSERT_EQ(written.size(), 3u);
   for (size_t i = 0; i < fetches.size(); ++i) {
     SCOPED_TRACE(fetches[i]);
-    ExpectNear(fused[i], written[i]);
+    ExpectNearTensors(fused[i], written[i]);
   }
 }
 

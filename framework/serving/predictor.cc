@@ -76,11 +76,10 @@ absl::Status CheckParameters(const NetDef& net, const PreparedNet& prepared,
     for (const auto& slot : op.outputs) {
       for (int v : slot) {
         SF_CHECK(!persistable(v),
-                 "net \"%s\": op %d (%s) writes parameter \"%s\"; runs of a "
+                 "net \"%s\": %s writes parameter \"%s\"; runs of a "
                  "Predictor share its parameters, so the net may only read "
                  "them",
-                 net.name(), op.index, op.spec->type(),
-                 prepared.var_names()[v]);
+                 net.name(), OpName(op), prepared.var_names()[v]);
       }
     }
     for (const auto& slot : op.inputs) {

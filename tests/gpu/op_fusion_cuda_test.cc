@@ -2,7 +2,6 @@
 // written as ONNX writes it runs as fc ops on the device, with the results
 // of the net as written on the CPU, also where a fetch needs a variable
 // the fusion removed.
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -42,15 +41,6 @@ std::vector<Tensor> RunMlp(const Place& place, const ExecutorOptions& options,
   return host;
 }
 
-void ExpectNear(const Tensor& actual, const Tensor& expected) {
-  ASSERT_EQ(actual.dims(), expected.dims());
-  const std::vector<float> a = Values<float>(actual);
-  const std::vector<float> e = Values<float>(expected);
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_NEAR(a[i], e[i], 1e-5 * (1 + std::abs(e[i]))) << "element " << i;
-  }
-}
-
 TEST(OpFusionCudaTest, RunsTheLayersAsFcOpsOnTheDevice) {
   SF_REQUIRE_CUDA();
   const OnnxStyleMlp mlp = MakeOnnxStyleMlp();
@@ -80,7 +70,7 @@ TEST(OpFusionCudaTest, GivesTheResultsOfTheNetAsWrittenOnTheCpu) {
     ASSERT_EQ(cpu.size(), fetches.size());
     for (size_t i = 0; i < fetches.size(); ++i) {
       SCOPED_TRACE(fetches[i]);
-      ExpectNear(device[i], cpu[i]);
+      ExpectNearTensors(device[i], cpu[i]);
     }
   }
 }
