@@ -16,7 +16,6 @@
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
 #include "operators/activation/grad_util.h"
-#include "operators/activation/softmax_math.h"
 #include "operators/common.h"
 #include "operators/elementwise/vector_loops.h"
 #include "platform/parallel.h"
@@ -27,6 +26,7 @@ namespace scopeflow {
 namespace {
 
 using elementwise::MapInto;
+using elementwise::MapPairsInto;
 
 absl::Status InferActivation(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
@@ -126,53 +126,74 @@ absl::Status Gelu(KernelContext& context) {
                 [](T v) { return T(0.5) * v * std::erfc(-v * kSqrtHalf); });
 }
 
-// X@GRAD[i] = f(V[i], Out@GRAD[i]) with V the input `reads` ("X" or
-// "Out"); nothing if X@GRAD is not wanted. Over threads for large inputs.
-// Within each thread's range, blocks of kBlock elements of each input are
-// copied to local arrays first: the compiler then knows that the stores
-// cannot change the loads, and vectorizes f when it is arithmetic without a
-// run-time overlap check, under any cost model.
-template <typename T, typename F>
-absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
-  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
-  constexpr int kBlock = softmax_math::kBlock;
-  const T* v = context.Input(reads).data<T>();
-  const T* g = context.Input("Out@GRAD").data<T>();
-  Tensor* dx = context.Output("X@GRAD");
-  T* out = dx->data<T>();
-  ParallelFor(dx->numel(), kElementsWorthAThread,
-              [&](int64_t begin, int64_t end) {
-                int64_t i = begin;
-                for (; i + kBlock <= end; i += kBlock) {
-                  T v_block[kBlock];
-                  T g_block[kBlock];
-                  for (int j = 0; j < kBlock; ++j) v_block[j] = v[i + j];
-                  for (int j = 0; j < kBlock; ++j) g_block[j] = g[i + j];
-                  for (int j = 0; j < kBlock; ++j) {
-                    out[i + j] = f(v_block[j], g_block[j]);
-                  }
-                }
-                for (; i < end; ++i) out[i] = f(v[i], g[i]);
-              });
-  return absl::OkStatus();
-}
-
 // From Out: g where relu passed X (Out > 0), 0 where it gave 0; at X = 0,
 // where relu has no derivative, 0, as in Paddle.
-template <typename T>
-absl::Status ReluGrad(KernelContext& context) {
-  return MapGrad<T>(context, "Out",
-                    [](T out, T g) { return out > T(0) ? g : T(0); });
-}
+struct ReluGradOp {
+  template <typename T>
+  T operator()(T out, T g) const {
+    return out > T(0) ? g : T(0);
+  }
+};
 
 // From X: g for x >= 0 (the forward's linear branch, so at 0 too), alpha g
 // below. The factor is selected and then multiplied, which vectorizes.
 template <typename T>
+struct LeakyReluGradOp {
+  T alpha;
+  T operator()(T x, T g) const { return g * (x < T(0) ? alpha : T(1)); }
+};
+
+// From Out: g out (1 - out).
+struct SigmoidGradOp {
+  template <typename T>
+  T operator()(T out, T g) const {
+    return g * out * (T(1) - out);
+  }
+};
+
+// From Out: g (1 - out^2).
+struct TanhGradOp {
+  template <typename T>
+  T operator()(T out, T g) const {
+    return g * (T(1) - out * out);
+  }
+};
+
+// The gradients whose loops vectorize (the others call libm).
+template <typename T>
+using VectorActivationGrad =
+    std::variant<ReluGradOp, LeakyReluGradOp<T>, SigmoidGradOp, TanhGradOp>;
+
+// MapPairsInto on the widest vectors the CPU has, for each float dtype.
+SF_WIDEST_VECTORS void MapGradWidest(const float* v, const float* g, float* out,
+                                     int64_t n,
+                                     const VectorActivationGrad<float>& f) {
+  MapPairsInto(v, g, out, n, f);
+}
+
+SF_WIDEST_VECTORS void MapGradWidest(const double* v, const double* g,
+                                     double* out, int64_t n,
+                                     const VectorActivationGrad<double>& f) {
+  MapPairsInto(v, g, out, n, f);
+}
+
+// X@GRAD[i] = f(V[i], Out@GRAD[i]) with V the input `reads` ("X" or
+// "Out"); a VectorActivationGrad on the widest vectors.
+template <typename T, typename F>
+absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
+  return elementwise::MapGradKernel<T, VectorActivationGrad<T>>(
+      context, reads, f, [](auto... args) { MapGradWidest(args...); });
+}
+
+template <typename T>
+absl::Status ReluGrad(KernelContext& context) {
+  return MapGrad<T>(context, "Out", ReluGradOp());
+}
+
+template <typename T>
 absl::Status LeakyReluGrad(KernelContext& context) {
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  return MapGrad<T>(context, "X", [alpha](T x, T g) {
-    return g * (x < T(0) ? alpha : T(1));
-  });
+  return MapGrad<T>(context, "X", LeakyReluGradOp<T>{alpha});
 }
 
 // From X: g for x > 0, g alpha exp(x) otherwise (the derivative of the
@@ -187,18 +208,14 @@ absl::Status EluGrad(KernelContext& context) {
   });
 }
 
-// From Out: g out (1 - out).
 template <typename T>
 absl::Status SigmoidGrad(KernelContext& context) {
-  return MapGrad<T>(context, "Out",
-                    [](T out, T g) { return g * out * (T(1) - out); });
+  return MapGrad<T>(context, "Out", SigmoidGradOp());
 }
 
-// From Out: g (1 - out^2).
 template <typename T>
 absl::Status TanhGrad(KernelContext& context) {
-  return MapGrad<T>(context, "Out",
-                    [](T out, T g) { return g * (T(1) - out * out); });
+  return MapGrad<T>(context, "Out", TanhGradOp());
 }
 
 // From X, the derivative of the formula the forward's "approximate" picks:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -28,24 +29,34 @@ Tensor SpreadTensor(Dims dims) {
   return tensor;
 }
 
-// Runs op `type` (X: "x", Out: "y") on `x`, prepared once, per iteration.
+// Runs op `type`, prepared once, per iteration: input slot i reads
+// variable "x<i>", fed inputs[i].second; the output slot `output` writes
+// "y". Items: the first input's elements; bytes: those of the inputs read
+// and the output written.
 void RunOpBenchmark(benchmark::State& state, const std::string& type,
-                    const Tensor& x) {
+                    const std::vector<std::pair<std::string, Tensor>>& inputs,
+                    const std::string& output = "Out") {
   NetDef net;
   net.set_format_version(kNetFormatVersion);
   net.set_name(type);
   BlockDef* block = net.add_blocks();
-  VarDef* var = block->add_vars();
-  var->set_name("x");
-  var->set_dtype(kFloat32);
-  for (int64_t d : x.dims()) var->add_shape(d);
   OpDef* op = block->add_ops();
   op->set_type(type);
-  OpSlot* in = op->add_inputs();
-  in->set_slot("X");
-  in->add_vars("x");
+  std::vector<Feed> feeds;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& [slot, tensor] = inputs[i];
+    const std::string name = "x" + std::to_string(i);
+    VarDef* var = block->add_vars();
+    var->set_name(name);
+    var->set_dtype(kFloat32);
+    for (int64_t d : tensor.dims()) var->add_shape(d);
+    OpSlot* in = op->add_inputs();
+    in->set_slot(slot);
+    in->add_vars(name);
+    feeds.push_back({name, tensor});
+  }
   OpSlot* out = op->add_outputs();
-  out->set_slot("Out");
+  out->set_slot(output);
   out->add_vars("y");
   Executor executor;
   absl::StatusOr<PreparedNet> prepared = executor.Prepare(net, 0, CPUPlace());
@@ -54,26 +65,35 @@ void RunOpBenchmark(benchmark::State& state, const std::string& type,
     return;
   }
   Scope scope;
-  const std::vector<Feed> feeds = {{"x", x}};
   const std::vector<std::string> fetches = {"y"};
   for (auto _ : state) {
     auto result = executor.Run(*prepared, scope, feeds, fetches);
     benchmark::DoNotOptimize(result);
   }
-  state.SetItemsProcessed(state.iterations() * x.numel());
-  state.SetBytesProcessed(state.iterations() * x.numel() * 2 * sizeof(float));
+  const int64_t n = inputs[0].second.numel();
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * (inputs.size() + 1) *
+                          sizeof(float));
 }
 
 // relu of a [n] tensor.
 void BM_ReluOp(benchmark::State& state) {
-  RunOpBenchmark(state, "relu", SpreadTensor({state.range(0)}));
+  RunOpBenchmark(state, "relu", {{"X", SpreadTensor({state.range(0)})}});
 }
 BENCHMARK(BM_ReluOp)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20);
+
+// relu_grad of a [n] tensor: from Out ("x") and Out@GRAD (the same
+// values), into X@GRAD.
+void BM_ReluGradOp(benchmark::State& state) {
+  const Tensor x = SpreadTensor({state.range(0)});
+  RunOpBenchmark(state, "relu_grad", {{"Out", x}, {"Out@GRAD", x}}, "X@GRAD");
+}
+BENCHMARK(BM_ReluGradOp)->Arg(1 << 16)->Arg(1 << 20);
 
 // softmax over the last axis of [rows, columns].
 void BM_SoftmaxOp(benchmark::State& state) {
   RunOpBenchmark(state, "softmax",
-                 SpreadTensor({state.range(0), state.range(1)}));
+                 {{"X", SpreadTensor({state.range(0), state.range(1)})}});
 }
 BENCHMARK(BM_SoftmaxOp)
     ->Args({1024, 10})

@@ -293,46 +293,49 @@ struct AbsGrad {
   }
 };
 
-template <typename T, typename Grad>
-absl::Status UnaryGradKernel(KernelContext& context) {
-  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
-  const Tensor& input = context.Input(Grad::kReads);
-  const T* in = input.data<T>();
-  const T* g = context.Input("Out@GRAD").data<T>();
-  Tensor* dx = context.Output("X@GRAD");
-  T* result = dx->data<T>();
-  const Grad grad;
-  ParallelFor(dx->numel(), kElementsWorthAThread,
-              [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                  result[i] = grad(in[i], g[i]);
-                }
-              });
-  return absl::OkStatus();
-}
-
 // The gradient passes where clip passed X through unchanged (lo <= x <= hi,
 // and NaN), so at the bounds too; 0 where clip replaced X by a bound.
 template <typename T>
+struct ClipGrad {
+  T lo, hi;
+  T operator()(T x, T g) const {
+    // The negated comparisons of ClipTo, so that NaN passes as there.
+    return !(x < lo) && !(hi < x) ? g : T{0};
+  }
+};
+
+// The gradients whose loops vectorize (the others call libm).
+template <typename T>
+using VectorGrad =
+    std::variant<ExpGrad, LogGrad, SqrtGrad, AbsGrad, ClipGrad<T>>;
+
+// MapPairsInto on the widest vectors the CPU has, for each float dtype.
+SF_WIDEST_VECTORS void MapGradWidest(const float* v, const float* g, float* out,
+                                     int64_t n, const VectorGrad<float>& f) {
+  elementwise::MapPairsInto(v, g, out, n, f);
+}
+
+SF_WIDEST_VECTORS void MapGradWidest(const double* v, const double* g,
+                                     double* out, int64_t n,
+                                     const VectorGrad<double>& f) {
+  elementwise::MapPairsInto(v, g, out, n, f);
+}
+
+template <typename T, typename F>
+absl::Status MapGrad(KernelContext& context, absl::string_view reads, F f) {
+  return elementwise::MapGradKernel<T, VectorGrad<T>>(
+      context, reads, f, [](auto... args) { MapGradWidest(args...); });
+}
+
+template <typename T, typename Grad>
+absl::Status UnaryGradKernel(KernelContext& context) {
+  return MapGrad<T>(context, Grad::kReads, Grad());
+}
+
+template <typename T>
 absl::Status ClipGradKernel(KernelContext& context) {
-  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   SF_ASSIGN_OR_RETURN(const auto bounds, KernelClipBounds<T>(context));
-  // Captured by value, as in ClipKernel.
-  const T lo = bounds.first;
-  const T hi = bounds.second;
-  const T* x = context.Input("X").data<T>();
-  const T* g = context.Input("Out@GRAD").data<T>();
-  Tensor* dx = context.Output("X@GRAD");
-  T* result = dx->data<T>();
-  ParallelFor(dx->numel(), kElementsWorthAThread,
-              [x, g, result, lo, hi](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                  // The negated comparisons of ClipKernel, so that NaN passes
-                  // as there.
-                  result[i] = !(x[i] < lo) && !(hi < x[i]) ? g[i] : T{0};
-                }
-              });
-  return absl::OkStatus();
+  return MapGrad<T>(context, "X", ClipGrad<T>{bounds.first, bounds.second});
 }
 
 // The gradient op of a one-input op: reads input `reads` ("X" or "Out") and

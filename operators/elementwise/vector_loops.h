@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
 #include "platform/parallel.h"
@@ -61,6 +62,25 @@ inline __attribute__((always_inline)) void MapInto(
   VisitInline(f, map);
 }
 
+// out[i] = f(a[i], b[i]) for 0 <= i < n. Out may be A or B itself, as for
+// MapInto.
+template <typename T, typename F>
+inline __attribute__((always_inline)) void MapPairsInto(const T* a, const T* b,
+                                                        T* out, int64_t n,
+                                                        F f) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
+// MapPairsInto with the op that `f` holds.
+template <typename T, typename... Fs>
+inline __attribute__((always_inline)) void MapPairsInto(
+    const T* a, const T* b, T* out, int64_t n, const std::variant<Fs...>& f) {
+  const auto map = [&](auto op) __attribute__((always_inline)) {
+    MapPairsInto(a, b, out, n, op);
+  };
+  VisitInline(f, map);
+}
+
 // Out[i] = f(X[i]) for input "X" and output "Out" of dtype T and one
 // shape, over threads for large X. For float T and an op F among the
 // alternatives of Ops, each thread's range goes through
@@ -80,6 +100,30 @@ absl::Status MapKernel(KernelContext& context, F f, Widest widest) {
                   MapInto(in + begin, out + begin, end - begin, f);
                 }
               });
+  return absl::OkStatus();
+}
+
+// X@GRAD[i] = f(V[i], Out@GRAD[i]) for the input V named `reads` ("X" or
+// "Out", whichever the derivative is cheaper from) of dtype T; nothing
+// where X@GRAD is not wanted. Over threads for large inputs; for float T
+// and an op F among the alternatives of Ops, each thread's range goes
+// through widest(v, g, out, n, Ops(f)), as in MapKernel.
+template <typename T, typename Ops, typename F, typename Widest>
+absl::Status MapGradKernel(KernelContext& context, absl::string_view reads, F f,
+                           Widest widest) {
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
+  const T* v = context.Input(reads).data<T>();
+  const T* g = context.Input("Out@GRAD").data<T>();
+  Tensor* dx = context.Output("X@GRAD");
+  T* out = dx->data<T>();
+  ParallelFor(
+      dx->numel(), kElementsWorthAThread, [&](int64_t begin, int64_t end) {
+        if constexpr (std::is_floating_point_v<T> && kHolds<F, Ops>) {
+          widest(v + begin, g + begin, out + begin, end - begin, Ops(f));
+        } else {
+          MapPairsInto(v + begin, g + begin, out + begin, end - begin, f);
+        }
+      });
   return absl::OkStatus();
 }
 
