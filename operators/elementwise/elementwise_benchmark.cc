@@ -258,6 +258,59 @@ void BM_AddRank4(benchmark::State& state) {
 }
 BENCHMARK(BM_AddRank4);
 
+std::string AddGradNet(const Dims& x, const Dims& y) {
+  return absl::StrFormat(
+      R"pb(format_version: 1
+           name: "add_grad"
+           blocks {
+             vars {
+               name: "x"
+               dtype: DATA_TYPE_FLOAT32
+               shape: [ %s ]
+             }
+             vars {
+               name: "y"
+               dtype: DATA_TYPE_FLOAT32
+               shape: [ %s ]
+             }
+             vars {
+               name: "g"
+               dtype: DATA_TYPE_FLOAT32
+               shape: [ %s ]
+             }
+             ops {
+               type: "add_grad"
+               inputs { slot: "X" vars: "x" }
+               inputs { slot: "Y" vars: "y" }
+               inputs { slot: "Out@GRAD" vars: "g" }
+               outputs { slot: "X@GRAD" vars: "dx" }
+               outputs { slot: "Y@GRAD" vars: "dy" }
+             }
+           })pb",
+      absl::StrJoin(x, ","), absl::StrJoin(y, ","), absl::StrJoin(x, ","));
+}
+
+// add_grad's kernel where X has the output's shape: elements of the
+// output's gradient per second.
+void RunAddGradKernel(benchmark::State& state, const Dims& x, const Dims& y) {
+  DirectOp op(AddGradNet(x, y),
+              {{"x", Filled(x, 1)}, {"y", Filled(y, 2)}, {"g", Filled(x, 3)}});
+  for (auto _ : state) benchmark::DoNotOptimize(op.Kernel());
+  state.SetItemsProcessed(state.iterations() * NumElements(x));
+}
+
+// Both gradients copies of the output's: 65536 floats.
+void BM_AddGradSameShape(benchmark::State& state) {
+  RunAddGradKernel(state, {65536}, {65536});
+}
+BENCHMARK(BM_AddGradSameShape);
+
+// A bias row's gradient: the output's [64, 1024] summed over its rows.
+void BM_AddGradBiasRow(benchmark::State& state) {
+  RunAddGradKernel(state, {64, 1024}, {1024});
+}
+BENCHMARK(BM_AddGradBiasRow);
+
 // mul_grad with both gradients bound, x, y and g all ones.
 std::string MulGradNet(const Dims& x, const Dims& y, const Dims& out) {
   auto shape = [](const Dims& dims) {
