@@ -33,6 +33,7 @@
 #include "operators/nn/window.h"
 #include "operators/strided_copy.h"
 #include "platform/kept_copies.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -745,20 +746,52 @@ std::array<double, kSumLanes> LaneSums(const T* x, int64_t n) {
   return lanes;
 }
 
+// Per-channel sums over `units` units of Output@GRAD (pixels, planes or
+// blocks), `elements` values in all: sum_units(first, last, sums) adds
+// units [first, last) into `sums`. Large gradients are split into one part
+// per thread, each summing its units into sums of its own; the parts' sums
+// are then added in order, so the result depends on the thread count
+// alone, never on timing.
+template <typename SumUnits>
+std::vector<double> ChannelSums(int64_t units, int64_t elements,
+                                int64_t channels, SumUnits sum_units) {
+  const int parts = static_cast<int>(
+      std::clamp<int64_t>(std::min(units, elements / kElementsWorthAThread), 1,
+                          MaxParallelThreads()));
+  std::vector<std::vector<double>> sums(parts,
+                                        std::vector<double>(channels, 0.0));
+  ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      sum_units(units * part / parts, units * (part + 1) / parts,
+                sums[part].data());
+    }
+  });
+  for (int part = 1; part < parts; ++part) {
+    for (int64_t m = 0; m < channels; ++m) sums[0][m] += sums[part][m];
+  }
+  return std::move(sums[0]);
+}
+
 // Bias@GRAD: the sum of Output@GRAD over samples and positions, per output
 // channel, accumulated in double.
 template <typename T>
 void BiasGrad(const Tensor& d_output, const Conv2dAttrs& a, Tensor& d_bias) {
   const int64_t channels = d_bias.numel();
-  std::vector<double> sums(channels, 0.0);
+  const int64_t elements = d_output.numel();
   const T* dy = d_output.data<T>();
+  std::vector<double> sums;
   if (a.Nhwc()) {
     // Each pixel's channels are a run of the last axis: the channels' sums
     // are independent chains already, which the compiler vectorises.
-    const int64_t pixels = d_output.numel() / std::max<int64_t>(channels, 1);
-    for (int64_t r = 0; r < pixels; ++r) {
-      for (int64_t k = 0; k < channels; ++k) sums[k] += dy[r * channels + k];
-    }
+    const int64_t pixels = elements / std::max<int64_t>(channels, 1);
+    sums = ChannelSums(pixels, elements, channels,
+                       [&](int64_t first, int64_t last, double* part) {
+                         for (int64_t r = first; r < last; ++r) {
+                           for (int64_t k = 0; k < channels; ++k) {
+                             part[k] += dy[r * channels + k];
+                           }
+                         }
+                       });
   } else if (a.Blocked()) {
     // A block of `block` channels over a sample's plane is contiguous, each
     // pixel's channels a run of it: channel k of the block is summed in the
@@ -766,21 +799,26 @@ void BiasGrad(const Tensor& d_output, const Conv2dAttrs& a, Tensor& d_bias) {
     const int64_t block = a.Block();
     const int64_t plane = d_output.dim(2) * d_output.dim(3);
     const int64_t blocks = channels / block;
-    for (int64_t b = 0; b < d_output.dim(0) * blocks; ++b) {
-      const std::array<double, kSumLanes> lanes =
-          LaneSums(dy + b * plane * block, plane * block);
-      double* block_sums = sums.data() + b % blocks * block;
-      for (int k = 0; k < kSumLanes; ++k) block_sums[k % block] += lanes[k];
-    }
+    sums = ChannelSums(d_output.dim(0) * blocks, elements, channels,
+                       [&](int64_t first, int64_t last, double* part) {
+                         for (int64_t b = first; b < last; ++b) {
+                           const std::array<double, kSumLanes> lanes =
+                               LaneSums(dy + b * plane * block, plane * block);
+                           double* block_sums = part + b % blocks * block;
+                           for (int k = 0; k < kSumLanes; ++k)
+                             block_sums[k % block] += lanes[k];
+                         }
+                       });
   } else {
     const int64_t plane = d_output.dim(2) * d_output.dim(3);
-    for (int64_t n = 0; n < d_output.dim(0); ++n) {
-      for (int64_t m = 0; m < channels; ++m) {
-        const std::array<double, kSumLanes> lanes =
-            LaneSums(dy + (n * channels + m) * plane, plane);
-        for (double lane : lanes) sums[m] += lane;
-      }
-    }
+    sums = ChannelSums(d_output.dim(0) * channels, elements, channels,
+                       [&](int64_t first, int64_t last, double* part) {
+                         for (int64_t p = first; p < last; ++p) {
+                           const std::array<double, kSumLanes> lanes =
+                               LaneSums(dy + p * plane, plane);
+                           for (double lane : lanes) part[p % channels] += lane;
+                         }
+                       });
   }
   for (int64_t m = 0; m < channels; ++m) {
     d_bias.data<T>()[m] = static_cast<T>(sums[m]);

@@ -474,6 +474,42 @@ TEST(Conv2dGradValueTest, OnlyTheRequestedGradients) {
   EXPECT_EQ(Values<float>((*input_only)[0]), Values<float>((*all)[0]));
 }
 
+// Bias@GRAD of an Output@GRAD large enough to be summed over threads (in
+// parts, where the machine has several), against the sums per channel in
+// double, in each layout.
+TEST(Conv2dGradValueTest, BiasGradOfALargeOutputSumsEachChannel) {
+  const ConvCase nchw = {
+      "Large", {4, 16, 32, 32}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1,
+      true};
+  for (const ConvCase& c : {nchw, Nhwc(nchw), Blocked(nchw, "NCHW16c")}) {
+    SCOPED_TRACE(c.data_format);
+    auto y = RunOp(ConvOp(c), ForwardFeeds<float>(c, 3), {"y"});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Tensor dy = Random<float>((*y)[0].dims(), 4);
+    std::vector<Feed> feeds = ForwardFeeds<float>(c, 3);
+    feeds.push_back({"dy", dy});
+    auto db = RunOp(ConvGradOp(c, {"Bias"}), feeds, {"db"});
+    ASSERT_TRUE(db.ok()) << db.status();
+    // Output@GRAD [4, 32, 32, 32] in NCHW, [4, 32, 32, 32] channels last,
+    // [4, 2, 32, 32, 16] in blocks.
+    constexpr int64_t kChannels = 32, kPlane = 32 * 32;
+    std::vector<double> expected(kChannels, 0.0);
+    for (int64_t i = 0; i < dy.numel(); ++i) {
+      const int64_t channel =
+          c.data_format == "NHWC" ? i % kChannels
+          : c.data_format == "NCHW16c"
+              ? i / (kPlane * 16) % (kChannels / 16) * 16 + i % 16
+              : i / kPlane % kChannels;
+      expected[channel] += dy.data<float>()[i];
+    }
+    const std::vector<float> got = Values<float>((*db)[0]);
+    ASSERT_EQ(got.size(), expected.size());
+    for (int64_t m = 0; m < kChannels; ++m) {
+      EXPECT_NEAR(got[m], expected[m], 1e-4) << "channel " << m;
+    }
+  }
+}
+
 TEST(Conv2dGradValueTest, EmptyBatchGivesZeroFilterAndBiasGradients) {
   const ConvCase c = {
       "Empty", {0, 2, 4, 4}, {3, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true};
