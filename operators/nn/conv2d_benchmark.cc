@@ -2,6 +2,7 @@
 // net would run it: `bazel run //operators/nn:conv2d_benchmark`.
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,7 +10,7 @@
 #include "framework/executor.h"
 #include "framework/net_io.h"
 #include "framework/op_test_util.h"
-#include "google/protobuf/text_format.h"
+#include "operators/nn/op_benchmark.h"
 
 namespace scopeflow {
 namespace {
@@ -32,36 +33,19 @@ void BM_Conv2d3x3(benchmark::State& state) {
                           : Dims{state.range(0), state.range(1), state.range(2),
                                  state.range(3)};
   const Dims filter = {state.range(4), state.range(1), 3, 3};
-  NetDef net;
-  const bool parsed = google::protobuf::TextFormat::ParseFromString(
-      absl::StrCat(
-          "format_version: ", kNetFormatVersion,
-          " name: 'conv' blocks {"
-          " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] }"
-          " vars { name: 'w' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, 3, 3] }"
-          " ops { type: 'conv2d' inputs { slot: 'Input' vars: 'x' }"
-          " inputs { slot: 'Filter' vars: 'w' }"
-          " outputs { slot: 'Output' vars: 'y' }"
-          " attrs { name: 'paddings' ints { values: [1, 1] } }"
-          " attrs { name: 'data_format' s: '",
-          nhwc ? "NHWC" : "NCHW", "' } } }"),
-      &net);
-  Executor executor;
-  auto prepared = executor.Prepare(net, 0, CPUPlace());
-  if (!parsed || !prepared.ok()) {
-    state.SkipWithError("cannot prepare the conv2d net");
+  const std::string block = absl::StrCat(
+      "vars { name: 'x' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, -1, -1] }"
+      " vars { name: 'w' dtype: DATA_TYPE_FLOAT32 shape: [-1, -1, 3, 3] }"
+      " ops { type: 'conv2d' inputs { slot: 'Input' vars: 'x' }"
+      " inputs { slot: 'Filter' vars: 'w' }"
+      " outputs { slot: 'Output' vars: 'y' }"
+      " attrs { name: 'paddings' ints { values: [1, 1] } }"
+      " attrs { name: 'data_format' s: '",
+      nhwc ? "NHWC" : "NCHW", "' } }");
+  if (!RunOpNet(state, block,
+                {{"x", RandomTensor(input, 1)}, {"w", RandomTensor(filter, 2)}},
+                "y")) {
     return;
-  }
-  const std::vector<Feed> feeds = {{"x", RandomTensor(input, 1)},
-                                   {"w", RandomTensor(filter, 2)}};
-  Scope scope;
-  for (auto _ : state) {
-    auto out = executor.Run(*prepared, scope, feeds, {"y"});
-    if (!out.ok()) {
-      state.SkipWithError(std::string(out.status().message()).c_str());
-      return;
-    }
-    benchmark::DoNotOptimize((*out)[0].raw_data());
   }
   const double flops = 2.0 * NumElements(input) / filter[1] * filter[0] *
                        filter[1] * 9;  // output cells x MACs each, x2
@@ -92,44 +76,26 @@ void BM_Conv2dBiasGrad(benchmark::State& state) {
   const Dims input = layout == 0   ? Dims{16, 32, 64, 64}
                      : layout == 1 ? Dims{16, 64, 64, 32}
                                    : Dims{16, 2, 64, 64, 16};
-  NetDef net;
-  const bool parsed = google::protobuf::TextFormat::ParseFromString(
-      absl::StrCat(
-          "format_version: ", kNetFormatVersion,
-          " name: 'bias_grad' blocks {"
-          " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 }"
-          " vars { name: 'w' dtype: DATA_TYPE_FLOAT32 }"
-          " vars { name: 'b' dtype: DATA_TYPE_FLOAT32 }"
-          " vars { name: 'g' dtype: DATA_TYPE_FLOAT32 }"
-          " ops { type: 'conv2d_grad' inputs { slot: 'Input' vars: 'x' }"
-          " inputs { slot: 'Filter' vars: 'w' }"
-          " inputs { slot: 'Bias' vars: 'b' }"
-          " inputs { slot: 'Output@GRAD' vars: 'g' }"
-          " outputs { slot: 'Bias@GRAD' vars: 'db' }"
-          " attrs { name: 'paddings' ints { values: [1, 1] } }"
-          " attrs { name: 'data_format' s: '",
-          formats[layout], "' } } }"),
-      &net);
-  Executor executor;
-  auto prepared = executor.Prepare(net, 0, CPUPlace());
-  if (!parsed || !prepared.ok()) {
-    state.SkipWithError(parsed
-                            ? std::string(prepared.status().message()).c_str()
-                            : "cannot parse the conv2d_grad net");
+  const std::string block = absl::StrCat(
+      "vars { name: 'x' dtype: DATA_TYPE_FLOAT32 }"
+      " vars { name: 'w' dtype: DATA_TYPE_FLOAT32 }"
+      " vars { name: 'b' dtype: DATA_TYPE_FLOAT32 }"
+      " vars { name: 'g' dtype: DATA_TYPE_FLOAT32 }"
+      " ops { type: 'conv2d_grad' inputs { slot: 'Input' vars: 'x' }"
+      " inputs { slot: 'Filter' vars: 'w' }"
+      " inputs { slot: 'Bias' vars: 'b' }"
+      " inputs { slot: 'Output@GRAD' vars: 'g' }"
+      " outputs { slot: 'Bias@GRAD' vars: 'db' }"
+      " attrs { name: 'paddings' ints { values: [1, 1] } }"
+      " attrs { name: 'data_format' s: '",
+      formats[layout], "' } }");
+  if (!RunOpNet(state, block,
+                {{"x", RandomTensor(input, 1)},
+                 {"w", RandomTensor({32, 32, 3, 3}, 2)},
+                 {"b", RandomTensor({32}, 3)},
+                 {"g", RandomTensor(d_output, 4)}},
+                "db")) {
     return;
-  }
-  const std::vector<Feed> feeds = {{"x", RandomTensor(input, 1)},
-                                   {"w", RandomTensor({32, 32, 3, 3}, 2)},
-                                   {"b", RandomTensor({32}, 3)},
-                                   {"g", RandomTensor(d_output, 4)}};
-  Scope scope;
-  for (auto _ : state) {
-    auto out = executor.Run(*prepared, scope, feeds, {"db"});
-    if (!out.ok()) {
-      state.SkipWithError(std::string(out.status().message()).c_str());
-      return;
-    }
-    benchmark::DoNotOptimize((*out)[0].raw_data());
   }
   state.SetBytesProcessed(state.iterations() * NumElements(d_output) *
                           sizeof(float));

@@ -12,7 +12,7 @@
 #include "framework/executor.h"
 #include "framework/net_io.h"
 #include "framework/op_test_util.h"
-#include "google/protobuf/text_format.h"
+#include "operators/nn/op_benchmark.h"
 
 namespace scopeflow {
 namespace {
@@ -65,32 +65,14 @@ void TimePool2d(benchmark::State& state, bool grad) {
                  " ops { type: 'pool2d' inputs { slot: 'X' vars: 'x' }"
                  " outputs { slot: 'Out' vars: 'y' }",
                  attrs, " }");
-  NetDef net;
-  const bool parsed = google::protobuf::TextFormat::ParseFromString(
-      absl::StrCat("format_version: ", kNetFormatVersion,
-                   " name: 'pool' blocks {"
-                   " vars { name: 'x' dtype: DATA_TYPE_FLOAT32 }"
-                   " vars { name: 'dy' dtype: DATA_TYPE_FLOAT32 }",
-                   op, " }"),
-      &net);
-  Executor executor;
-  auto prepared = executor.Prepare(net, 0, CPUPlace());
-  if (!parsed || !prepared.ok()) {
-    state.SkipWithError(parsed
-                            ? std::string(prepared.status().message()).c_str()
-                            : "cannot parse the pool2d net");
-    return;
-  }
   std::vector<Feed> feeds = {{"x", Scattered(input)}};
   if (grad) feeds.push_back({"dy", Scattered(output)});
-  Scope scope;
-  for (auto _ : state) {
-    auto out = executor.Run(*prepared, scope, feeds, {"y"});
-    if (!out.ok()) {
-      state.SkipWithError(std::string(out.status().message()).c_str());
-      return;
-    }
-    benchmark::DoNotOptimize((*out)[0].raw_data());
+  if (!RunOpNet(state,
+                absl::StrCat("vars { name: 'x' dtype: DATA_TYPE_FLOAT32 }"
+                             " vars { name: 'dy' dtype: DATA_TYPE_FLOAT32 }",
+                             op),
+                feeds, "y")) {
+    return;
   }
   // The gradient reads X and Out@GRAD and writes a tensor of X's size.
   const double elements = grad ? 2.0 * NumElements(input) + NumElements(output)
