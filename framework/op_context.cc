@@ -13,6 +13,7 @@ std::string OpName(const PreparedOp& op) {
   return absl::StrFormat("op %d (%s, run as %s)", op.index, op.written_type,
                          op.spec->type());
 }
+
 namespace {
 
 int SlotSize(const std::vector<std::vector<int>>& slots, int slot) {

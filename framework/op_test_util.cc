@@ -161,20 +161,26 @@ int64_t CountMismatches(const std::vector<float>& actual,
   return mismatches;
 }
 
-std::vector<double> RandomValues(int64_t n, uint32_t seed) {
+namespace {
+
+// `n` values of T drawn uniformly from [-1, 1) with `seed`.
+template <typename T>
+std::vector<T> UniformValues(int64_t n, uint32_t seed) {
   std::mt19937 engine(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> values(n);
-  for (double& v : values) v = dist(engine);
+  std::uniform_real_distribution<T> dist(T(-1), T(1));
+  std::vector<T> values(n);
+  for (T& v : values) v = dist(engine);
   return values;
 }
 
+}  // namespace
+
+std::vector<double> RandomValues(int64_t n, uint32_t seed) {
+  return UniformValues<double>(n, seed);
+}
+
 std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> values(n);
-  for (float& v : values) v = dist(engine);
-  return values;
+  return UniformValues<float>(n, seed);
 }
 
 std::vector<std::string> Bindings(

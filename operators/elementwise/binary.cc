@@ -351,8 +351,7 @@ absl::Status BinaryGradKernel(KernelContext& context) {
     }
   }
   elementwise::BroadcastBinaryGrad<T, Grad>(
-      context.Input("X"), context.Input("Y"), context.Input("Out@GRAD"),
-      context.HasOutput("X@GRAD") ? context.Output("X@GRAD") : nullptr,
+      x, y, g, context.HasOutput("X@GRAD") ? context.Output("X@GRAD") : nullptr,
       context.HasOutput("Y@GRAD") ? context.Output("Y@GRAD") : nullptr);
   return absl::OkStatus();
 }

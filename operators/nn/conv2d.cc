@@ -805,8 +805,9 @@ void BiasGrad(const Tensor& d_output, const Conv2dAttrs& a, Tensor& d_bias) {
                            const std::array<double, kSumLanes> lanes =
                                LaneSums(dy + b * plane * block, plane * block);
                            double* block_sums = part + b % blocks * block;
-                           for (int k = 0; k < kSumLanes; ++k)
+                           for (int k = 0; k < kSumLanes; ++k) {
                              block_sums[k % block] += lanes[k];
+                           }
                          }
                        });
   } else {
