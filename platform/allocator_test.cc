@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -101,9 +104,9 @@ TEST(CpuAllocatorTest, ReusedSmallBlocksStayAlignedAndCounted) {
     for (size_t bytes : {1, 63, 64, 65, 1000, 4096, 5000}) {
       auto block = allocator->Allocate(bytes);
       ASSERT_TRUE(block.ok());
-      EXPECT_EQ(reinterpret_cast<uintptr_t>((*block)->data()) %
-                    kAllocationAlignment,
-                0u);
+      EXPECT_EQ(
+          reinterpret_cast<uintptr_t>((*block)->data()) % kAllocationAlignment,
+          0u);
       std::memset((*block)->data(), round, bytes);
       blocks.push_back(*block);
     }
@@ -119,6 +122,60 @@ TEST(CpuAllocatorTest, ReusedSmallBlocksStayAlignedAndCounted) {
     EXPECT_EQ(allocator->stats().bytes_in_use, 0);
     EXPECT_EQ(allocator->stats().live_allocations, 0);
   }
+}
+
+// The VmFlags line of the mapping in /proc/self/smaps that holds `address`,
+// or "" if none does.
+std::string VmFlagsOfMappingHolding(const void* address) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t start = 0;
+    uintptr_t end = 0;
+    char dash = 0;
+    std::istringstream header(line);
+    if (header >> std::hex >> start >> dash >> end && dash == '-') {
+      inside = start <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(CpuAllocatorTest, LargeBlocksStartOnAHugePageAndAreAdvisedForOne) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  auto allocator = std::make_shared<CpuAllocator>();
+  for (size_t bytes : {kHugePage, 2 * kHugePage + 100}) {
+    auto block = allocator->Allocate(bytes);
+    ASSERT_TRUE(block.ok());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>((*block)->data()) % kHugePage, 0u)
+        << bytes << " bytes";
+    std::memset((*block)->data(), 1, bytes);
+    if (std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
+      // "hg": the mapping was advised MADV_HUGEPAGE.
+      EXPECT_THAT(VmFlagsOfMappingHolding((*block)->data()), HasSubstr(" hg"))
+          << bytes << " bytes";
+    }
+  }
+  // Set off, a large block is still a working block.
+  SetHugePagesForLargeHostBlocks(false);
+  EXPECT_FALSE(HugePagesForLargeHostBlocks());
+  auto on_small_pages = allocator->Allocate(3 * kHugePage);
+  SetHugePagesForLargeHostBlocks(true);
+  EXPECT_TRUE(HugePagesForLargeHostBlocks());
+  ASSERT_TRUE(on_small_pages.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*on_small_pages)->data()) %
+                kAllocationAlignment,
+            0u);
+  std::memset((*on_small_pages)->data(), 2, 3 * kHugePage);
+  // Below a huge page, blocks keep the C library's placement.
+  auto small = allocator->Allocate(kHugePage - kAllocationAlignment);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(
+      reinterpret_cast<uintptr_t>((*small)->data()) % kAllocationAlignment, 0u);
 }
 
 TEST(AllocatorRegistryTest, CpuStatisticsArePerPlace) {

@@ -1,6 +1,9 @@
 #include "platform/cpu_allocator.h"
 
+#include <sys/mman.h>
+
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <vector>
 
@@ -67,6 +70,30 @@ size_t RoundUp(size_t bytes) {
          kAllocationAlignment;
 }
 
+// Blocks of a huge page or more (weights, the copies Gemm keeps of them,
+// large activations) start on a huge-page boundary and are advised for
+// transparent huge pages. A product of one row streams all its weights
+// once per run, a new 4 KiB page every 1024 floats: on small pages the MLP
+// 784-1024-1024-10 at batch 1 took 1.1-1.3x as long on 2 threads
+// (net_benchmark's BM_HugePageSpeedup, docs/PERFORMANCE.md). The advice
+// covers every huge page the block touches; where the system gives none
+// (THP off, or no huge page free at the first touch) the block keeps small
+// pages.
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+std::atomic<bool> huge_pages_for_large_blocks{true};
+
+void* AllocateHugePageAligned(size_t bytes) {
+  void* data = nullptr;
+  if (posix_memalign(&data, kHugePageBytes, bytes) != 0) return nullptr;
+  const size_t advised =
+      (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  // Advice only: a kernel without THP refuses it, and the block still
+  // works on small pages.
+  madvise(data, advised, MADV_HUGEPAGE);
+  return data;
+}
+
 }  // namespace
 
 absl::StatusOr<void*> CpuAllocator::AllocateRaw(size_t bytes) {
@@ -78,7 +105,9 @@ absl::StatusOr<void*> CpuAllocator::AllocateRaw(size_t bytes) {
       if (void* block = cache->Take(rounded)) return block;
     }
   }
-  void* data = std::aligned_alloc(kAllocationAlignment, rounded);
+  void* data = rounded >= kHugePageBytes && HugePagesForLargeHostBlocks()
+                   ? AllocateHugePageAligned(rounded)
+                   : std::aligned_alloc(kAllocationAlignment, rounded);
   if (data == nullptr) {
     return absl::ResourceExhaustedError("the C library's allocator failed");
   }
@@ -93,6 +122,14 @@ void CpuAllocator::FreeRaw(void* data, size_t bytes) {
     }
   }
   std::free(data);
+}
+
+void SetHugePagesForLargeHostBlocks(bool enabled) {
+  huge_pages_for_large_blocks.store(enabled, std::memory_order_relaxed);
+}
+
+bool HugePagesForLargeHostBlocks() {
+  return huge_pages_for_large_blocks.load(std::memory_order_relaxed);
 }
 
 }  // namespace scopeflow

@@ -15,6 +15,14 @@ class CpuAllocator final : public Allocator {
   void FreeRaw(void* data, size_t bytes) override;
 };
 
+// Whether CpuAllocator advises blocks of 2 MiB or more for transparent huge
+// pages (cpu_allocator.cc says why); on unless set off. A server that would
+// rather not wait for the kernel to assemble a huge page at a block's first
+// touch can set it off. Process-wide; it applies to blocks allocated after
+// the call.
+void SetHugePagesForLargeHostBlocks(bool enabled);
+bool HugePagesForLargeHostBlocks();
+
 }  // namespace scopeflow
 
 #endif  // SCOPEFLOW_PLATFORM_CPU_ALLOCATOR_H_

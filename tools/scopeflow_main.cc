@@ -27,6 +27,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "platform/cpu_allocator.h"
 #include "platform/host_memory.h"
 #include "tools/commands.h"
 #include "tools/import_onnx_command.h"
@@ -54,8 +55,11 @@ ABSL_FLAG(bool, channels_last, true,
           "run: keep convolutions' activations in a faster layout and fuse "
           "their relus on the CPU (false: keep the layouts as written)");
 ABSL_FLAG(bool, fuse_ops, true,
-          "run: on the CPU, fuse matmul + add of a bias + relu into one fc op "
-          "(false: run each op as written)");
+          "run: fuse matmul + add of a bias + relu into one fc op (false: run "
+          "each op as written)");
+ABSL_FLAG(bool, huge_pages, true,
+          "place host blocks of 2 MiB or more (weights, large activations) "
+          "on transparent huge pages (false: small pages only)");
 ABSL_FLAG(std::string, layout, "auto",
           "run: that layout: nhwc, nchw8c or nchw16c (channel blocks of 8 "
           "or 16), or auto (the one this CPU's convolutions run fastest on)");
@@ -188,7 +192,8 @@ constexpr char kUsage[] =
     "              parameter file\n"
     "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
     "              over HTTP: --port P --threads N --host H --poll_seconds S\n"
-    "              --max_body_bytes B --keep_alive_requests K --place P\n";
+    "              --max_body_bytes B --keep_alive_requests K --place P\n"
+    "  every command: --nohuge_pages keeps host blocks on small pages\n";
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "scopeflow: %s\n",
@@ -206,6 +211,7 @@ int main(int argc, char** argv) {
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   std::vector<char*> positional = absl::ParseCommandLine(
       static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  scopeflow::SetHugePagesForLargeHostBlocks(absl::GetFlag(FLAGS_huge_pages));
   const bool train =
       positional.size() == 2 && std::string(positional[1]) == "train";
   if (positional.size() != 3 && !train) {

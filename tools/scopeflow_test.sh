@@ -53,6 +53,11 @@ grep -q '^ *0 fc  *hidden  ' <<<"$unfused" || fail "unfused per op: $unfused"
 grep -q '^  relu ' <<<"$unfused" || fail "unfused: no relu: $unfused"
 grep -qF "$(grep probabilities <<<"$out")" <<<"$unfused" ||
   fail "fused and unfused differ: $unfused"
+# Host blocks on small pages only: the same numbers.
+small_pages=$("$scopeflow" run "$mlp/main.pbtxt" \
+  --startup="$mlp/startup.pbtxt" --feed="image=$mlp/digit.npy" --nohuge_pages)
+grep -qF "$(grep probabilities <<<"$out")" <<<"$small_pages" ||
+  fail "--nohuge_pages changed the output: $small_pages"
 test -s "$outdir/probabilities.npy" || fail "fetch npy not written"
 # Probabilities sum to one: mean of 10 values is 0.1.
 grep -q 'probabilities: .*mean 0.1$' <<<"$out" || fail "softmax sums to one"
