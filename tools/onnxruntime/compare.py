@@ -4,7 +4,8 @@ For each thread count and round, each net runs once in ONNX Runtime
 (bench.js, through onnxruntime-node) and once in scopeflow (net_benchmark),
 one right after the other, so that both see the same load on a noisy
 machine. Prints, per net, the median over the rounds of each one's time,
-their ratio, and in how many rounds scopeflow was the faster.
+their ratio, in how many rounds scopeflow was the faster, and the lowest
+and highest ratio of a round's pair of runs.
 
 ONNX Runtime's figures come through Node.js, whose binding adds its own
 cost to each run (a few microseconds). So each of its times is also given
@@ -78,16 +79,19 @@ def main():
         print(f"\n{threads} thread(s), medians of {rounds} rounds "
               "(ms; the add chain in us per op)")
         print(f"{'net':32} {'ONNX Runtime':>13} {'less a run':>11} "
-              f"{'scopeflow':>10} {'ratio':>6} {'faster':>7}")
+              f"{'scopeflow':>10} {'ratio':>6} {'faster':>7} "
+              f"{'per round':>11}")
         for case, _, title in NETS:
             raw, bound, ours = times[case]
             scale = 1000 if case == "add_chain_1000" else 1
             wins = sum(o < b for o, b in zip(ours, bound))
             ratio = statistics.median(bound) / statistics.median(ours)
+            pairs = [b / o for o, b in zip(ours, bound)]
             print(f"{title:32} {statistics.median(raw) * scale:13.4f} "
                   f"{statistics.median(bound) * scale:11.4f} "
                   f"{statistics.median(ours) * scale:10.4f} "
-                  f"{ratio:5.2f}x {wins:3d}/{rounds}")
+                  f"{ratio:5.2f}x {wins:3d}/{rounds} "
+                  f"{min(pairs):5.2f}-{max(pairs):4.2f}x")
 
 
 if __name__ == "__main__":
