@@ -65,9 +65,10 @@ BlockCache* ThisThreadsCache() {
   return BlockCache::alive() ? &cache : nullptr;
 }
 
-size_t RoundUp(size_t bytes) {
-  return (bytes + kAllocationAlignment - 1) / kAllocationAlignment *
-         kAllocationAlignment;
+// `bytes` rounded up to a multiple of `multiple` (overflow wraps to a value
+// below `bytes`, which AllocateRaw checks).
+size_t RoundUp(size_t bytes, size_t multiple = kAllocationAlignment) {
+  return (bytes + multiple - 1) / multiple * multiple;
 }
 
 // Blocks of a huge page or more (weights, the copies Gemm keeps of them,
@@ -86,11 +87,9 @@ std::atomic<bool> huge_pages_for_large_blocks{true};
 void* AllocateHugePageAligned(size_t bytes) {
   void* data = nullptr;
   if (posix_memalign(&data, kHugePageBytes, bytes) != 0) return nullptr;
-  const size_t advised =
-      (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   // Advice only: a kernel without THP refuses it, and the block still
   // works on small pages.
-  madvise(data, advised, MADV_HUGEPAGE);
+  madvise(data, RoundUp(bytes, kHugePageBytes), MADV_HUGEPAGE);
   return data;
 }
 
