@@ -20,7 +20,7 @@ namespace {
 // the same cache sets and evict each other: with oneDNN's AVX2 kernels the
 // product runs at half speed, with its AVX-512 kernels on an Intel Xeon
 // (Emerald Rapids) 10-45% slower at 4 to 64 rows (docs/PERFORMANCE.md,
-// "Matrix products with rows 4 KiB apart" and "An AVX-512 machine"). So
+// "Matrix products with rows 4 KiB apart"). So
 // Gemm first copies B to rows one cache line further apart, which costs
 // one pass over B (none for weights, whose copy is kept between runs).
 constexpr int64_t kCacheAliasingStride = 1024;  // floats: 4 KiB
