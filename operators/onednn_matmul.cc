@@ -1,0 +1,209 @@
+#include "operators/onednn_matmul.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dnnl.hpp"
+#include "operators/nn/onednn.h"
+#include "platform/mutex.h"
+
+namespace scopeflow {
+namespace {
+
+using dnnl::memory;
+
+// A primitive ready to run one shape, with the descriptions of the memory
+// it reads and writes. Immutable once made: threads share it.
+struct MatmulPrimitive {
+  dnnl::matmul matmul;
+  memory::desc a, b, c, scratchpad;
+};
+
+// oneDNN wants every operand of one rank: `dims` with leading 1s to `rank`.
+memory::dims Padded(const Dims& dims, size_t rank) {
+  memory::dims padded(rank - dims.size(), 1);
+  padded.insert(padded.end(), dims.begin(), dims.end());
+  return padded;
+}
+
+// A row-major operand stored with dims `stored`, described as op(operand):
+// with its last two dims and their strides swapped when `transpose`, so
+// that oneDNN reads the transpose in place.
+memory::desc OperandDesc(memory::dims stored, bool transpose) {
+  const size_t rank = stored.size();
+  memory::dims strides(rank);
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    strides[d] = stride;
+    stride *= stored[d];
+  }
+  if (transpose) {
+    std::swap(stored[rank - 1], stored[rank - 2]);
+    std::swap(strides[rank - 1], strides[rank - 2]);
+  }
+  return memory::desc(stored, memory::data_type::f32, strides);
+}
+
+int64_t FloatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+// What tells one primitive from another: the padded dims of A, B and C,
+// the transpose flags, alpha and beta.
+using Key = std::vector<int64_t>;
+
+Key KeyOf(const memory::dims& a, const memory::dims& b, const memory::dims& c,
+          const BatchedGemmShape& shape, float alpha, float beta) {
+  Key key;
+  key.reserve(3 * c.size() + 4);
+  key.insert(key.end(), a.begin(), a.end());
+  key.insert(key.end(), b.begin(), b.end());
+  key.insert(key.end(), c.begin(), c.end());
+  key.push_back(int64_t{shape.transpose_a} << 1 | int64_t{shape.transpose_b});
+  key.push_back(FloatBits(alpha));
+  key.push_back(FloatBits(beta));
+  return key;
+}
+
+// alpha as oneDNN's output scale and beta as a sum post-op (C's old
+// contents scaled and added), each only where it does something; the
+// scratchpad the caller's, so that no two runs share oneDNN's.
+std::shared_ptr<const MatmulPrimitive> MakePrimitive(const memory::dims& a,
+                                                     const memory::dims& b,
+                                                     const memory::dims& c,
+                                                     const BatchedGemmShape& s,
+                                                     float alpha, float beta) {
+  auto made = std::make_shared<MatmulPrimitive>();
+  made->a = OperandDesc(a, s.transpose_a);
+  made->b = OperandDesc(b, s.transpose_b);
+  made->c = OperandDesc(c, false);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops sum;
+    sum.append_sum(beta);
+    attr.set_post_ops(sum);
+  }
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(made->a, made->b, made->c), attr, SharedCpuEngine());
+  made->scratchpad = pd.scratchpad_desc();
+  made->matmul = dnnl::matmul(pd);
+  return made;
+}
+
+// The primitives made so far, by Key; a null one where oneDNN has none.
+// Thread-safe. Bounded, because shapes may vary without end: a full cache
+// is emptied (simpler than an LRU and rare in practice), and a run still
+// using a primitive keeps it alive through its shared_ptr.
+class MatmulPrimitiveCache {
+ public:
+  static MatmulPrimitiveCache& Get() {
+    static MatmulPrimitiveCache* const cache = new MatmulPrimitiveCache;
+    return *cache;
+  }
+
+  // Whether `key` has an entry, and that entry.
+  std::pair<bool, std::shared_ptr<const MatmulPrimitive>> Find(const Key& key) {
+    ReaderMutexLock lock(&mutex_);
+    auto it = primitives_.find(key);
+    if (it == primitives_.end()) return {false, nullptr};
+    return {true, it->second};
+  }
+
+  // Keeps `made` for `key` unless another thread kept one first, and
+  // returns the one kept.
+  std::shared_ptr<const MatmulPrimitive> Keep(
+      const Key& key, std::shared_ptr<const MatmulPrimitive> made) {
+    constexpr size_t kMaxEntries = 256;
+    MutexLock lock(&mutex_);
+    if (primitives_.size() >= kMaxEntries && !primitives_.contains(key)) {
+      primitives_.clear();
+    }
+    return primitives_.try_emplace(key, std::move(made)).first->second;
+  }
+
+ private:
+  Mutex mutex_;
+  absl::flat_hash_map<Key, std::shared_ptr<const MatmulPrimitive>> primitives_
+      ABSL_GUARDED_BY(mutex_);
+};
+
+// The primitive for these operands, from the cache or made (outside the
+// lock: making one takes long, and threads making different shapes need
+// not wait for each other). Null where oneDNN has no implementation.
+std::shared_ptr<const MatmulPrimitive> PrimitiveFor(
+    const memory::dims& a, const memory::dims& b, const memory::dims& c,
+    const BatchedGemmShape& shape, float alpha, float beta) {
+  MatmulPrimitiveCache& cache = MatmulPrimitiveCache::Get();
+  const Key key = KeyOf(a, b, c, shape, alpha, beta);
+  auto [found, primitive] = cache.Find(key);
+  if (found) return primitive;
+  std::shared_ptr<const MatmulPrimitive> made;
+  try {
+    made = MakePrimitive(a, b, c, shape, alpha, beta);
+  } catch (const dnnl::error& e) {
+    // Any other failure is not the shape's: it is not remembered.
+    if (e.status != dnnl_unimplemented) throw;
+  }
+  return cache.Keep(key, std::move(made));
+}
+
+// The calling thread's scratch buffer of at least `size` bytes, aligned
+// for any vector: a run's scratchpad, reused by the thread's next run.
+void* ThreadScratchpad(size_t size) {
+  constexpr size_t kAlignment = 64;
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < size + kAlignment) buffer.resize(size + kAlignment);
+  void* data = buffer.data();
+  size_t space = buffer.size();
+  return std::align(kAlignment, size, data, space);
+}
+
+}  // namespace
+
+absl::Status OneDnnBatchedMatmul(const BatchedGemmShape& shape, float alpha,
+                                 const float* a, const float* b, float beta,
+                                 float* c) {
+  return RunOneDnn("matmul", [&]() -> absl::Status {
+    const size_t rank = shape.c.size();
+    const memory::dims a_dims = Padded(shape.a, rank);
+    const memory::dims b_dims = Padded(shape.b, rank);
+    const memory::dims c_dims = Padded(shape.c, rank);
+    const std::shared_ptr<const MatmulPrimitive> p =
+        PrimitiveFor(a_dims, b_dims, c_dims, shape, alpha, beta);
+    if (p == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "oneDNN has no matmul for [", absl::StrJoin(shape.a, ", "), "]",
+          shape.transpose_a ? "^T" : "", " x [", absl::StrJoin(shape.b, ", "),
+          "]", shape.transpose_b ? "^T" : "", " on this CPU"));
+    }
+    const dnnl::engine& engine = SharedCpuEngine();
+    dnnl::stream& stream = SharedCpuEngineStream();
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, memory(p->a, engine, ReadOnlyHandle(a))},
+        {DNNL_ARG_WEIGHTS, memory(p->b, engine, ReadOnlyHandle(b))},
+        {DNNL_ARG_DST, memory(p->c, engine, c)}};
+    const size_t scratchpad_size = p->scratchpad.get_size();
+    if (scratchpad_size > 0) {
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   memory(p->scratchpad, engine,
+                          ThreadScratchpad(scratchpad_size)));
+    }
+    p->matmul.execute(stream, args);
+    stream.wait();
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace scopeflow
