@@ -102,10 +102,21 @@ std::shared_ptr<const MatmulPrimitive> MakePrimitive(const memory::dims& a,
   return made;
 }
 
-// The primitives made so far, by Key; a null one where oneDNN has none.
-// Thread-safe. Bounded, because shapes may vary without end: a full cache
-// is emptied (simpler than an LRU and rare in practice), and a run still
-// using a primitive keeps it alive through its shared_ptr.
+// One shape's entry in the cache: its primitive, made by the first thread
+// to ask for it while any others asking wait (oneDNN's own cache would
+// make it once too, but hands it between threads by synchronisation that
+// ThreadSanitizer cannot see in the uninstrumented library).
+struct Slot {
+  Mutex mutex;
+  bool made ABSL_GUARDED_BY(mutex) = false;
+  // Null where oneDNN has no implementation.
+  std::shared_ptr<const MatmulPrimitive> primitive ABSL_GUARDED_BY(mutex);
+};
+
+// The slots of the shapes asked for so far, by Key. Thread-safe. Bounded,
+// because shapes may vary without end: a full cache is emptied (simpler
+// than an LRU and rare in practice); a thread still using a slot or a
+// primitive keeps it alive through its shared_ptr.
 class MatmulPrimitiveCache {
  public:
   static MatmulPrimitiveCache& Get() {
@@ -113,50 +124,49 @@ class MatmulPrimitiveCache {
     return *cache;
   }
 
-  // Whether `key` has an entry, and that entry.
-  std::pair<bool, std::shared_ptr<const MatmulPrimitive>> Find(const Key& key) {
-    ReaderMutexLock lock(&mutex_);
-    auto it = primitives_.find(key);
-    if (it == primitives_.end()) return {false, nullptr};
-    return {true, it->second};
-  }
-
-  // Keeps `made` for `key` unless another thread kept one first, and
-  // returns the one kept.
-  std::shared_ptr<const MatmulPrimitive> Keep(
-      const Key& key, std::shared_ptr<const MatmulPrimitive> made) {
+  std::shared_ptr<Slot> SlotFor(const Key& key) {
+    {
+      ReaderMutexLock lock(&mutex_);
+      auto it = slots_.find(key);
+      if (it != slots_.end()) return it->second;
+    }
     constexpr size_t kMaxEntries = 256;
     MutexLock lock(&mutex_);
-    if (primitives_.size() >= kMaxEntries && !primitives_.contains(key)) {
-      primitives_.clear();
-    }
-    return primitives_.try_emplace(key, std::move(made)).first->second;
+    if (slots_.size() >= kMaxEntries && !slots_.contains(key)) slots_.clear();
+    auto [it, added] = slots_.try_emplace(key, nullptr);
+    if (added) it->second = std::make_shared<Slot>();
+    return it->second;
   }
 
  private:
   Mutex mutex_;
-  absl::flat_hash_map<Key, std::shared_ptr<const MatmulPrimitive>> primitives_
+  absl::flat_hash_map<Key, std::shared_ptr<Slot>> slots_
       ABSL_GUARDED_BY(mutex_);
 };
 
-// The primitive for these operands, from the cache or made (outside the
-// lock: making one takes long, and threads making different shapes need
-// not wait for each other). Null where oneDNN has no implementation.
+// The primitive for these operands, from the cache or made and kept
+// there; null where oneDNN has no implementation. Threads wait for each
+// other only while making the same shape's primitive.
 std::shared_ptr<const MatmulPrimitive> PrimitiveFor(
     const memory::dims& a, const memory::dims& b, const memory::dims& c,
     const BatchedGemmShape& shape, float alpha, float beta) {
-  MatmulPrimitiveCache& cache = MatmulPrimitiveCache::Get();
-  const Key key = KeyOf(a, b, c, shape, alpha, beta);
-  auto [found, primitive] = cache.Find(key);
-  if (found) return primitive;
-  std::shared_ptr<const MatmulPrimitive> made;
-  try {
-    made = MakePrimitive(a, b, c, shape, alpha, beta);
-  } catch (const dnnl::error& e) {
-    // Any other failure is not the shape's: it is not remembered.
-    if (e.status != dnnl_unimplemented) throw;
+  const std::shared_ptr<Slot> slot = MatmulPrimitiveCache::Get().SlotFor(
+      KeyOf(a, b, c, shape, alpha, beta));
+  {
+    ReaderMutexLock lock(&slot->mutex);
+    if (slot->made) return slot->primitive;
   }
-  return cache.Keep(key, std::move(made));
+  MutexLock lock(&slot->mutex);
+  if (!slot->made) {
+    try {
+      slot->primitive = MakePrimitive(a, b, c, shape, alpha, beta);
+    } catch (const dnnl::error& e) {
+      // Any other failure is not the shape's: the next run tries again.
+      if (e.status != dnnl_unimplemented) throw;
+    }
+    slot->made = true;
+  }
+  return slot->primitive;
 }
 
 // The calling thread's scratch buffer of at least `size` bytes, aligned
