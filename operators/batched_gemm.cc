@@ -15,10 +15,18 @@
 namespace scopeflow {
 namespace {
 
-// The fewest multiply-adds a thread of kGemmThreadsOverBatch should get:
-// waking a thread costs a few microseconds, what a core multiplies in
-// about as long.
-constexpr int64_t kMultiplyAddsWorthAThread = int64_t{1} << 16;
+// The fewest multiply-adds worth a thread of their own: about 10
+// microseconds of one core's (an AVX-512 core does some 15 billion a
+// second), against a few to wake a thread on an idle machine, and many
+// more on a loaded one, where the threads of a parallel region wait for
+// each other's turns on the cores.
+constexpr int64_t kMultiplyAddsWorthAThread = int64_t{1} << 17;
+
+// The threads worth spreading `multiply_adds` over.
+int ThreadsWorth(int64_t multiply_adds) {
+  return static_cast<int>(std::clamp<int64_t>(
+      multiply_adds / kMultiplyAddsWorthAThread, 1, MaxParallelThreads()));
+}
 
 absl::Span<const int64_t> BatchOf(const Dims& dims) {
   return absl::MakeConstSpan(dims).first(dims.size() - 2);
@@ -134,8 +142,9 @@ absl::Status RunBatchedGemm(const BatchedGemmShape& shape, T alpha,
     return GemmLoop(shape, p, alpha, a, b, beta, c, false);
   }
   if constexpr (std::is_same_v<T, float>) {
+    const int threads = ThreadsWorth(p.batches * p.m * p.n * p.k);
     if (path == BatchedGemmPath::kOneDnnMatmul) {
-      return OneDnnBatchedMatmul(shape, alpha, a, b, beta, c);
+      return OneDnnBatchedMatmul(shape, alpha, a, b, beta, c, threads);
     }
     // A single product: Gemm, oneDNN's sgemm, which multiplies one large
     // matrix a few percent faster than its matmul primitive (and rank-2
@@ -145,7 +154,7 @@ absl::Status RunBatchedGemm(const BatchedGemmShape& shape, T alpha,
     }
     if (path == BatchedGemmPath::kChoose) {
       const absl::Status status =
-          OneDnnBatchedMatmul(shape, alpha, a, b, beta, c);
+          OneDnnBatchedMatmul(shape, alpha, a, b, beta, c, threads);
       if (!absl::IsUnimplemented(status)) return status;
     }
   }

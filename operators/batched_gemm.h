@@ -30,8 +30,10 @@ enum class BatchedGemmPath {
   // CPU, otherwise kGemmThreadsOverBatch.
   kChoose,
   // One oneDNN matmul primitive for the whole batch, made once per shape
-  // and kept in a cache that all threads share. Unimplemented where oneDNN
-  // has no implementation for the shape on this CPU.
+  // and kept in a cache that all threads share, on no more threads than
+  // the batch's multiply-adds are worth (a batch of small products runs on
+  // the calling thread alone). Unimplemented where oneDNN has no
+  // implementation for the shape on this CPU.
   kOneDnnMatmul,
   // One Gemm (operators/gemm.h) per batch in turn, each spread by oneDNN
   // over the threads: the path before oneDNN's matmul primitive.

@@ -14,6 +14,7 @@
 #include "dnnl.hpp"
 #include "operators/nn/onednn.h"
 #include "platform/mutex.h"
+#include "platform/parallel.h"
 
 namespace scopeflow {
 namespace {
@@ -59,11 +60,12 @@ int64_t FloatBits(float value) {
 }
 
 // What tells one primitive from another: the padded dims of A, B and C,
-// the transpose flags, alpha and beta.
+// the transpose flags, alpha, beta and the threads.
 using Key = std::vector<int64_t>;
 
 Key KeyOf(const memory::dims& a, const memory::dims& b, const memory::dims& c,
-          const BatchedGemmShape& shape, float alpha, float beta) {
+          const BatchedGemmShape& shape, float alpha, float beta,
+          int threads) {
   Key key;
   key.reserve(3 * c.size() + 4);
   key.insert(key.end(), a.begin(), a.end());
@@ -72,6 +74,7 @@ Key KeyOf(const memory::dims& a, const memory::dims& b, const memory::dims& c,
   key.push_back(int64_t{shape.transpose_a} << 1 | int64_t{shape.transpose_b});
   key.push_back(FloatBits(alpha));
   key.push_back(FloatBits(beta));
+  key.push_back(threads);
   return key;
 }
 
@@ -149,9 +152,9 @@ class MatmulPrimitiveCache {
 // other only while making the same shape's primitive.
 std::shared_ptr<const MatmulPrimitive> PrimitiveFor(
     const memory::dims& a, const memory::dims& b, const memory::dims& c,
-    const BatchedGemmShape& shape, float alpha, float beta) {
+    const BatchedGemmShape& shape, float alpha, float beta, int threads) {
   const std::shared_ptr<Slot> slot = MatmulPrimitiveCache::Get().SlotFor(
-      KeyOf(a, b, c, shape, alpha, beta));
+      KeyOf(a, b, c, shape, alpha, beta, threads));
   {
     ReaderMutexLock lock(&slot->mutex);
     if (slot->made) return slot->primitive;
@@ -184,14 +187,16 @@ void* ThreadScratchpad(size_t size) {
 
 absl::Status OneDnnBatchedMatmul(const BatchedGemmShape& shape, float alpha,
                                  const float* a, const float* b, float beta,
-                                 float* c) {
+                                 float* c, int threads) {
+  // oneDNN reads the limit when it makes a primitive and when it runs one.
+  const ScopedMaxThreads limit(threads);
   return RunOneDnn("matmul", [&]() -> absl::Status {
     const size_t rank = shape.c.size();
     const memory::dims a_dims = Padded(shape.a, rank);
     const memory::dims b_dims = Padded(shape.b, rank);
     const memory::dims c_dims = Padded(shape.c, rank);
     const std::shared_ptr<const MatmulPrimitive> p =
-        PrimitiveFor(a_dims, b_dims, c_dims, shape, alpha, beta);
+        PrimitiveFor(a_dims, b_dims, c_dims, shape, alpha, beta, threads);
     if (p == nullptr) {
       return absl::UnimplementedError(absl::StrCat(
           "oneDNN has no matmul for [", absl::StrJoin(shape.a, ", "), "]",

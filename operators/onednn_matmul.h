@@ -10,7 +10,9 @@
 namespace scopeflow {
 
 // C = alpha * op(A) op(B) + beta * C over the batch (batched_gemm.h says
-// what `shape` describes; it must be consistent and hold no zero dim).
+// what `shape` describes; it must be consistent and hold no zero dim), on
+// at most `threads` threads (oneDNN fixes a primitive's threads when it is
+// made: each count has its own).
 // Making a primitive costs from a tenth of a millisecond to several (the
 // first one JIT-compiles its kernels), more than a small product, so each
 // shape's primitive is made once and kept in a cache shared by every
@@ -19,7 +21,7 @@ namespace scopeflow {
 // this CPU (remembered too, so that the answer is quick the second time).
 absl::Status OneDnnBatchedMatmul(const BatchedGemmShape& shape, float alpha,
                                  const float* a, const float* b, float beta,
-                                 float* c);
+                                 float* c, int threads);
 
 }  // namespace scopeflow
 
