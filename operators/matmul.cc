@@ -1,6 +1,7 @@
 // Matrix products: matmul (batched, with transpose flags) and fc (matmul
-// plus bias, optionally followed by relu), and their gradients, all through
-// Gemm (operators/gemm.h).
+// plus bias, optionally followed by relu), and their gradients: single
+// products through Gemm (operators/gemm.h), batches of them through
+// BatchedGemm (operators/batched_gemm.h).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
+#include "operators/batched_gemm.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
 #include "operators/matmul_shapes.h"
@@ -83,56 +85,23 @@ absl::Status CheckOutGrad(const InferContext& context, const VarInfo& out) {
   return absl::OkStatus();
 }
 
-// Offset of the matrix for output batch index `b` in an input whose batch
-// dims broadcast against `out_batch`.
-int64_t BatchOffset(int64_t b, absl::Span<const int64_t> out_batch,
-                    absl::Span<const int64_t> in_batch, int64_t matrix_size) {
-  int64_t offset = 0;
-  int64_t in_stride = matrix_size;
-  const size_t lead = out_batch.size() - in_batch.size();
-  for (int i = static_cast<int>(out_batch.size()) - 1; i >= 0; --i) {
-    const int64_t index = b % out_batch[i];
-    b /= out_batch[i];
-    if (i >= static_cast<int>(lead)) {
-      const int64_t in_dim = in_batch[i - lead];
-      if (in_dim != 1) offset += index * in_stride;
-      in_stride *= in_dim;
-    }
-  }
-  return offset;
-}
-
 template <typename T>
 absl::Status Matmul(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const Tensor& y = context.Input("Y");
   Tensor* out = context.Output("Out");
-  const auto [tx, ty, m, k, n, x_cols, y_cols, batches, fold] =
-      MatmulSizesOf(context.attrs(), x, y, out->dims());
+  const MatmulSizes s = MatmulSizesOf(context.attrs(), x, y, out->dims());
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  const auto x_batch = BatchDims(x.dims());
-  const auto y_batch = BatchDims(y.dims());
-  const auto out_batch = BatchDims(out->dims());
-  const T* x_data = x.data<T>();
-  const T* y_data = y.data<T>();
-  T* out_data = out->data<T>();
-  const bool x_single = NumElements(x_batch) == 1;
-  // One matrix X against a batch-free Y folds the batch into the rows: a
-  // single large product instead of many small ones.
-  if (fold) {
-    return Gemm(false, ty, batches * m, n, k, alpha, x_data, x_cols, y_data,
-                y_cols, T(0), out_data, n, y.buffer());
+  // A batch of X against one matrix Y folds the batch into the rows: a
+  // single large product instead of many small ones, whose Y (a weight)
+  // Gemm may keep a re-spaced copy of.
+  if (s.fold) {
+    return Gemm(false, s.ty, s.batches * s.m, s.n, s.k, alpha, x.data<T>(),
+                s.x_cols, y.data<T>(), s.y_cols, T(0), out->data<T>(), s.n,
+                y.buffer());
   }
-  for (int64_t b = 0; b < batches; ++b) {
-    const T* xb = x_single ? x_data
-                           : x_data + BatchOffset(b, out_batch, x_batch,
-                                                  x.dim(-2) * x_cols);
-    const T* yb =
-        y_data + BatchOffset(b, out_batch, y_batch, y.dim(-2) * y_cols);
-    SF_RETURN_IF_ERROR(Gemm(tx, ty, m, n, k, alpha, xb, x_cols, yb, y_cols,
-                            T(0), out_data + b * m * n, n));
-  }
-  return absl::OkStatus();
+  return BatchedGemm({x.dims(), y.dims(), out->dims(), s.tx, s.ty}, alpha,
+                     x.data<T>(), y.data<T>(), T(0), out->data<T>());
 }
 
 // Fills `tensor` (of T) with zeros: the start of a gradient that batches
@@ -143,35 +112,36 @@ void Zero(Tensor* tensor) {
   std::fill(data, data + tensor->numel(), T(0));
 }
 
-// The gradient of one input of matmul, each batch's matrix through Gemm.
-// `product(a, b, beta, c)` computes c = alpha * (the product giving this
-// input's gradient for one batch) + beta * c, reading Out@GRAD's matrix
-// `a` and the other input's matrix `b`. An input broadcast over some batch
-// dims gets the sum of the gradients of every batch it took part in.
-template <typename T, typename Product>
-absl::Status BatchedGrad(const Tensor& grad, const Tensor& other,
-                         Tensor* input_grad, int64_t m, int64_t n,
-                         Product product) {
-  const auto out_batch =
-      absl::MakeConstSpan(grad.dims()).first(grad.rank() - 2);
-  const auto in_batch =
-      absl::MakeConstSpan(input_grad->dims()).first(input_grad->rank() - 2);
-  const auto other_batch =
-      absl::MakeConstSpan(other.dims()).first(other.rank() - 2);
+// Out's batch dims, then a matrix of `rows` x `cols`.
+Dims BatchOfOut(const Tensor& grad, int64_t rows, int64_t cols) {
+  Dims dims(grad.dims().begin(), grad.dims().end() - 2);
+  dims.push_back(rows);
+  dims.push_back(cols);
+  return dims;
+}
+
+// The gradient of one input of matmul: `product` (whose C has Out's batch
+// dims) for every batch at once. An input broadcast over some batch dims
+// gets the sum of the gradients of every batch it took part in: then the
+// batch of gradients goes to a scratch buffer first, and is summed.
+template <typename T>
+absl::Status BatchedGrad(const BatchedGemmShape& product, T alpha, const T* a,
+                         const T* b, Tensor* input_grad) {
+  const auto out_batch = BatchDims(product.c);
   const int64_t batches = NumElements(out_batch);
-  const int64_t in_size = input_grad->dim(-2) * input_grad->dim(-1);
-  const int64_t other_size = other.dim(-2) * other.dim(-1);
-  // Each batch of the input is written by exactly one batch of Out
-  // unless the input was broadcast; only then must batches add up.
-  const bool reduce = NumElements(in_batch) != batches;
-  if (reduce) Zero<T>(input_grad);
-  const T beta = reduce ? T(1) : T(0);
+  if (NumElements(BatchDims(input_grad->dims())) == batches) {
+    return BatchedGemm(product, alpha, a, b, T(0), input_grad->data<T>());
+  }
+  std::vector<T> per_batch(NumElements(product.c));
+  SF_RETURN_IF_ERROR(BatchedGemm(product, alpha, a, b, T(0), per_batch.data()));
+  const auto in_batch = BatchDims(input_grad->dims());
+  const int64_t size = input_grad->dim(-2) * input_grad->dim(-1);
+  Zero<T>(input_grad);
   T* in_data = input_grad->data<T>();
   for (int64_t b = 0; b < batches; ++b) {
-    SF_RETURN_IF_ERROR(product(
-        grad.data<T>() + b * m * n,
-        other.data<T>() + BatchOffset(b, out_batch, other_batch, other_size),
-        beta, in_data + BatchOffset(b, out_batch, in_batch, in_size)));
+    const T* from = per_batch.data() + b * size;
+    T* to = in_data + BroadcastBatchOffset(b, out_batch, in_batch, size);
+    for (int64_t i = 0; i < size; ++i) to[i] += from[i];
   }
   return absl::OkStatus();
 }
@@ -179,8 +149,8 @@ absl::Status BatchedGrad(const Tensor& grad, const Tensor& other,
 // Out = alpha * op(X) op(Y) per batch, op transposing when its flag says:
 //   dX = alpha * dOut op(Y)^T, laid out as X (transposed back if tx),
 //   dY = alpha * op(X)^T dOut, laid out as Y (transposed back if ty).
-// Every case is one Gemm with transpose flags, so no transposed copy is
-// made.
+// Every case is one product with transpose flags, so no transposed copy
+// is made.
 template <typename T>
 absl::Status MatmulGrad(KernelContext& context) {
   const Tensor& x = context.Input("X");
@@ -188,23 +158,23 @@ absl::Status MatmulGrad(KernelContext& context) {
   const Tensor& grad = context.Input("Out@GRAD");
   const MatmulSizes s = MatmulSizesOf(context.attrs(), x, y, grad.dims());
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
+  const T* g = grad.data<T>();
   if (context.HasOutput("X@GRAD")) {
     Tensor* x_grad = context.Output("X@GRAD");
     if (s.fold) {
       // dX[rows x k] = dOut[rows x n] op(Y)^T.
       SF_RETURN_IF_ERROR(Gemm(false, !s.ty, s.batches * s.m, s.k, s.n, alpha,
-                              grad.data<T>(), s.n, y.data<T>(), s.y_cols, T(0),
+                              g, s.n, y.data<T>(), s.y_cols, T(0),
                               x_grad->data<T>(), s.x_cols));
+    } else if (s.tx) {
+      // dX = op(Y) dOut^T, of X's [k x m] layout.
+      SF_RETURN_IF_ERROR(BatchedGrad<T>(
+          {y.dims(), grad.dims(), BatchOfOut(grad, s.k, s.m), s.ty, true},
+          alpha, y.data<T>(), g, x_grad));
     } else {
       SF_RETURN_IF_ERROR(BatchedGrad<T>(
-          grad, y, x_grad, s.m, s.n,
-          [&](const T* g, const T* yb, T beta, T* dx) {
-            // tx: dX = op(Y) dOut^T, of X's [k x m] layout.
-            return s.tx ? Gemm(s.ty, true, s.k, s.m, s.n, alpha, yb, s.y_cols,
-                               g, s.n, beta, dx, s.x_cols)
-                        : Gemm(false, !s.ty, s.m, s.k, s.n, alpha, g, s.n, yb,
-                               s.y_cols, beta, dx, s.x_cols);
-          }));
+          {grad.dims(), y.dims(), BatchOfOut(grad, s.m, s.k), false, !s.ty},
+          alpha, g, y.data<T>(), x_grad));
     }
   }
   if (context.HasOutput("Y@GRAD")) {
@@ -212,22 +182,20 @@ absl::Status MatmulGrad(KernelContext& context) {
     if (s.fold) {
       // dY = X^T dOut over all rows at once (ty: its transpose).
       SF_RETURN_IF_ERROR(
-          s.ty ? Gemm(true, false, s.n, s.k, s.batches * s.m, alpha,
-                      grad.data<T>(), s.n, x.data<T>(), s.x_cols, T(0),
-                      y_grad->data<T>(), s.y_cols)
+          s.ty ? Gemm(true, false, s.n, s.k, s.batches * s.m, alpha, g, s.n,
+                      x.data<T>(), s.x_cols, T(0), y_grad->data<T>(), s.y_cols)
                : Gemm(true, false, s.k, s.n, s.batches * s.m, alpha,
-                      x.data<T>(), s.x_cols, grad.data<T>(), s.n, T(0),
-                      y_grad->data<T>(), s.y_cols));
+                      x.data<T>(), s.x_cols, g, s.n, T(0), y_grad->data<T>(),
+                      s.y_cols));
+    } else if (s.ty) {
+      // dY = dOut^T op(X), of Y's [n x k] layout.
+      SF_RETURN_IF_ERROR(BatchedGrad<T>(
+          {grad.dims(), x.dims(), BatchOfOut(grad, s.n, s.k), true, s.tx},
+          alpha, g, x.data<T>(), y_grad));
     } else {
       SF_RETURN_IF_ERROR(BatchedGrad<T>(
-          grad, x, y_grad, s.m, s.n,
-          [&](const T* g, const T* xb, T beta, T* dy) {
-            // ty: dY = dOut^T op(X), of Y's [n x k] layout.
-            return s.ty ? Gemm(true, s.tx, s.n, s.k, s.m, alpha, g, s.n, xb,
-                               s.x_cols, beta, dy, s.y_cols)
-                        : Gemm(!s.tx, false, s.k, s.n, s.m, alpha, xb, s.x_cols,
-                               g, s.n, beta, dy, s.y_cols);
-          }));
+          {x.dims(), grad.dims(), BatchOfOut(grad, s.k, s.n), !s.tx, false},
+          alpha, x.data<T>(), g, y_grad));
     }
   }
   return absl::OkStatus();

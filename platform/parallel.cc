@@ -17,6 +17,22 @@ int MaxParallelThreads() {
 #endif
 }
 
+ScopedMaxThreads::ScopedMaxThreads(int threads) {
+#ifdef _OPENMP
+  const int present = omp_get_max_threads();
+  if (threads >= 1 && threads < present) {
+    previous_ = present;
+    omp_set_num_threads(threads);
+  }
+#endif
+}
+
+ScopedMaxThreads::~ScopedMaxThreads() {
+#ifdef _OPENMP
+  if (previous_ > 0) omp_set_num_threads(previous_);
+#endif
+}
+
 void ParallelFor(int64_t n, int64_t grain,
                  absl::FunctionRef<void(int64_t begin, int64_t end)> body) {
   if (n <= 0) return;

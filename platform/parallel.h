@@ -16,6 +16,24 @@ namespace scopeflow {
 // included).
 int MaxParallelThreads();
 
+// Limits the threads of the OpenMP parallel regions the calling thread
+// opens, oneDNN's included, to `threads` while it lives (where that is
+// below the present limit), and restores the limit after. OpenMP keeps the
+// limit per thread: other threads' are not touched. For work too small to
+// be worth waking threads for, which a loaded machine makes wait long.
+class ScopedMaxThreads {
+ public:
+  explicit ScopedMaxThreads(int threads);
+  ~ScopedMaxThreads();
+
+  ScopedMaxThreads(const ScopedMaxThreads&) = delete;
+  ScopedMaxThreads& operator=(const ScopedMaxThreads&) = delete;
+
+ private:
+  // The limit to restore; 0 where it was not changed.
+  int previous_ = 0;
+};
+
 // The fewest elements of an elementwise loop (a few arithmetic operations
 // each) worth a thread of their own: below this the cost of waking a
 // thread exceeds what it takes over.

@@ -79,5 +79,22 @@ TEST(ParallelForTest, NestedLoopRunsOnTheCallingThread) {
   EXPECT_EQ(nested_ranges.load(), 8);
 }
 
+TEST(ScopedMaxThreadsTest, LimitsTheCallingThreadAndRestores) {
+  const int before = MaxParallelThreads();
+  {
+    ScopedMaxThreads one(1);
+    EXPECT_EQ(MaxParallelThreads(), 1);
+    // One range however many items: the team has one thread.
+    EXPECT_EQ(RangesOf(100, 1).size(), 1u);
+    {
+      // A limit above the present one leaves it.
+      ScopedMaxThreads more(before + 1);
+      EXPECT_EQ(MaxParallelThreads(), 1);
+    }
+    EXPECT_EQ(MaxParallelThreads(), 1);
+  }
+  EXPECT_EQ(MaxParallelThreads(), before);
+}
+
 }  // namespace
 }  // namespace scopeflow

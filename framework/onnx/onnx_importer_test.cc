@@ -688,6 +688,32 @@ TEST(OnnxImporterTest, MatMulOfVectorsFollowsNumpy) {
   EXPECT_THAT(Values((*out)[0]), ElementsAre(32));
 }
 
+// A vector against a batch of matrices, either side: numpy drops the
+// vector's dimension, and the batch broadcasts.
+TEST(OnnxImporterTest, MatMulOfAVectorAndABatchFollowsNumpy) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "v", {3});
+  AddInput(model, "m", {2, 3, 3});
+  AddNode(model, "MatMul", {"v", "m"}, {"row"});
+  AddNode(model, "MatMul", {"m", "v"}, {"column"});
+  AddOutput(model, "row");
+  AddOutput(model, "column");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  // m[0] = [[1 2 3] [4 5 6] [7 8 9]], m[1] its negative.
+  std::vector<float> m = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (int i = 0; i < 9; ++i) m.push_back(-m[i]);
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"v", FloatTensor({3}, {1, 0, -1})},
+                         {"m", FloatTensor({2, 3, 3}, m)}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // v m[b]: row 0 minus row 2; m[b] v: column 0 minus column 2.
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 3));
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(-6, -6, -6, 6, 6, 6));
+  EXPECT_THAT((*out)[1].dims(), ElementsAre(2, 3));
+  EXPECT_THAT(Values((*out)[1]), ElementsAre(-2, -2, -2, 2, 2, 2));
+}
+
 TEST(OnnxImporterTest, ConvSamePaddingAndPoolAttributes) {
   onnx::ModelProto model = Model(22);
   AddInput(model, "x", {1, 1, 4, 4});

@@ -16,6 +16,17 @@ dnnl::stream& ThreadCpuStream() {
   return stream;
 }
 
+dnnl::engine& SharedCpuEngine() {
+  static dnnl::engine* const engine =
+      new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::stream& SharedCpuEngineStream() {
+  thread_local dnnl::stream stream(SharedCpuEngine());
+  return stream;
+}
+
 absl::Status RunOneDnn(absl::string_view what,
                        const std::function<absl::Status()>& fn) {
   try {

@@ -18,6 +18,14 @@ namespace scopeflow {
 dnnl::engine& ThreadCpuEngine();
 dnnl::stream& ThreadCpuStream();
 
+// One CPU engine for the whole process, and the calling thread's stream on
+// it: for primitives kept in a cache that every thread shares. oneDNN runs
+// a primitive only on a stream of the engine it was made for; its engines
+// and primitives may be used from many threads at once, its streams from
+// one at a time, hence a stream per thread.
+dnnl::engine& SharedCpuEngine();
+dnnl::stream& SharedCpuEngineStream();
+
 // The handle to give oneDNN for memory a primitive only reads (a source,
 // weights): its memory objects take non-const handles whatever they hold.
 inline void* ReadOnlyHandle(const void* data) {
