@@ -1079,14 +1079,14 @@ TEST(OnnxImporterTest, MissingKernelDtypeIsUnsupported) {
 }
 
 TEST(OnnxImporterTest, OpsetOutsideTheRangeIsUnsupported) {
-  onnx::ModelProto model = Model(9);
+  onnx::ModelProto model = Model(6);
   AddInput(model, "x", {2});
   AddNode(model, "Relu", {"x"}, {"y"});
   AddOutput(model, "y");
   absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
   EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(imported.status().message()),
-              HasSubstr("opset 9 is outside the supported range 11 to 25"));
+              HasSubstr("opset 6 is outside the supported range 7 to 25"));
 }
 
 TEST(OnnxImporterTest, MalformedGraphsAreInvalid) {
