@@ -1,7 +1,7 @@
 // One unconvertible node gives one error: the nodes downstream of it that
 // fail for want of what its outputs would tell (their rank, say) are
-// counted, not listed; a downstream node that is malformed in itself is
-// still listed.
+// counted, not listed; a downstream node that is malformed in itself, or
+// that nothing converts, is still listed.
 #include <string>
 #include <vector>
 
@@ -34,22 +34,26 @@ TEST(DownstreamProblemsTest, OneUnconvertibleNodeGivesOneError) {
   AddNode(model, "Relu", {"f"}, {"g"}, "relu");
   // Malformed whatever its input: no axis.
   AddNode(model, "Concat", {"g", "g"}, {"h"}, "concat");
-  AddOutput(model, "h");
+  // Unconvertible whatever its input.
+  AddNode(model, "NoSuchOp", {"h"}, {"i"}, "unknown_too");
+  AddOutput(model, "i");
 
   ImportReport report;
   absl::StatusOr<ImportedModel> imported = ImportOnnx(model, {}, &report);
   ASSERT_FALSE(imported.ok());
   const std::string message(imported.status().message());
-  EXPECT_THAT(message, HasSubstr("2 of 8 node(s) cannot be converted (and 5 "
+  EXPECT_THAT(message, HasSubstr("3 of 9 node(s) cannot be converted (and 5 "
                                  "node(s) downstream that read values these "
                                  "leave unknown, not listed)"));
   EXPECT_THAT(message, HasSubstr("node 0 \"unknown\" (NoSuchOp, opset 11): "
                                  "no converter for ONNX op NoSuchOp"));
   EXPECT_THAT(message, HasSubstr("node 7 \"concat\" (Concat, opset 11): "
                                  "missing required attribute \"axis\""));
+  EXPECT_THAT(message, HasSubstr("node 8 \"unknown_too\" (NoSuchOp, opset "
+                                 "11): no converter for ONNX op NoSuchOp"));
   EXPECT_THAT(message, AllOf(Not(HasSubstr("rank")), Not(HasSubstr("\"conv\"")),
                              Not(HasSubstr("\"matmul\""))));
-  ASSERT_THAT(report.problems, SizeIs(2));
+  ASSERT_THAT(report.problems, SizeIs(3));
   ASSERT_THAT(report.downstream, SizeIs(5));
   EXPECT_EQ(report.downstream[0].node_name, "conv");
   EXPECT_THAT(report.downstream[0].reason, HasSubstr("rank is unknown"));

@@ -277,10 +277,14 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
 
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
-    // Whether the node reads a value an earlier problem left unknown.
-    const bool downstream = absl::c_any_of(
-        node.input(),
-        [&](const std::string& name) { return state.tainted.contains(name); });
+    // Whether the node reads a value an earlier problem left unknown. A
+    // node that nothing converts fails whatever it reads: not downstream.
+    const bool downstream =
+        IsDefaultDomain(node.domain()) &&
+        Converters().contains(node.op_type()) &&
+        absl::c_any_of(node.input(), [&](const std::string& name) {
+          return state.tainted.contains(name);
+        });
     NodeContext context(state, node);
     const absl::Status status = ConvertNode(node, state, context);
     if (status.ok()) continue;

@@ -95,10 +95,12 @@ struct ImportProblem {
 struct ImportReport {
   // The problems the error lists.
   std::vector<ImportProblem> problems;
-  // Nodes that failed reading a value that an earlier problem left
-  // unknown (a failed node's output, or what was computed from one): the
-  // failure is most likely a consequence, e.g. the rank a converter needs is
-  // unknown, so the error counts them without listing them.
+  // Nodes that a converter failed on (Unimplemented) while they read a
+  // value an earlier problem left unknown (a failed node's output, or what
+  // was computed from one): the failure is most likely a consequence, e.g.
+  // the rank the converter needs is unknown, so the error counts them
+  // without listing them. A malformed node (another code) or one that no
+  // converter handles is listed in `problems` wherever it lies.
   std::vector<ImportProblem> downstream;
   // Graph inputs that some node needs as a constant (they could be given
   // through ImportOptions::constant_inputs), in graph-input order.
