@@ -1,6 +1,7 @@
 // Converters of elementwise ONNX ops: arithmetic, comparisons, math
 // functions, activations, softmax, Clip, Cast, Identity and Where.
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -263,14 +264,23 @@ absl::Status AddClipBound(NodeContext& context, int input, const char* attr,
   return absl::OkStatus();
 }
 
-// Clip's bounds are inputs since opset 11 (the importer's oldest).
+// Clip's bounds are inputs since opset 11, attributes before (each
+// defaulting to float's lowest or highest finite value, not to infinity).
 absl::Status ConvertClip(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   OpBuilder op("clip");
   op.In("X", x).Out("Out", context.Output(0));
   std::optional<float> min, max;
-  SF_RETURN_IF_ERROR(AddClipBound(context, 1, "min", "Min", op, &min));
-  SF_RETURN_IF_ERROR(AddClipBound(context, 2, "max", "Max", op, &max));
+  if (context.opset() < 11) {
+    SF_ASSIGN_OR_RETURN(
+        min, context.FloatAttr("min", std::numeric_limits<float>::lowest()));
+    SF_ASSIGN_OR_RETURN(
+        max, context.FloatAttr("max", std::numeric_limits<float>::max()));
+    op.Attr("min", *min).Attr("max", *max);
+  } else {
+    SF_RETURN_IF_ERROR(AddClipBound(context, 1, "min", "Min", op, &min));
+    SF_RETURN_IF_ERROR(AddClipBound(context, 2, "max", "Max", op, &max));
+  }
   if (min.has_value() && max.has_value() && *min > *max) {
     return Unsupported(absl::StrFormat(
         "min = %g exceeds max = %g: ONNX then gives max everywhere, but "

@@ -293,13 +293,59 @@ absl::Status ConvertGlobalPool(NodeContext& context) {
                           .Attr("global_pooling", true));
 }
 
+// BatchNormalization with spatial = 0 (opsets 7 and 8) normalizes each
+// activation on its own: scale, B, mean and var have X's shape without the
+// batch axis, [C, D1, ...], and broadcast over the batch. In inference that
+// is Y = (X - mean) / sqrt(var + epsilon) * scale + B, elementwise.
+absl::Status EmitPerActivationNorm(NodeContext& context, float epsilon,
+                                   const std::vector<std::string>& in) {
+  const VarInfo x = context.InputInfo(0);
+  constexpr const char* kNames[] = {"X", "scale", "B", "mean", "var"};
+  for (int i = 1; i < 5; ++i) {
+    const VarInfo param = context.InputInfo(i);
+    SF_CHECK(!x.has_dims || !param.has_dims ||
+                 param.dims.size() + 1 == x.dims.size(),
+             "spatial = 0: input %d (%s, \"%s\") has shape %s, expected X's "
+             "shape %s without the batch axis",
+             i, kNames[i], context.InputName(i), DimsToString(param.dims),
+             DimsToString(x.dims));
+  }
+  const std::string centered = context.Temp("centered");
+  SF_RETURN_IF_ERROR(context.Emit(
+      OpBuilder("sub").In("X", in[0]).In("Y", in[3]).Out("Out", centered)));
+  const std::string shifted_var = context.Temp("var_plus_epsilon");
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder("scale")
+                                      .In("X", in[4])
+                                      .Out("Out", shifted_var)
+                                      .Attr("bias", epsilon)));
+  const std::string deviation = context.Temp("deviation");
+  SF_RETURN_IF_ERROR(context.Emit(
+      OpBuilder("sqrt").In("X", shifted_var).Out("Out", deviation)));
+  const std::string normalized = context.Temp("normalized");
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder("div")
+                                      .In("X", centered)
+                                      .In("Y", deviation)
+                                      .Out("Out", normalized)));
+  const std::string scaled = context.Temp("scaled");
+  SF_RETURN_IF_ERROR(context.Emit(
+      OpBuilder("mul").In("X", normalized).In("Y", in[1]).Out("Out", scaled)));
+  return context.Emit(OpBuilder("add").In("X", scaled).In("Y", in[2]).Out(
+      "Out", context.Output(0)));
+}
+
 // Since opset 14, training_mode = 1 normalizes with the batch's statistics
 // and outputs the running ones moved towards them,
 // running * momentum + batch * (1 - momentum), the variance biased: what
 // scopeflow batch_norm does in training (is_test = false). Before opset 14
 // training was asked for by the saved-statistics outputs, not converted.
+// Before opset 9, spatial = 0 normalizes per activation (see
+// EmitPerActivationNorm).
 absl::Status ConvertBatchNormalization(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const float epsilon, context.FloatAttr("epsilon", 1e-5f));
+  int64_t spatial = 1;
+  if (context.opset() < 9) {
+    SF_ASSIGN_OR_RETURN(spatial, context.IntAttr("spatial", 1));
+  }
   int64_t training_mode = 0;
   if (context.opset() >= 14) {
     SF_ASSIGN_OR_RETURN(training_mode, context.IntAttr("training_mode", 0));
@@ -331,6 +377,7 @@ absl::Status ConvertBatchNormalization(NodeContext& context) {
     SF_ASSIGN_OR_RETURN(std::string name, context.Input(i));
     in.push_back(std::move(name));
   }
+  if (spatial == 0) return EmitPerActivationNorm(context, epsilon, in);
   OpBuilder op("batch_norm");
   op.In("X", in[0])
       .In("Scale", in[1])
@@ -398,7 +445,9 @@ absl::Status ConvertLayerNormalization(NodeContext& context) {
 // (opset 12+: input training_mode true) it zeroes elements at random with
 // probability ratio and scales the rest by 1 / (1 - ratio), as scopeflow
 // dropout's upscale_in_train does, though with another random generator.
-// The mask output is bool in ONNX, uint8 in scopeflow: cast.
+// Before opset 12 the ratio is an attribute and the node infers only. The
+// mask output is bool in ONNX since opset 10 and of the input's dtype
+// before, uint8 in scopeflow: cast.
 absl::Status ConvertDropout(NodeContext& context) {
   float ratio = 0.5f;
   bool training = false;
@@ -445,10 +494,18 @@ absl::Status ConvertDropout(NodeContext& context) {
       .Attr("dropout_implementation", std::string("upscale_in_train"));
   SF_RETURN_IF_ERROR(context.Emit(op));
   if (mask.empty()) return absl::OkStatus();
+  DataType mask_dtype = kBool;
+  if (context.opset() < 10) {
+    mask_dtype = context.InputInfo(0).dtype;
+    if (mask_dtype == DATA_TYPE_UNSPECIFIED) {
+      return Unsupported(
+          "before opset 10 the mask has the input's dtype, which is unknown");
+    }
+  }
   return context.Emit(OpBuilder("cast")
                           .In("X", mask)
                           .Out("Out", context.Output(1))
-                          .Attr("out_dtype", static_cast<int32_t>(kBool)));
+                          .Attr("out_dtype", static_cast<int32_t>(mask_dtype)));
 }
 
 }  // namespace

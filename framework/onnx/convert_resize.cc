@@ -1,9 +1,9 @@
-// Converter of ONNX Resize (opsets 11 to 19; the importer reads no older
-// opsets) to scopeflow resize. Scales, sizes and the region of interest that
-// are constants become the op's attributes; those computed or fed at run time
-// bind its Scales, Sizes and Roi inputs, and the output size is then known
-// at run time only.
+// Converters of ONNX Resize and Upsample to scopeflow resize. Scales, sizes
+// and the region of interest that are constants become the op's
+// attributes; those computed or fed at run time bind its Scales, Sizes and
+// Roi inputs, and the output size is then known at run time only.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,7 +58,59 @@ absl::StatusOr<bool> BindValues(NodeContext& context, int i, const char* attr,
   return true;
 }
 
+// Upsample (opsets 7 to 10: deprecated at 10, which exporters still write)
+// and Resize at opset 10 scale each axis by its scale, the output
+// floor(input * scale), with the asymmetric coordinates x / scale, in mode
+// nearest or linear. Neither defines how nearest rounds; scopeflow's
+// floor_up_ceil_down does as ONNX Runtime and ONNX's opset-10 cases (floor
+// scaling up, ceil scaling down). The scales are Upsample's attribute
+// before opset 9 and input 1 since (Resize 10's too).
+absl::Status ConvertOpset10Resize(NodeContext& context) {
+  const bool upsample = context.op_type() == "Upsample";
+  SF_CHECK(!upsample || context.opset() <= 10,
+           "Upsample is no operator of opset %d (deprecated at opset 10, "
+           "replaced by Resize)",
+           context.opset());
+  SF_ASSIGN_OR_RETURN(const std::string mode,
+                      context.StringAttr("mode", "nearest"));
+  SF_CHECK(mode == "nearest" || mode == "linear",
+           "attribute \"mode\" is \"%s\": expected nearest or linear at "
+           "opset %d",
+           mode, context.opset());
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("resize");
+  op.In("X", x)
+      .Out("Out", context.Output(0))
+      .Attr("mode", mode)
+      .Attr("coordinate_transformation_mode", "asymmetric")
+      .Attr("nearest_mode", "floor_up_ceil_down");
+  std::optional<std::vector<float>> scales;
+  if (upsample && context.opset() < 9) {
+    SF_ASSIGN_OR_RETURN(scales, context.FloatsAttr("scales"));
+  } else if (context.IsConstant(1)) {
+    SF_ASSIGN_OR_RETURN(scales, ConstantFloats(context, 1));
+  } else {
+    SF_CHECK(context.HasInput(1), "input 1 (scales) is required");
+    SF_ASSIGN_OR_RETURN(const std::string name, context.Input(1));
+    op.In("Scales", name);
+  }
+  if (scales.has_value()) {
+    const VarInfo info = context.InputInfo(0);
+    SF_CHECK(!info.has_dims || scales->size() == info.dims.size(),
+             "%d scales for an input of rank %d: expected one per axis",
+             scales->size(), info.dims.size());
+    for (float scale : *scales) {
+      SF_CHECK(scale > 0 && (!upsample || scale >= 1),
+               "scale %g: expected %s", scale,
+               upsample ? "at least 1 (Upsample)" : "a positive scale");
+    }
+    op.Attr("scales", *scales);
+  }
+  return context.Emit(op);
+}
+
 absl::Status ConvertResize(NodeContext& context) {
+  if (context.opset() < 11) return ConvertOpset10Resize(context);
   SF_ASSIGN_OR_RETURN(const std::string mode,
                       context.StringAttr("mode", "nearest"));
   SF_ASSIGN_OR_RETURN(
@@ -117,7 +169,10 @@ absl::Status ConvertResize(NodeContext& context) {
 
 }  // namespace
 
-void AddResizeConverters(ConverterMap& map) { map["Resize"] = &ConvertResize; }
+void AddResizeConverters(ConverterMap& map) {
+  map["Resize"] = &ConvertResize;
+  map["Upsample"] = &ConvertOpset10Resize;
+}
 
 }  // namespace onnx_import
 }  // namespace scopeflow

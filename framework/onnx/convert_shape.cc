@@ -1,6 +1,7 @@
 // Converters of ONNX ops that move elements or change shapes: Reshape,
 // Flatten, Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze,
-// Expand, Tile, Pad, Shape, and Constant (folded, no op).
+// Expand, Tile, Pad, Shape, and Constant and ConstantOfShape (folded when
+// they can be, no op).
 //
 // Where ONNX takes a shape, axes, sizes, repeats or pads as an input (since
 // opset 5 for Reshape, 10 for Slice, 11 for Pad, 13 for Split, Squeeze and
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -171,11 +173,41 @@ absl::Status ConvertSplit(NodeContext& context) {
   return context.Emit(op);
 }
 
+// Slice before opset 10: starts, ends and the optional axes are
+// attributes, the steps 1, with the bounds clamped as since.
+absl::Status ConvertAttributeSlice(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> starts,
+                      context.IntsAttr("starts"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> ends,
+                      context.IntsAttr("ends"));
+  SF_CHECK(starts.size() == ends.size(),
+           "attributes \"starts\" = %s and \"ends\" = %s differ in length",
+           IntsToString(starts), IntsToString(ends));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("slice");
+  op.In("X", x)
+      .Out("Out", context.Output(0))
+      .Attr("starts", ClampToInt32(starts))
+      .Attr("ends", ClampToInt32(ends));
+  if (context.HasAttr("axes")) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
+                        context.IntsAttr("axes"));
+    SF_CHECK(axes.size() == starts.size(),
+             "attribute \"axes\" = %s: expected one axis per start (%d)",
+             IntsToString(axes), starts.size());
+    SF_ASSIGN_OR_RETURN(const std::vector<int32_t> axes32,
+                        ToInt32s(axes, "axes"));
+    op.Attr("axes", axes32);
+  }
+  return context.Emit(op);
+}
+
 // Slice (opset 10+): starts, ends and the optional axes and steps are
 // inputs, each folded into its attribute when constant, else bound to the
 // scopeflow input of the same meaning. scopeflow slice's defaults are
 // ONNX's: no axes are the first len(starts) axes, no steps all 1.
 absl::Status ConvertSlice(NodeContext& context) {
+  if (context.opset() < 10) return ConvertAttributeSlice(context);
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   SF_CHECK(context.HasInput(1) && context.HasInput(2),
            "inputs 1 (starts) and 2 (ends) are required");
@@ -342,56 +374,16 @@ absl::Status BindFedPads(NodeContext& context, OpBuilder& op, bool has_axes) {
   return context.Emit(op.In("Paddings", paddings));
 }
 
-// Pad (opset 11+): pads as an input [begin_0, begin_1, ..., end_0, end_1,
-// ...], an optional constant_value input and, since opset 18, an optional
-// axes input naming the padded axes. Constant pads and values fold into
-// scopeflow pad's attributes; others bind its Paddings and PadValue
-// inputs, the pads reordered to [begin_0, end_0, begin_1, end_1, ...].
-absl::Status ConvertPad(NodeContext& context) {
-  // scopeflow pad has ONNX's modes, under their names.
-  SF_ASSIGN_OR_RETURN(const std::string mode,
-                      context.StringAttr("mode", "constant"));
-  SF_CHECK(mode == "constant" || mode == "reflect" || mode == "edge" ||
-               (mode == "wrap" && context.opset() >= 19),
-           "attribute \"mode\" is \"%s\": expected constant, reflect or edge%s",
-           mode, context.opset() >= 19 ? " or wrap" : " (wrap since opset 19)");
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  OpBuilder op("pad");
-  op.In("X", x).Out("Out", context.Output(0)).Attr("mode", mode);
-  if (context.HasInput(2)) {
-    bool folded = false;
-    if (context.IsConstant(2)) {
-      SF_ASSIGN_OR_RETURN(const double value,
-                          context.ConstantScalar(2, "it is the pad value"));
-      // The attribute is a float32: only a value it holds exactly folds.
-      const float pad_value = static_cast<float>(value);
-      if (static_cast<double>(pad_value) == value || std::isnan(value)) {
-        op.Attr("pad_value", pad_value);
-        folded = true;
-      }
-    }
-    if (!folded) {
-      SF_ASSIGN_OR_RETURN(const std::string value, context.Input(2));
-      op.In("PadValue", value);
-    }
-  }
-  const bool has_axes = context.opset() >= 18 && context.HasInput(3);
-  if (has_axes) {
-    SF_RETURN_IF_ERROR(context.RequireConstants(
-        {3},
-        "scopeflow pad pads every axis: the axes decide where the pads "
-        "go"));
-  }
-  if (!context.IsConstant(1)) {
-    return BindFedPads(context, op, has_axes);
-  }
-  constexpr char kWhy[] = "it holds the pads";
-  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> pads,
-                      context.ConstantInts(1, kWhy));
-  std::vector<int64_t> axes;
+// Adds constant `pads` ([begin_0, begin_1, ..., end_0, end_1, ...] of
+// `given_axes`, or of every axis without them) to `op` as scopeflow's
+// [begin_0, end_0, begin_1, end_1, ...] of every axis, and emits it.
+absl::Status EmitConstantPads(
+    NodeContext& context, OpBuilder& op, const std::vector<int64_t>& pads,
+    const std::optional<std::vector<int64_t>>& given_axes) {
   int64_t rank = 0;
-  if (has_axes) {
-    SF_ASSIGN_OR_RETURN(axes, context.ConstantInts(3, kWhy));
+  std::vector<int64_t> axes;
+  if (given_axes.has_value()) {
+    axes = *given_axes;
     const VarInfo info = context.InputInfo(0);
     if (!info.has_dims) {
       return Unsupported(
@@ -426,6 +418,67 @@ absl::Status ConvertPad(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::vector<int32_t> paddings32,
                       ToInt32s(paddings, "pads"));
   return context.Emit(op.Attr("paddings", paddings32));
+}
+
+// Pad (opset 11+): pads as an input [begin_0, begin_1, ..., end_0, end_1,
+// ...], an optional constant_value input and, since opset 18, an optional
+// axes input naming the padded axes. Constant pads and values fold into
+// scopeflow pad's attributes; others bind its Paddings and PadValue
+// inputs, the pads reordered to [begin_0, end_0, begin_1, end_1, ...].
+// Before opset 11 the pads and the value are attributes.
+absl::Status ConvertPad(NodeContext& context) {
+  // scopeflow pad has ONNX's modes, under their names.
+  SF_ASSIGN_OR_RETURN(const std::string mode,
+                      context.StringAttr("mode", "constant"));
+  SF_CHECK(mode == "constant" || mode == "reflect" || mode == "edge" ||
+               (mode == "wrap" && context.opset() >= 19),
+           "attribute \"mode\" is \"%s\": expected constant, reflect or edge%s",
+           mode, context.opset() >= 19 ? " or wrap" : " (wrap since opset 19)");
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("pad");
+  op.In("X", x).Out("Out", context.Output(0)).Attr("mode", mode);
+  if (context.opset() < 11) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> pads,
+                        context.IntsAttr("pads"));
+    SF_ASSIGN_OR_RETURN(const float value, context.FloatAttr("value", 0.0f));
+    op.Attr("pad_value", value);
+    return EmitConstantPads(context, op, pads, std::nullopt);
+  }
+  if (context.HasInput(2)) {
+    bool folded = false;
+    if (context.IsConstant(2)) {
+      SF_ASSIGN_OR_RETURN(const double value,
+                          context.ConstantScalar(2, "it is the pad value"));
+      // The attribute is a float32: only a value it holds exactly folds.
+      const float pad_value = static_cast<float>(value);
+      if (static_cast<double>(pad_value) == value || std::isnan(value)) {
+        op.Attr("pad_value", pad_value);
+        folded = true;
+      }
+    }
+    if (!folded) {
+      SF_ASSIGN_OR_RETURN(const std::string value, context.Input(2));
+      op.In("PadValue", value);
+    }
+  }
+  const bool has_axes = context.opset() >= 18 && context.HasInput(3);
+  if (has_axes) {
+    SF_RETURN_IF_ERROR(context.RequireConstants(
+        {3},
+        "scopeflow pad pads every axis: the axes decide where the pads "
+        "go"));
+  }
+  if (!context.IsConstant(1)) {
+    return BindFedPads(context, op, has_axes);
+  }
+  constexpr char kWhy[] = "it holds the pads";
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> pads,
+                      context.ConstantInts(1, kWhy));
+  std::optional<std::vector<int64_t>> axes;
+  if (has_axes) {
+    SF_ASSIGN_OR_RETURN(axes, context.ConstantInts(3, kWhy));
+  }
+  return EmitConstantPads(context, op, pads, axes);
 }
 
 // Shape: the dims as int64, and since opset 15 only those in
@@ -522,6 +575,50 @@ absl::Status ConvertConstant(NodeContext& context) {
       "value_int or value_ints)");
 }
 
+// ConstantOfShape (opset 9+): input 0's shape filled with the one element
+// of attribute value (float32 0 without it). A constant shape folds the
+// whole output into a constant, for later nodes that need one; a shape
+// known at run time only expands the value to it.
+absl::Status ConvertConstantOfShape(NodeContext& context) {
+  Tensor value;
+  if (context.HasAttr("value")) {
+    const onnx::AttributeProto* attr = context.Attr("value");
+    SF_CHECK(attr->has_t(), "attribute \"value\" holds no tensor");
+    SF_ASSIGN_OR_RETURN(value, TensorFromOnnx(attr->t()));
+    SF_CHECK(value.numel() == 1,
+             "attribute \"value\" holds %d elements: expected one",
+             value.numel());
+    SF_RETURN_IF_ERROR(value.Reshape({}));
+  } else {
+    SF_ASSIGN_OR_RETURN(value,
+                        MakeTensor<float>(kFloat32, {}, std::vector<float>{0}));
+  }
+  if (!context.IsConstant(0)) {
+    SF_ASSIGN_OR_RETURN(const std::string shape, context.Input(0));
+    const std::string fill = context.AddConstant("value", std::move(value));
+    return context.Emit(OpBuilder("expand")
+                            .In("X", fill)
+                            .In("Shape", shape)
+                            .Out("Out", context.Output(0)));
+  }
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> shape,
+                      context.ConstantInts(0, "it is the output's shape"));
+  for (int64_t d : shape) {
+    SF_CHECK(d >= 0, "shape %s holds a negative dimension",
+             IntsToString(shape));
+  }
+  Tensor filled;
+  SF_RETURN_IF_ERROR(
+      filled.Allocate(CPUPlace(), value.dtype(), Dims(shape.begin(), shape.end())));
+  const size_t size = SizeOf(value.dtype());
+  char* out = static_cast<char*>(filled.raw_data());
+  for (int64_t i = 0; i < filled.numel(); ++i) {
+    std::memcpy(out + i * size, value.raw_data(), size);
+  }
+  context.SetConstantOutput(0, std::move(filled));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddShapeConverters(ConverterMap& map) {
@@ -539,6 +636,7 @@ void AddShapeConverters(ConverterMap& map) {
   map["Pad"] = &ConvertPad;
   map["Shape"] = &ConvertShape;
   map["Constant"] = &ConvertConstant;
+  map["ConstantOfShape"] = &ConvertConstantOfShape;
 }
 
 }  // namespace onnx_import

@@ -30,9 +30,6 @@ const ConverterMap& Converters() {
 std::string NoConverterReason(const std::string& op_type) {
   // Ops that models commonly hold, with the scopeflow op each would need.
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
-      {"Upsample",
-       "ONNX deprecated Upsample in opset 10 (below the opsets the importer "
-       "reads): Resize replaces it"},
       {"Not", "scopeflow has no logical ops (logical_not)"},
       {"And", "scopeflow has no logical ops (logical_and)"},
       {"Or", "scopeflow has no logical ops (logical_or)"},

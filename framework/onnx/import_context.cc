@@ -270,6 +270,13 @@ void NodeContext::SetConstantOutput(int i, Tensor value) {
   new_constants_[Output(i)] = std::move(value);
 }
 
+std::string NodeContext::AddConstant(absl::string_view hint, Tensor value) {
+  std::string name = Temp(hint);
+  new_constants_[name] = std::move(value);
+  new_params_.push_back(name);
+  return name;
+}
+
 bool NodeContext::HasAttr(absl::string_view name) const {
   return FindAttr(name) != nullptr;
 }
@@ -392,7 +399,8 @@ std::string NodeContext::Temp(absl::string_view hint) {
 
 bool NodeContext::Known(const std::string& var) const {
   return infos_.contains(var) || state_.infos.contains(var) ||
-         state_.constants.contains(var) || Tainted(var);
+         state_.constants.contains(var) || new_constants_.contains(var) ||
+         Tainted(var);
 }
 
 bool NodeContext::Tainted(const std::string& var) const {
@@ -407,6 +415,8 @@ VarInfo NodeContext::Info(const std::string& var) const {
   if (global != state_.infos.end()) return global->second;
   auto constant = state_.constants.find(var);
   if (constant != state_.constants.end()) return InfoOf(constant->second);
+  auto made = new_constants_.find(var);
+  if (made != new_constants_.end()) return InfoOf(made->second);
   return VarInfo{};
 }
 
@@ -552,11 +562,11 @@ absl::Status NodeContext::Commit() {
           "the conversion does not produce output %d (\"%s\")", i, Output(i)));
     }
   }
-  for (const std::string& name : new_params_) {
-    DeclareParam(state_, name, state_.constants.at(name));
-  }
   for (auto& [name, value] : new_constants_) {
     state_.constants[name] = std::move(value);
+  }
+  for (const std::string& name : new_params_) {
+    DeclareParam(state_, name, state_.constants.at(name));
   }
   for (auto& [name, info] : infos_) {
     // Where inference could not tell the dims, the model's declaration may.

@@ -162,6 +162,10 @@ class NodeContext {
   const std::string& Output(int i) const;
   // Makes output i a constant (a Constant node): no op is emitted.
   void SetConstantOutput(int i, Tensor value);
+  // A fresh variable (named after `hint`) holding `value`: a constant the
+  // conversion makes, such as a fill value, which becomes a parameter for
+  // the ops that read it.
+  std::string AddConstant(absl::string_view hint, Tensor value);
 
   // --- Attributes. Each accessor marks the attribute as handled; the
   // importer rejects a node that carries an attribute no accessor read.

@@ -117,7 +117,8 @@ absl::Status CheckDeclaredOutput(const VarInfo& converted,
 // model, Unimplemented if each is something scopeflow lacks.
 absl::Status ImportError(const std::string& graph_name, int64_t opset,
                          int node_count,
-                         const std::vector<ImportProblem>& problems) {
+                         const std::vector<ImportProblem>& problems,
+                         int downstream = 0) {
   absl::StatusCode code = absl::StatusCode::kUnimplemented;
   int failed_nodes = 0;
   for (const ImportProblem& problem : problems) {
@@ -133,10 +134,17 @@ absl::Status ImportError(const std::string& graph_name, int64_t opset,
       "cannot import ONNX graph \"%s\" (opset %d): %d of %d node(s) cannot "
       "be converted%s:",
       graph_name, opset, failed_nodes, node_count,
-      failed_nodes < static_cast<int>(problems.size())
-          ? absl::StrFormat(", %d other problem(s)",
-                            problems.size() - failed_nodes)
-          : "");
+      absl::StrCat(
+          failed_nodes < static_cast<int>(problems.size())
+              ? absl::StrFormat(", %d other problem(s)",
+                                problems.size() - failed_nodes)
+              : "",
+          downstream > 0
+              ? absl::StrFormat(
+                    " (and %d node(s) downstream that read values these "
+                    "leave unknown, not listed)",
+                    downstream)
+              : ""));
   for (const ImportProblem& problem : problems) {
     absl::StrAppend(&message, "\n  ", Describe(problem));
   }
@@ -269,6 +277,14 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
 
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
+    // Whether the node reads a value an earlier problem left unknown. A
+    // node that nothing converts fails whatever it reads: not downstream.
+    const bool downstream =
+        IsDefaultDomain(node.domain()) &&
+        Converters().contains(node.op_type()) &&
+        absl::c_any_of(node.input(), [&](const std::string& name) {
+          return state.tainted.contains(name);
+        });
     NodeContext context(state, node);
     const absl::Status status = ConvertNode(node, state, context);
     if (status.ok()) continue;
@@ -280,7 +296,13 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     problem.opset = *opset;
     problem.code = status.code();
     problem.reason = std::string(status.message());
-    problems.push_back(std::move(problem));
+    // Lacking what the unknown value would tell (its rank, say), the node
+    // fails as a consequence; a malformed node is reported all the same.
+    if (downstream && status.code() == absl::StatusCode::kUnimplemented) {
+      out_report.downstream.push_back(std::move(problem));
+    } else {
+      problems.push_back(std::move(problem));
+    }
   }
 
   for (const onnx::ValueInfoProto& value : graph.output()) {
@@ -313,8 +335,12 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
       out_report.inputs_needed_as_constants.push_back(name);
     }
   }
-  if (!problems.empty()) {
-    return ImportError(graph_name, *opset, graph.node_size(), problems);
+  // Every unknown value comes from a listed problem, so `downstream` is
+  // empty without one; checked anyway, as a model must not import with a
+  // node left out.
+  if (!problems.empty() || !out_report.downstream.empty()) {
+    return ImportError(graph_name, *opset, graph.node_size(), problems,
+                       static_cast<int>(out_report.downstream.size()));
   }
   result.params = std::move(state.params);
   return result;
@@ -325,6 +351,11 @@ absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path) {
   onnx::ModelProto model;
   SF_CHECK(model.ParseFromString(bytes), "%s: not a serialized onnx.ModelProto",
            path);
+  const absl::Status loaded = LoadOnnxExternalData(model, path);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.code(),
+                        absl::StrCat(path, ": ", loaded.message()));
+  }
   return model;
 }
 

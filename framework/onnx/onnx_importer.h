@@ -19,10 +19,16 @@
 // (slots, attributes, shape inference, a CPU kernel for the inferred
 // dtype), so a model that imports is one scopeflow can run. When some nodes
 // cannot be converted, the import fails with one error listing every such
-// node (index, name, op type, opset and the reason), not just the first.
+// node (index, name, op type, opset and the reason), not just the first;
+// nodes that fail only downstream of a listed one (reading a value it left
+// unknown) are counted, not listed.
 //
-// Supported: the default ONNX domain at opsets 11 to 25 (the conversions
-// follow each operator's definition at the model's opset).
+// Supported: the default ONNX domain at opsets 7 to 25 (the conversions
+// follow each operator's definition at the model's opset: Upsample, Slice,
+// Pad and Clip attributes, BatchNormalization's spatial, Softmax's 2-D
+// coercion, ...). Tensors kept in external files (data_location EXTERNAL)
+// are read by ReadOnnxModel, or by LoadOnnxExternalData for a model
+// parsed otherwise.
 #ifndef SCOPEFLOW_FRAMEWORK_ONNX_ONNX_IMPORTER_H_
 #define SCOPEFLOW_FRAMEWORK_ONNX_ONNX_IMPORTER_H_
 
@@ -41,7 +47,7 @@
 namespace scopeflow {
 
 // The oldest and newest default-domain opsets the importer converts.
-inline constexpr int64_t kMinOnnxOpset = 11;
+inline constexpr int64_t kMinOnnxOpset = 7;
 inline constexpr int64_t kMaxOnnxOpset = 25;
 
 struct NamedTensor {
@@ -87,7 +93,15 @@ struct ImportProblem {
 
 // What went wrong, for callers that act on it (the conformance runner).
 struct ImportReport {
+  // The problems the error lists.
   std::vector<ImportProblem> problems;
+  // Nodes that a converter failed on (Unimplemented) while they read a
+  // value an earlier problem left unknown (a failed node's output, or what
+  // was computed from one): the failure is most likely a consequence, e.g.
+  // the rank the converter needs is unknown, so the error counts them
+  // without listing them. A malformed node (another code) or one that no
+  // converter handles is listed in `problems` wherever it lies.
+  std::vector<ImportProblem> downstream;
   // Graph inputs that some node needs as a constant (they could be given
   // through ImportOptions::constant_inputs), in graph-input order.
   std::vector<std::string> inputs_needed_as_constants;
@@ -101,8 +115,21 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
                                          const ImportOptions& options = {},
                                          ImportReport* report = nullptr);
 
-// Parses a binary .onnx file. Errors name the path.
+// Parses a binary .onnx file and loads its external data (see
+// LoadOnnxExternalData). Errors name the path.
 absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path);
+
+// Reads the data of every tensor of `model` stored in an external file
+// (data_location EXTERNAL: initializers and tensor attributes, subgraphs
+// included) into its raw_data, so that ImportOnnx can decode it. Each
+// file's `location` is relative to the directory of `model_path`, where the
+// model was read from; `offset` and `length` (optional) select bytes of it.
+// A location that is absolute or leads outside that directory (through
+// "..", or a symbolic link to elsewhere than beside the model file's real
+// path) is refused (InvalidArgument), as is a range beyond the file's end;
+// errors name the tensor and the file.
+absl::Status LoadOnnxExternalData(onnx::ModelProto& model,
+                                  const std::string& model_path);
 
 // Parses a binary onnx.TensorProto file (a test case's input_N.pb) into a
 // CPU tensor.

@@ -95,8 +95,9 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
   SF_CHECK_CODE(proto.data_location() != onnx::TensorProto::EXTERNAL &&
                     proto.external_data_size() == 0,
                 absl::StatusCode::kUnimplemented,
-                "tensor \"%s\": its data lives in an external file, which "
-                "the importer does not read",
+                "tensor \"%s\": its data lives in an external file, not "
+                "loaded (ReadOnnxModel loads it, as LoadOnnxExternalData "
+                "does for a model parsed otherwise)",
                 what);
   SF_CHECK_CODE(!proto.has_segment(), absl::StatusCode::kUnimplemented,
                 "tensor \"%s\" is a segment of a larger tensor, which the "

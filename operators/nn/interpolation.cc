@@ -55,8 +55,9 @@ double CubicKernel(double x, double a) {
 
 // Nearest: whether to take the neighbour to the right of the coordinate,
 // given its distance `ratio` in (0, 1] from the left one (1: the
-// coordinate is a cell, which the right neighbour then is).
-bool TakeRight(NearestMode mode, double ratio) {
+// coordinate is a cell, which the right neighbour then is), on an axis
+// resized by `scale`.
+bool TakeRight(NearestMode mode, double ratio, double scale) {
   switch (mode) {
     case NearestMode::kRoundPreferFloor:
       return ratio > 0.5;
@@ -66,6 +67,8 @@ bool TakeRight(NearestMode mode, double ratio) {
       return ratio == 1.0;
     case NearestMode::kCeil:
       return true;
+    case NearestMode::kFloorUpCeilDown:
+      return scale < 1.0 || ratio == 1.0;
   }
   return true;
 }
@@ -77,7 +80,7 @@ void AddTaps(const Method& method, const AxisResize& axis, int64_t left,
   const int64_t last = axis.in - 1;
   if (method.mode == Mode::kNearest) {
     map.index.push_back(std::clamp<int64_t>(
-        left + (TakeRight(method.nearest_mode, ratio) ? 1 : 0), 0, last));
+        left + (TakeRight(method.nearest_mode, ratio, axis.scale) ? 1 : 0), 0, last));
     map.weight.push_back(1.0);
     return;
   }

@@ -29,8 +29,17 @@ enum class CoordinateMode {
   kTfCropAndResize,
 };
 
-// Which neighbour the nearest mode picks, as ONNX Resize's nearest_mode.
-enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+// Which neighbour the nearest mode picks, as ONNX Resize's nearest_mode;
+// kFloorUpCeilDown is floor on an axis scaled up (or kept) and ceil on one
+// scaled down: ONNX Upsample and Resize before opset 11, which define no
+// rounding, as ONNX Runtime rounds them and ONNX's opset-10 cases expect.
+enum class NearestMode {
+  kRoundPreferFloor,
+  kRoundPreferCeil,
+  kFloor,
+  kCeil,
+  kFloorUpCeilDown,
+};
 
 struct Method {
   Mode mode = Mode::kNearest;

@@ -1,8 +1,9 @@
 // resize: interpolates chosen axes of a tensor of any rank to new sizes,
 // with ONNX Resize's semantics (opsets 11 to 19): nearest, (n-)linear and
 // cubic modes, every coordinate transformation, antialiasing, and
-// tf_crop_and_resize's region of interest with an extrapolation value.
-// The output size comes from scales or sizes, each either an attribute or
+// tf_crop_and_resize's region of interest with an extrapolation value; and
+// nearest_mode "floor_up_ceil_down" for ONNX Upsample and Resize before
+// opset 11 (see interpolation.h). The output size comes from scales or sizes, each either an attribute or
 // a tensor input read at run time, which wins when bound (then Prepare
 // leaves the resized dimensions unknown and the executor infers them
 // before each run); the region of interest likewise.
@@ -160,7 +161,9 @@ Method MethodOf(const Attributes& attrs) {
                             ? NearestMode::kRoundPreferCeil
                         : nearest == "floor" ? NearestMode::kFloor
                         : nearest == "ceil"  ? NearestMode::kCeil
-                                             : NearestMode::kRoundPreferFloor;
+                        : nearest == "floor_up_ceil_down"
+                            ? NearestMode::kFloorUpCeilDown
+                            : NearestMode::kRoundPreferFloor;
   method.cubic_coeff_a = attrs.Get<float>("cubic_coeff_a");
   method.exclude_outside = attrs.Get<bool>("exclude_outside");
   method.antialias = attrs.Get<bool>("antialias");
@@ -469,7 +472,8 @@ SF_REGISTER_OP(resize)
                  "tf_crop_and_resize"}))
     .Attr("nearest_mode", AttrType::kString,
           AttrValue(std::string("round_prefer_floor")),
-          OneOf({"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}))
+          OneOf({"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+                 "floor_up_ceil_down"}))
     .Attr("cubic_coeff_a", AttrType::kFloat, AttrValue(-0.75f))
     .Attr("exclude_outside", AttrType::kBool, AttrValue(false))
     .Attr("extrapolation_value", AttrType::kFloat, AttrValue(0.0f))
@@ -511,7 +515,8 @@ SF_REGISTER_OP(resize_grad)
                  "tf_crop_and_resize"}))
     .Attr("nearest_mode", AttrType::kString,
           AttrValue(std::string("round_prefer_floor")),
-          OneOf({"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}))
+          OneOf({"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+                 "floor_up_ceil_down"}))
     .Attr("cubic_coeff_a", AttrType::kFloat, AttrValue(-0.75f))
     .Attr("exclude_outside", AttrType::kBool, AttrValue(false))
     .Attr("extrapolation_value", AttrType::kFloat, AttrValue(0.0f))

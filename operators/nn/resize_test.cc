@@ -96,6 +96,9 @@ TEST(ResizeTest, NearestModes) {
       {"round_prefer_floor", 2.5, {1, 1, 2, 2, 3, 3, 3, 4, 4, 4}},
       {"floor", 2.5, {1, 1, 1, 2, 2, 3, 3, 3, 4, 4}},
       {"ceil", 2.5, {1, 2, 2, 3, 3, 3, 4, 4, 4, 4}},
+      // Scaled up: floor. Scaled down: ceil, samples at 0, 1.67 and 3.33.
+      {"floor_up_ceil_down", 2.5, {1, 1, 1, 2, 2, 3, 3, 3, 4, 4}},
+      {"floor_up_ceil_down", 0.6, {1, 3}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.mode, " ", c.scale));
