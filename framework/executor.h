@@ -11,8 +11,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "framework/layout_rewrite.h"
+#include "framework/block_runner.h"
 #include "framework/op_context.h"
+#include "framework/passes/layout_rewrite.h"
 #include "framework/run_scope_cache.h"
 #include "framework/scope.h"
 #include "framework/tensor.h"
@@ -108,11 +109,6 @@ class PreparedNet {
   std::shared_ptr<const PreparedNet> as_written_;
 };
 
-struct Feed {
-  std::string name;
-  Tensor tensor;
-};
-
 // Time spent per op of a PreparedNet, added up over the runs given it.
 struct RunProfile {
   struct OpTime {
@@ -145,7 +141,7 @@ struct ExecutorOptions {
   // On the CPU, run chains of conv2d, pool2d and elementwise ops on
   // channels-last (NHWC) or channel-blocked (NCHW8c, NCHW16c) activations, as
   // oneDNN's convolutions want them, instead of reordering around each
-  // convolution (framework/layout_rewrite.h). A run that fetches a variable
+  // convolution (framework/passes/layout_rewrite.h). A run that fetches a variable
   // the rewrite renamed runs the block as written. Off, a PreparedNet's ops
   // and variables are exactly the net's (as analyses of a net expect).
   bool channels_last = true;
@@ -155,7 +151,7 @@ struct ExecutorOptions {
   // convolutions out of a blocked one.
   ActivationLayout activation_layout = ActivationLayout::kAuto;
   // On every place, fuse a matrix product and the bias added to it, and an
-  // fc and the relu after it, into one fc (framework/op_fusion.h). A run that
+  // fc and the relu after it, into one fc (framework/passes/op_fusion.h). A run that
   // fetches a variable the fusion removed runs the block as written.
   bool fuse_ops = true;
 
@@ -170,8 +166,9 @@ struct ExecutorOptions {
 };
 
 // Runs prepared nets. Thread-safe: Prepare and Run may be called from any
-// number of threads at once.
-class Executor {
+// number of threads at once. Control-flow ops run their blocks through it
+// as a BlockRunner.
+class Executor final : public BlockRunner {
  public:
   explicit Executor(ExecutorOptions options = {}) : options_(options) {}
 
@@ -202,7 +199,12 @@ class Executor {
                                           Scope& scope,
                                           absl::Span<const Feed> feeds,
                                           absl::Span<const std::string> fetches,
-                                          RunProfile* profile = nullptr) const;
+                                          RunProfile* profile) const;
+  absl::StatusOr<std::vector<Tensor>> Run(
+      const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+      absl::Span<const std::string> fetches) const override {
+    return Run(prepared, scope, feeds, fetches, /*profile=*/nullptr);
+  }
 
   // Runs `prepared` with its temporaries as local variables of `scope`
   // itself, kept after the run (no tensor is freed early): how a
@@ -211,7 +213,7 @@ class Executor {
   // are found by lookup from `scope`.
   absl::StatusOr<std::vector<Tensor>> RunInScope(
       const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
-      absl::Span<const std::string> fetches) const;
+      absl::Span<const std::string> fetches) const override;
 
  private:
   // Runs the ops with `tensors` resolved for the temporaries; `scope` is

@@ -1,4 +1,4 @@
-// The executor's op fusion (framework/op_fusion.h) on real ops: an MLP
+// The executor's op fusion (framework/passes/op_fusion.h) on real ops: an MLP
 // written as ONNX writes it (matmul, add, relu) runs as fc ops with the
 // results of the net as written, fetches of the variables fused away still
 // work, and a training net's gradients are those of the net as written.

@@ -394,7 +394,7 @@ BENCHMARK(BM_ShareOfSgemm)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// The executor's op fusion (framework/op_fusion.h) on the MLP, written with
+// The executor's op fusion (framework/passes/op_fusion.h) on the MLP, written with
 // fc ops (onnx:0) or as ONNX writes it (onnx:1), at batch 1 or 64: each
 // iteration times one run of the net fused and one as written, so that the
 // machine's slow stretches fall on both; the counters give the speed-up
