@@ -118,8 +118,8 @@ TEST_F(OpFusionNetTest, ErrorsNameTheOpAsWrittenAndTheFusedOp) {
 
 TEST_F(OpFusionNetTest, LeavesTheNetAloneOffTheOption) {
   ExecutorOptions options;
-  options.fuse_ops = false;
-  options.channels_last = false;
+  options.prepare.fuse_ops = false;
+  options.prepare.channels_last = false;
   absl::StatusOr<PreparedNet> prepared =
       Executor(options).Prepare(net_, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();

@@ -260,4 +260,17 @@ std::optional<OpFusion> FuseOps(
   return fuser.Result();
 }
 
+absl::StatusOr<bool> OpFusionPass::Run(PassBlock& block,
+                                       const PassContext& context) const {
+  const PreparedNet& prepared = context.prepared;
+  absl::flat_hash_map<std::string, VarInfo> infos;
+  for (size_t v = 0; v < prepared.var_names().size(); ++v) {
+    infos[prepared.var_names()[v]] = prepared.var_infos()[v];
+  }
+  std::optional<OpFusion> fusion = FuseOps(block.block, infos);
+  if (!fusion.has_value()) return false;
+  block.Replace(std::move(fusion->block), fusion->source_op);
+  return true;
+}
+
 }  // namespace scopeflow
