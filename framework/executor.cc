@@ -188,28 +188,64 @@ class RunNesting {
   bool outermost() const { return run_depth == 1; }
 };
 
-}  // namespace
+// One run's bindings, owned by the run: a tensor per variable of the net
+// (null where the run needs none), this run's shapes, and what the steps
+// over the ops share.
+struct RunState {
+  RunState(const PreparedNet& prepared, std::vector<Tensor*> tensors,
+           Scope& run_scope, const BlockRunner* runner, RunProfile* profile,
+           bool free_dead_tensors)
+      : prepared(prepared),
+        place(prepared.place()),
+        tensors(std::move(tensors)),
+        fetched(prepared.var_names().size(), false),
+        run_scope(run_scope),
+        runner(runner),
+        profile(profile),
+        free_dead_tensors(free_dead_tensors) {
+    // Copying the table costs a cache line per variable: only where ops
+    // infer at run time.
+    if (prepared.infers_at_run()) run_infos = prepared.var_infos();
+    // Dead temporaries' buffers for later outputs, in runs on the host.
+    if (free_dead_tensors && place.is_cpu()) spare_buffers.emplace();
+  }
 
-absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
-    const PreparedNet& prepared, Scope& scope, Scope& run_scope,
-    std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
-    absl::Span<const std::string> fetches, RunProfile* profile,
-    bool free_dead_tensors, std::vector<Tensor*>* persistables) const {
-  const int n = static_cast<int>(prepared.var_names().size());
-  const Place& place = prepared.place();
-  // Runs nest (a loop's body runs inside its op, on the same thread and
-  // stream): the outermost run on a device is the one that waits for it.
-  const RunNesting nesting;
-  const bool waits_for_device = place.is_cuda() && nesting.outermost();
-  if (waits_for_device) SF_RETURN_IF_ERROR(DiscardDeviceChecks(place.device()));
-  // The shapes of this run: Prepare's where it knew every one, else a copy
-  // that the run's inference and what the scope and feeds hold update.
-  // (Where Prepare knew every shape, the checks below make those equal to
-  // Prepare's.) Copying the table costs a cache line per variable.
+  // The shapes of this run: Prepare's where it knew every one, else the
+  // copy that the run's inference and what the scope and feeds hold update.
+  // (Where Prepare knew every shape, the binding checks make those equal
+  // to Prepare's.)
+  const std::vector<VarInfo>& infos() const {
+    return prepared.infers_at_run() ? run_infos : prepared.var_infos();
+  }
+  // Records what a bound tensor holds, where runs infer.
+  void Learn(int v, const Tensor& tensor) {
+    if (prepared.infers_at_run()) run_infos[v] = InfoOf(tensor);
+  }
+
+  const PreparedNet& prepared;
+  const Place& place;
+  std::vector<Tensor*> tensors;
   std::vector<VarInfo> run_infos;
-  if (prepared.infers_at_run()) run_infos = prepared.var_infos();
-  const std::vector<VarInfo>& infos =
-      prepared.infers_at_run() ? run_infos : prepared.var_infos();
+  // Parameters copied to the run's place (BindScopeVariables).
+  std::vector<std::unique_ptr<Tensor>> persistable_copies;
+  // Flags as bytes: std::vector<bool>'s bit access costs more per op.
+  std::vector<char> fetched;
+  std::optional<RunBufferPool> spare_buffers;
+  Scope& run_scope;
+  const BlockRunner* runner;
+  RunProfile* profile;
+  const bool free_dead_tensors;
+};
+
+// Binds the variables of enclosing blocks and the persistable ones to
+// their tensors in `scope` (or, with `persistables` filled by an earlier
+// run on the same run scope, to those), and checks that what they hold
+// fits what the net was prepared for.
+absl::Status BindScopeVariables(Scope& scope,
+                                std::vector<Tensor*>* persistables,
+                                RunState& run) {
+  const PreparedNet& prepared = run.prepared;
+  std::vector<Tensor*>& tensors = run.tensors;
   const bool resolved = persistables != nullptr && !persistables->empty();
   for (int v : prepared.scope_bound()) {
     const std::string& name = prepared.var_names()[v];
@@ -229,7 +265,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                  "variable \"%s\" of an enclosing block: the block was "
                  "prepared for %s, the scope holds %s",
                  name, InfoToString(known), tensors[v]->DebugString());
-        if (prepared.infers_at_run()) run_infos[v] = InfoOf(*tensors[v]);
+        run.Learn(v, *tensors[v]);
       }
       continue;
     }
@@ -244,7 +280,7 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                     "persistable variable \"%s\" holds no tensor: run the "
                     "startup net or load the parameters first",
                     name);
-      if (prepared.infers_at_run()) run_infos[v] = InfoOf(*tensors[v]);
+      run.Learn(v, *tensors[v]);
       // Kernels were chosen at Prepare from the declared dtype.
       const VarInfo& declared = prepared.var_infos()[v];
       SF_CHECK(
@@ -264,10 +300,9 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
   // Parameters the caller left on another place (loaded on the host for a
   // net on a device): a run reads a copy on its place. One the net updates
   // must be on the place, or the update would go to the copy.
-  std::vector<std::unique_ptr<Tensor>> persistable_copies;
   for (int v : prepared.scope_bound()) {
     if (prepared.is_external(v) || !tensors[v]->initialized() ||
-        tensors[v]->place() == place ||
+        tensors[v]->place() == run.place ||
         (prepared.is_written(v) && !prepared.is_read_first(v))) {
       continue;  // a net that writes it first allocates it on its place
     }
@@ -276,14 +311,19 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                   "persistable variable \"%s\" is on %s, but the net runs on "
                   "%s and writes it: copy it to %s first (Tensor::CopyTo)",
                   prepared.var_names()[v], tensors[v]->place().ToString(),
-                  place.ToString(), place.ToString());
-    SF_ASSIGN_OR_RETURN(Tensor copy, tensors[v]->CopyTo(place));
-    persistable_copies.push_back(std::make_unique<Tensor>(std::move(copy)));
-    tensors[v] = persistable_copies.back().get();
+                  run.place.ToString(), run.place.ToString());
+    SF_ASSIGN_OR_RETURN(Tensor copy, tensors[v]->CopyTo(run.place));
+    run.persistable_copies.push_back(std::make_unique<Tensor>(std::move(copy)));
+    tensors[v] = run.persistable_copies.back().get();
   }
+  return absl::OkStatus();
+}
 
-  // Flags as bytes: std::vector<bool>'s bit access costs more per op.
-  std::vector<char> fed(n, false);
+// Binds each feed to its input variable, sharing the caller's buffer where
+// it is on the run's place; every input must be fed.
+absl::Status BindFeeds(absl::Span<const Feed> feeds, RunState& run) {
+  const PreparedNet& prepared = run.prepared;
+  std::vector<char> fed(prepared.var_names().size(), false);
   for (const Feed& feed : feeds) {
     const int v = prepared.VarIndex(feed.name);
     SF_CHECK(v >= 0 && prepared.is_input(v),
@@ -294,140 +334,194 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                  ShapeAdmits(declared, feed.tensor.dims()),
              "feed \"%s\": expected %s, got %s", feed.name,
              InfoToString(declared), feed.tensor.DebugString());
-    if (feed.tensor.place() == place) {
-      tensors[v]->ShareBufferWith(feed.tensor);
+    Tensor& tensor = *run.tensors[v];
+    if (feed.tensor.place() == run.place) {
+      tensor.ShareBufferWith(feed.tensor);
       // The caller may have changed the elements since a run before this
       // one was fed the same buffer.
-      tensors[v]->MarkWritten();
+      tensor.MarkWritten();
     } else {
-      SF_ASSIGN_OR_RETURN(*tensors[v], feed.tensor.CopyTo(place));
+      SF_ASSIGN_OR_RETURN(tensor, feed.tensor.CopyTo(run.place));
     }
-    if (prepared.infers_at_run()) run_infos[v] = InfoOf(feed.tensor);
+    run.Learn(v, feed.tensor);
     fed[v] = true;
   }
   for (int v : prepared.input_vars()) {
     SF_CHECK(fed[v], "input \"%s\" is not fed", prepared.var_names()[v]);
   }
+  return absl::OkStatus();
+}
 
+// The fetched variables, in the order asked; marks them so that no op
+// frees them.
+absl::StatusOr<std::vector<int>> BindFetches(
+    absl::Span<const std::string> fetches, RunState& run) {
   std::vector<int> fetch_index;
-  std::vector<char> fetched(n, false);
   for (const std::string& name : fetches) {
-    const int v = prepared.VarIndex(name);
+    const int v = run.prepared.VarIndex(name);
     SF_CHECK(v >= 0, "fetch \"%s\": the net has no such variable", name);
-    SF_CHECK(prepared.is_tensor(v),
+    SF_CHECK(run.prepared.is_tensor(v),
              "fetch \"%s\": it holds a list of scopes, not a tensor", name);
     fetch_index.push_back(v);
-    fetched[v] = true;
+    run.fetched[v] = true;
   }
+  return fetch_index;
+}
 
-  if (profile != nullptr) profile->ops.resize(prepared.ops().size());
-  // Dead temporaries' buffers for later outputs, in runs on the host.
-  std::optional<RunBufferPool> spare_buffers;
-  if (free_dead_tensors && place.is_cpu()) spare_buffers.emplace();
-  for (size_t position = 0; position < prepared.ops().size(); ++position) {
-    const PreparedOp& op = prepared.ops()[position];
-    const Clock::time_point op_start =
-        profile != nullptr ? Clock::now() : Clock::time_point();
-    if (op.spec->infer() != nullptr && !op.static_shapes) {
-      InferContext context(op, run_infos, prepared.var_names(), tensors.data());
-      absl::Status inferred = op.spec->infer()(context);
-      if (!inferred.ok()) {
-        return absl::Status(inferred.code(),
-                            absl::StrCat(OpName(op), ": ", inferred.message()));
+// Allocates op's outputs as inference says (an output updated in place
+// keeps its input's buffer), staging them for a kernel on the host.
+absl::Status AllocateOutputs(const PreparedOp& op, HostStaging* staging,
+                             RunState& run) {
+  const std::vector<VarInfo>& infos = run.infos();
+  const std::vector<std::string>& names = run.prepared.var_names();
+  std::vector<Tensor*>& tensors = run.tensors;
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
+    for (size_t k = 0; k < op.outputs[o].size(); ++k) {
+      const int v = op.outputs[o][k];
+      if (staging != nullptr) staging->StageOutput(v, tensors);
+      if (in_place >= 0 && k < op.inputs[in_place].size() &&
+          op.inputs[in_place][k] == v) {
+        SF_RETURN_IF_ERROR(PrepareInPlace(op, v, infos[v], names, *tensors[v]));
+        continue;
       }
-    }
-    // An op with no kernel on the run's device runs its CPU kernel on host
-    // copies of its inputs and outputs.
-    const bool on_host = op.kernel_place != place;
-    // Made only for such an op: a deque allocates as it is constructed,
-    // and an empty std::optional of it is zeroed for every op.
-    std::unique_ptr<HostStaging> staging;
-    if (on_host) {
-      staging = std::make_unique<HostStaging>();
-      absl::Status staged = staging->StageInputs(op, tensors);
-      if (!staged.ok()) {
-        return absl::Status(
-            staged.code(),
-            absl::StrCat(OpName(op),
-                         ": copying its inputs to the host for its CPU "
-                         "kernel: ",
-                         staged.message()));
+      SF_CHECK_CODE(FullyKnown(infos[v]), absl::StatusCode::kInternal,
+                    "%s: inference left output \"%s\" as %s at run time",
+                    OpName(op), names[v], InfoToString(infos[v]));
+      if (run.spare_buffers && !tensors[v]->initialized()) {
+        size_t bytes = SizeOf(infos[v].dtype);
+        for (int64_t d : infos[v].dims) bytes *= static_cast<size_t>(d);
+        run.spare_buffers->Lend(bytes, *tensors[v]);
       }
-    }
-    for (size_t o = 0; o < op.outputs.size() && !op.spec->control_flow(); ++o) {
-      const int in_place = op.spec->InPlaceInput(static_cast<int>(o));
-      for (size_t k = 0; k < op.outputs[o].size(); ++k) {
-        const int v = op.outputs[o][k];
-        if (on_host) staging->StageOutput(v, tensors);
-        if (in_place >= 0 && k < op.inputs[in_place].size() &&
-            op.inputs[in_place][k] == v) {
-          SF_RETURN_IF_ERROR(PrepareInPlace(op, v, infos[v],
-                                            prepared.var_names(), *tensors[v]));
-          continue;
-        }
-        SF_CHECK_CODE(FullyKnown(infos[v]), absl::StatusCode::kInternal,
-                      "%s: inference left output \"%s\" as %s at run time",
-                      OpName(op), prepared.var_names()[v],
-                      InfoToString(infos[v]));
-        if (spare_buffers && !tensors[v]->initialized()) {
-          size_t bytes = SizeOf(infos[v].dtype);
-          for (int64_t d : infos[v].dims) bytes *= static_cast<size_t>(d);
-          spare_buffers->Lend(bytes, *tensors[v]);
-        }
-        absl::Status allocated = tensors[v]->Allocate(
-            op.kernel_place, infos[v].dtype, infos[v].dims);
-        if (!allocated.ok()) {
-          return absl::Status(
-              allocated.code(),
-              absl::StrFormat("%s: output \"%s\": %s", OpName(op),
-                              prepared.var_names()[v], allocated.message()));
-        }
+      absl::Status allocated =
+          tensors[v]->Allocate(op.kernel_place, infos[v].dtype, infos[v].dims);
+      if (!allocated.ok()) {
+        return absl::Status(allocated.code(),
+                            absl::StrFormat("%s: output \"%s\": %s", OpName(op),
+                                            names[v], allocated.message()));
       }
-    }
-    KernelContext context(op, tensors.data(), prepared.var_names(),
-                          op.kernel_place, &run_scope, this);
-    const Clock::time_point kernel_start =
-        profile != nullptr ? Clock::now() : Clock::time_point();
-    absl::Status status = op.kernel(context);
-    if (profile != nullptr) {
-      profile->ops[position].kernel_seconds +=
-          std::chrono::duration<double>(Clock::now() - kernel_start).count();
-    }
-    if (on_host && status.ok()) {
-      status = staging->Finish(op, place, tensors);
-    }
-    if (!status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat(OpName(op), ": ", status.message()));
-    }
-    if (op.spec->control_flow()) {
-      SF_RETURN_IF_ERROR(ReadBackOutputs(op, prepared, tensors, run_infos));
-    }
-    if (free_dead_tensors) {
-      for (int v : prepared.dies_after(position)) {
-        if (fetched[v]) continue;
-        if (spare_buffers) {
-          spare_buffers->Keep(*tensors[v]);
-        } else {
-          tensors[v]->Clear();
-        }
-      }
-    }
-    if (profile != nullptr) {
-      profile->ops[position].total_seconds +=
-          std::chrono::duration<double>(Clock::now() - op_start).count();
     }
   }
+  return absl::OkStatus();
+}
 
+// One step of the run: the op at `position` infers what Prepare could not,
+// gets its outputs allocated, runs its kernel (on host copies where it has
+// none on the run's device), and the temporaries that die after it are
+// freed.
+absl::Status RunStep(size_t position, RunState& run) {
+  const PreparedNet& prepared = run.prepared;
+  const PreparedOp& op = prepared.ops()[position];
+  RunProfile* const profile = run.profile;
+  const Clock::time_point op_start =
+      profile != nullptr ? Clock::now() : Clock::time_point();
+  if (op.spec->infer() != nullptr && !op.static_shapes) {
+    InferContext context(op, run.run_infos, prepared.var_names(),
+                         run.tensors.data());
+    absl::Status inferred = op.spec->infer()(context);
+    if (!inferred.ok()) {
+      return absl::Status(inferred.code(),
+                          absl::StrCat(OpName(op), ": ", inferred.message()));
+    }
+  }
+  // An op with no kernel on the run's device runs its CPU kernel on host
+  // copies of its inputs and outputs. The staging is made only for such an
+  // op: a deque allocates as it is constructed, and an empty
+  // std::optional of it is zeroed for every op.
+  std::unique_ptr<HostStaging> staging;
+  if (op.kernel_place != run.place) {
+    staging = std::make_unique<HostStaging>();
+    absl::Status staged = staging->StageInputs(op, run.tensors);
+    if (!staged.ok()) {
+      return absl::Status(
+          staged.code(),
+          absl::StrCat(OpName(op),
+                       ": copying its inputs to the host for its CPU kernel: ",
+                       staged.message()));
+    }
+  }
+  if (!op.spec->control_flow()) {
+    SF_RETURN_IF_ERROR(AllocateOutputs(op, staging.get(), run));
+  }
+  KernelContext context(op, run.tensors.data(), prepared.var_names(),
+                        op.kernel_place, &run.run_scope, run.runner);
+  const Clock::time_point kernel_start =
+      profile != nullptr ? Clock::now() : Clock::time_point();
+  absl::Status status = op.kernel(context);
+  if (profile != nullptr) {
+    profile->ops[position].kernel_seconds +=
+        std::chrono::duration<double>(Clock::now() - kernel_start).count();
+  }
+  if (staging != nullptr && status.ok()) {
+    status = staging->Finish(op, run.place, run.tensors);
+  }
+  if (!status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrCat(OpName(op), ": ", status.message()));
+  }
+  if (op.spec->control_flow()) {
+    SF_RETURN_IF_ERROR(
+        ReadBackOutputs(op, prepared, run.tensors, run.run_infos));
+  }
+  if (run.free_dead_tensors) {
+    for (int v : prepared.dies_after(position)) {
+      if (run.fetched[v]) continue;
+      if (run.spare_buffers) {
+        run.spare_buffers->Keep(*run.tensors[v]);
+      } else {
+        run.tensors[v]->Clear();
+      }
+    }
+  }
+  if (profile != nullptr) {
+    profile->ops[position].total_seconds +=
+        std::chrono::duration<double>(Clock::now() - op_start).count();
+  }
+  return absl::OkStatus();
+}
+
+// The fetched tensors, in the order asked.
+absl::StatusOr<std::vector<Tensor>> TakeFetches(
+    const std::vector<int>& fetch_index, const RunState& run) {
   std::vector<Tensor> results;
   results.reserve(fetch_index.size());
   for (int v : fetch_index) {
-    SF_CHECK_CODE(tensors[v]->initialized(),
+    SF_CHECK_CODE(run.tensors[v]->initialized(),
                   absl::StatusCode::kFailedPrecondition,
                   "fetch \"%s\": no op of the net wrote it and it was not fed",
-                  prepared.var_names()[v]);
-    results.push_back(*tensors[v]);
+                  run.prepared.var_names()[v]);
+    results.push_back(*run.tensors[v]);
   }
+  return results;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
+    const PreparedNet& prepared, Scope& scope, Scope& run_scope,
+    std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, RunProfile* profile,
+    bool free_dead_tensors, std::vector<Tensor*>* persistables) const {
+  const Place& place = prepared.place();
+  // Runs nest (a loop's body runs inside its op, on the same thread and
+  // stream): the outermost run on a device is the one that waits for it.
+  const RunNesting nesting;
+  const bool waits_for_device = place.is_cuda() && nesting.outermost();
+  if (waits_for_device) SF_RETURN_IF_ERROR(DiscardDeviceChecks(place.device()));
+
+  RunState run(prepared, std::move(tensors), run_scope, this, profile,
+               free_dead_tensors);
+  SF_RETURN_IF_ERROR(BindScopeVariables(scope, persistables, run));
+  SF_RETURN_IF_ERROR(BindFeeds(feeds, run));
+  SF_ASSIGN_OR_RETURN(const std::vector<int> fetch_index,
+                      BindFetches(fetches, run));
+  if (profile != nullptr) profile->ops.resize(prepared.ops().size());
+  for (size_t position = 0; position < prepared.ops().size(); ++position) {
+    SF_RETURN_IF_ERROR(RunStep(position, run));
+  }
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                      TakeFetches(fetch_index, run));
+
   if (waits_for_device) {
     // The run's kernels were only queued on this thread's stream: wait, so
     // that the fetched tensors and the parameters the run wrote may be used
