@@ -42,6 +42,7 @@ NetDef CopyChain() {
   NetDef net;
   google::protobuf::TextFormat::ParseFromString(R"pb(
     name: "chain"
+    format_version: 1
     blocks {
       vars { name: "x" dtype: DATA_TYPE_FLOAT32 shape: [ 2 ] }
       ops {
