@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "framework/executor.h"
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
+#include "framework/prepare.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -51,7 +51,7 @@ class Differentiator {
   // Learns the variables' dtypes from Prepare and which ops have gradients.
   absl::Status Init() {
     absl::StatusOr<PreparedNet> prepared =
-        Executor(ExecutorOptions::AsWritten()).Prepare(net_, 0, CPUPlace());
+        PrepareNet(net_, 0, CPUPlace(), PrepareOptions::AsWritten());
     if (!prepared.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot differentiate an invalid net: ",

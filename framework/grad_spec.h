@@ -106,7 +106,7 @@ using GradMakerFn = std::function<absl::Status(GradOpContext&)>;
 // any ops; the Read/Write declarations still say which inputs are
 // differentiable and which outputs carry gradients, and `grad_type`, if
 // given, names the maker's op with the default op's slots (the layout
-// rewrite, framework/layout_rewrite.h, reads its images from them).
+// rewrite, framework/passes/layout_rewrite.h, reads its images from them).
 class GradSpec {
  public:
   explicit GradSpec(std::string grad_type = "")

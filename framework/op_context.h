@@ -16,7 +16,7 @@
 
 namespace scopeflow {
 
-class Executor;
+class BlockRunner;
 class PreparedNet;
 class Scope;
 
@@ -34,7 +34,7 @@ struct PreparedOp {
   int index = 0;  // position in its block
   const OpSpec* spec = nullptr;
   // The type of the op of the block as written that this op comes from,
-  // where the executor's rewrites changed it (a matmul fused into an fc, a
+  // where a pass of Prepare changed it (a matmul fused into an fc, a
   // layout transfer placed for a convolution); empty where it is the
   // spec's type.
   std::string written_type;
@@ -57,7 +57,7 @@ struct PreparedOp {
       blocks;
 };
 
-// How errors name an op: "op 3 (fc)", or for an op the executor rewrote
+// How errors name an op: "op 3 (fc)", or for an op a pass rewrote
 // "op 3 (matmul, run as fc)": the index and type of the net as written.
 std::string OpName(const PreparedOp& op);
 
@@ -112,7 +112,7 @@ class KernelContext {
  public:
   KernelContext(const PreparedOp& op, Tensor* const* tensors,
                 const std::vector<std::string>& names, const Place& place,
-                Scope* scope = nullptr, const Executor* executor = nullptr)
+                Scope* scope = nullptr, const BlockRunner* executor = nullptr)
       : op_(op),
         tensors_(tensors),
         names_(names),
@@ -136,11 +136,11 @@ class KernelContext {
   const std::string& op_type() const { return op_.spec->type(); }
 
   // For control-flow ops: the scope the op's block runs in (its variables,
-  // with lookup to the enclosing ones), the executor running it, and the
-  // op's prepared blocks. Null / absent for ordinary ops and in kernel
-  // tests that run an op alone.
+  // with lookup to the enclosing ones), the executor running it (as the
+  // BlockRunner it implements), and the op's prepared blocks. Null /
+  // absent for ordinary ops and in kernel tests that run an op alone.
   Scope* scope() const { return scope_; }
-  const Executor* executor() const { return executor_; }
+  const BlockRunner* executor() const { return executor_; }
   // Null if the op has no block attribute `attr`.
   const PreparedNet* Block(absl::string_view attr) const;
   // The op's index in its block, for error messages.
@@ -155,7 +155,7 @@ class KernelContext {
   const std::vector<std::string>& names_;
   const Place& place_;
   Scope* scope_;
-  const Executor* executor_;
+  const BlockRunner* executor_;
 };
 
 }  // namespace scopeflow

@@ -64,7 +64,7 @@ struct AttrSpec {
   AttrCheckFn check;
 };
 
-// How the executor's channels-last rewrite (framework/layout_rewrite.h) may
+// How the channels-last pass (framework/passes/layout_rewrite.h) may
 // treat an op. Ops act on their first input slot and first output slot.
 enum class LayoutRole {
   // Reads and writes the layouts its attributes say; never rewritten.

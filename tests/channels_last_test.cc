@@ -100,7 +100,7 @@ NetDef Cnn(Scope& scope, int64_t channels = 32) {
 
 ExecutorOptions AsWritten() {
   ExecutorOptions options;
-  options.channels_last = false;
+  options.prepare.channels_last = false;
   return options;
 }
 
@@ -119,8 +119,8 @@ class ChannelsLastTest : public ::testing::TestWithParam<ActivationLayout> {
 
   ExecutorOptions Options(bool channels_last) const {
     ExecutorOptions options;
-    options.channels_last = channels_last;
-    options.activation_layout = GetParam();
+    options.prepare.channels_last = channels_last;
+    options.prepare.activation_layout = GetParam();
     return options;
   }
 

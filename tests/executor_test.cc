@@ -437,8 +437,9 @@ TEST(ExecutorTest, FreesTemporariesAfterTheirLastUse) {
   constexpr int64_t kTensorBytes = 64 * 64 * 4;
   const NetDef net = Chain(100);
   const int64_t freeing = PeakGrowth(Executor(), net);
-  const int64_t keeping =
-      PeakGrowth(Executor(ExecutorOptions{/*free_dead_tensors=*/false}), net);
+  ExecutorOptions keep;
+  keep.run.free_dead_tensors = false;
+  const int64_t keeping = PeakGrowth(Executor(keep), net);
   // Freeing: an op's input and output, plus a little for the run itself.
   EXPECT_LE(freeing, 3 * kTensorBytes);
   // Keeping: every one of the 100 intermediates.
@@ -447,8 +448,8 @@ TEST(ExecutorTest, FreesTemporariesAfterTheirLastUse) {
 
 ExecutorOptions ServingOptions() {
   ExecutorOptions options;
-  options.keep_buffers_between_runs = true;
-  options.resolve_persistables_once = true;
+  options.run.keep_buffers_between_runs = true;
+  options.run.resolve_persistables_once = true;
   return options;
 }
 

@@ -1,4 +1,4 @@
-// The executor's op fusion (framework/op_fusion.h) on real ops: an MLP
+// The executor's op fusion (framework/passes/op_fusion.h) on real ops: an MLP
 // written as ONNX writes it (matmul, add, relu) runs as fc ops with the
 // results of the net as written, fetches of the variables fused away still
 // work, and a training net's gradients are those of the net as written.
@@ -118,8 +118,8 @@ TEST_F(OpFusionNetTest, ErrorsNameTheOpAsWrittenAndTheFusedOp) {
 
 TEST_F(OpFusionNetTest, LeavesTheNetAloneOffTheOption) {
   ExecutorOptions options;
-  options.fuse_ops = false;
-  options.channels_last = false;
+  options.prepare.fuse_ops = false;
+  options.prepare.channels_last = false;
   absl::StatusOr<PreparedNet> prepared =
       Executor(options).Prepare(net_, 0, CPUPlace());
   ASSERT_TRUE(prepared.ok()) << prepared.status();

@@ -24,11 +24,11 @@ struct RunCommandOptions {
   bool profile = false;
   std::string place = "cpu";
   std::string output_dir;
-  // ExecutorOptions::channels_last: off keeps the layouts as written.
+  // PrepareOptions::channels_last: off keeps the layouts as written.
   bool channels_last = true;
-  // ExecutorOptions::fuse_ops: off runs each op as written.
+  // PrepareOptions::fuse_ops: off runs each op as written.
   bool fuse_ops = true;
-  // ExecutorOptions::activation_layout: "auto", "nhwc", "nchw8c" or
+  // PrepareOptions::activation_layout: "auto", "nhwc", "nchw8c" or
   // "nchw16c".
   std::string layout = "auto";
 };

@@ -122,7 +122,7 @@ void PrintProfile(const PreparedNet& prepared, const RunProfile& profile,
   }
 }
 
-// --layout's value as ExecutorOptions::activation_layout.
+// --layout's value as PrepareOptions::activation_layout.
 absl::StatusOr<ActivationLayout> ParseLayout(const std::string& layout) {
   if (layout == "auto") return ActivationLayout::kAuto;
   if (layout == "nhwc") return ActivationLayout::kNhwc;
@@ -139,9 +139,9 @@ absl::Status RunCommand(const RunCommandOptions& options) {
            options.repeat);
   SF_ASSIGN_OR_RETURN(Place place, ParsePlace(options.place));
   ExecutorOptions executor_options;
-  executor_options.channels_last = options.channels_last;
-  executor_options.fuse_ops = options.fuse_ops;
-  SF_ASSIGN_OR_RETURN(executor_options.activation_layout,
+  executor_options.prepare.channels_last = options.channels_last;
+  executor_options.prepare.fuse_ops = options.fuse_ops;
+  SF_ASSIGN_OR_RETURN(executor_options.prepare.activation_layout,
                       ParseLayout(options.layout));
   const Executor executor(executor_options);
   Scope root;

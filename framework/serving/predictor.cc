@@ -19,8 +19,8 @@ namespace {
 // pooled scope for runs that neither allocate nor look parameters up.
 ExecutorOptions ServingOptions() {
   ExecutorOptions options;
-  options.keep_buffers_between_runs = true;
-  options.resolve_persistables_once = true;
+  options.run.keep_buffers_between_runs = true;
+  options.run.resolve_persistables_once = true;
   return options;
 }
 

@@ -6,9 +6,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "framework/backward.h"
-#include "framework/executor.h"
+#include "framework/block_runner.h"
 #include "framework/net_io.h"
 #include "framework/op_spec.h"
+#include "framework/prepared_net.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {

@@ -236,12 +236,12 @@ BENCHMARK(BM_MlpProducts)
 // (3), or to NCHW16c (4).
 BenchmarkNet CnnNet(int64_t batch, int64_t layout) {
   BenchmarkNet cnn;
-  cnn.options.channels_last = layout != 0;
+  cnn.options.prepare.channels_last = layout != 0;
   const ActivationLayout layouts[] = {
       ActivationLayout::kNhwc, ActivationLayout::kNhwc,
       ActivationLayout::kNchw8c, ActivationLayout::kAuto,
       ActivationLayout::kNchw16c};
-  cnn.options.activation_layout = layouts[layout];
+  cnn.options.prepare.activation_layout = layouts[layout];
   NetText text;
   text.Var("x", {-1, 3, 64, 64});
   cnn.flops =
@@ -394,7 +394,7 @@ BENCHMARK(BM_ShareOfSgemm)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// The executor's op fusion (framework/op_fusion.h) on the MLP, written with
+// The executor's op fusion (framework/passes/op_fusion.h) on the MLP, written with
 // fc ops (onnx:0) or as ONNX writes it (onnx:1), at batch 1 or 64: each
 // iteration times one run of the net fused and one as written, so that the
 // machine's slow stretches fall on both; the counters give the speed-up
@@ -403,7 +403,7 @@ BENCHMARK(BM_ShareOfSgemm)
 void BM_FusionSpeedup(benchmark::State& state) {
   const BenchmarkNet spec = MlpNet(state.range(1), state.range(0) == 1);
   ExecutorOptions unfused_options = spec.options;
-  unfused_options.fuse_ops = false;
+  unfused_options.prepare.fuse_ops = false;
   PreparedBenchmarkNet fused(spec.options), unfused(unfused_options);
   for (PreparedBenchmarkNet* net : {&fused, &unfused}) {
     if (absl::Status status =

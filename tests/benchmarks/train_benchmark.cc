@@ -56,7 +56,7 @@ void TimeTrainingSteps(benchmark::State& state, NetText& main,
   absl::StatusOr<std::vector<VarGrad>> grads =
       AppendTrainingOps(train, init, "loss", config);
   ExecutorOptions options;
-  options.activation_layout = layout;
+  options.prepare.activation_layout = layout;
   Executor executor(options);
   absl::StatusOr<PreparedNet> prepared_train =
       executor.Prepare(train, 0, CPUPlace());

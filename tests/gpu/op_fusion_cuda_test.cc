@@ -1,4 +1,4 @@
-// The executor's op fusion (framework/op_fusion.h) on a CUDA place: an MLP
+// The executor's op fusion (framework/passes/op_fusion.h) on a CUDA place: an MLP
 // written as ONNX writes it runs as fc ops on the device, with the results
 // of the net as written on the CPU, also where a fetch needs a variable
 // the fusion removed.

@@ -5,8 +5,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
-#include "framework/executor.h"
+#include "framework/block_runner.h"
 #include "framework/op_spec.h"
+#include "framework/prepared_net.h"
 #include "framework/step_scopes.h"
 #include "operators/control/step_tensors.h"
 #include "platform/status_macros.h"

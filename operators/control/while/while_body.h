@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "framework/executor.h"
+#include "framework/block_runner.h"
+#include "framework/prepared_net.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {

@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "framework/executor.h"
+#include "framework/block_runner.h"
 #include "framework/op_spec.h"
+#include "framework/prepared_net.h"
 #include "framework/step_scopes.h"
 #include "operators/control/step_tensors.h"
 #include "platform/status_macros.h"

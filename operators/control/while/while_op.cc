@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/executor.h"
+#include "framework/block_runner.h"
 #include "framework/op_spec.h"
+#include "framework/prepared_net.h"
 #include "framework/step_scopes.h"
 #include "operators/common.h"
 #include "operators/control/step_tensors.h"

@@ -1,4 +1,4 @@
-#include "framework/layout_rewrite.h"
+#include "framework/passes/layout_rewrite.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -600,6 +600,47 @@ std::optional<LayoutRewrite> RewriteChannelBlocked(
     const absl::flat_hash_map<std::string, int64_t>& channels,
     ActivationLayout layout) {
   return Rewrite(block, Target{layout, &channels});
+}
+
+std::optional<LayoutRewrite> LayoutPass::Rewrite(
+    const BlockDef& block, const PreparedNet& prepared) const {
+  const ActivationLayout layout =
+      layout_ == ActivationLayout::kAuto
+          ? PreferredCpuActivationLayout()
+          : layout_;
+  if (layout == ActivationLayout::kNhwc) return RewriteChannelsLast(block);
+  absl::flat_hash_map<std::string, int64_t> channels;
+  for (size_t v = 0; v < prepared.var_names().size(); ++v) {
+    const VarInfo& info = prepared.var_infos()[v];
+    if (info.has_dims && info.dims.size() == 4) {
+      channels[prepared.var_names()[v]] = info.dims[1];
+    }
+  }
+  std::optional<LayoutRewrite> rewrite =
+      RewriteChannelBlocked(block, channels, layout);
+  if (layout_ == ActivationLayout::kAuto &&
+      (!rewrite.has_value() || rewrite->convolutions_left_out > 0)) {
+    // Channel counts that do not fill blocks leave convolutions out of a
+    // blocked layout (the example CNN's 8 in 16-channel blocks): each
+    // then reorders on its own, which costs more than the blocks save.
+    // NHWC takes any channel count.
+    std::optional<LayoutRewrite> nhwc = RewriteChannelsLast(block);
+    if (nhwc.has_value() &&
+        (!rewrite.has_value() ||
+         nhwc->convolutions_left_out < rewrite->convolutions_left_out)) {
+      rewrite = std::move(nhwc);
+    }
+  }
+  return rewrite;
+}
+
+
+absl::StatusOr<bool> LayoutPass::Run(PassBlock& block,
+                                     const PassContext& context) const {
+  std::optional<LayoutRewrite> rewrite = Rewrite(block.block, context.prepared);
+  if (!rewrite.has_value()) return false;
+  block.Replace(std::move(rewrite->block), rewrite->source_op);
+  return true;
 }
 
 }  // namespace scopeflow

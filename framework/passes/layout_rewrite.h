@@ -48,6 +48,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "framework/passes/pass.h"
+#include "framework/prepared_net.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
@@ -98,6 +100,25 @@ std::optional<LayoutRewrite> RewriteChannelBlocked(
     const BlockDef& block,
     const absl::flat_hash_map<std::string, int64_t>& channels,
     ActivationLayout layout);
+
+// The layout rewrite as a pass of Prepare (PrepareOptions::channels_last,
+// on the CPU), named "layout". With ActivationLayout::kAuto it takes the
+// preferred layout, or NHWC where the blocked one would leave more
+// convolutions out; the variables' channel counts come from the prepared
+// block.
+class LayoutPass final : public GraphPass {
+ public:
+  explicit LayoutPass(ActivationLayout layout) : layout_(layout) {}
+  absl::string_view name() const override { return "layout"; }
+  absl::StatusOr<bool> Run(PassBlock& block,
+                           const PassContext& context) const override;
+
+ private:
+  std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
+                                       const PreparedNet& prepared) const;
+
+  const ActivationLayout layout_;
+};
 
 }  // namespace scopeflow
 

@@ -1,4 +1,4 @@
-#include "framework/op_fusion.h"
+#include "framework/passes/op_fusion.h"
 
 #include <cstdint>
 #include <utility>
@@ -258,6 +258,19 @@ std::optional<OpFusion> FuseOps(
   fuser.FuseProductsAndBiases();
   fuser.FuseActivations();
   return fuser.Result();
+}
+
+absl::StatusOr<bool> OpFusionPass::Run(PassBlock& block,
+                                       const PassContext& context) const {
+  const PreparedNet& prepared = context.prepared;
+  absl::flat_hash_map<std::string, VarInfo> infos;
+  for (size_t v = 0; v < prepared.var_names().size(); ++v) {
+    infos[prepared.var_names()[v]] = prepared.var_infos()[v];
+  }
+  std::optional<OpFusion> fusion = FuseOps(block.block, infos);
+  if (!fusion.has_value()) return false;
+  block.Replace(std::move(fusion->block), fusion->source_op);
+  return true;
 }
 
 }  // namespace scopeflow

@@ -6,7 +6,7 @@
 // does. fc adds the bias and, with activation_type "relu", applies the
 // relu in one pass right after the product, while the output is still in
 // the caches (on a GPU: one op's dispatch and two kernels where there were
-// three ops). So, on every place, Prepare fuses (ExecutorOptions::fuse_ops):
+// three ops). So, on every place, Prepare fuses (PrepareOptions::fuse_ops):
 // - a matmul whose output only an add reads, with the other operand of the
 //   add a bias: matmul(X, Y) without transposition and alpha 1, Y of rank
 //   2, X of rank 2 or more, the bias holding one value per column of Y (of
@@ -30,6 +30,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "framework/op_context.h"
+#include "framework/passes/pass.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
@@ -50,6 +51,16 @@ struct OpFusion {
 std::optional<OpFusion> FuseOps(
     const BlockDef& block,
     const absl::flat_hash_map<std::string, VarInfo>& infos);
+
+// The fusion as a pass of Prepare (PrepareOptions::fuse_ops), named
+// "op_fusion"; it reads the variables' dtypes and dims from the prepared
+// block.
+class OpFusionPass final : public GraphPass {
+ public:
+  absl::string_view name() const override { return "op_fusion"; }
+  absl::StatusOr<bool> Run(PassBlock& block,
+                           const PassContext& context) const override;
+};
 
 }  // namespace scopeflow
 

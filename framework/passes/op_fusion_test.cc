@@ -1,4 +1,4 @@
-#include "framework/op_fusion.h"
+#include "framework/passes/op_fusion.h"
 
 #include <optional>
 #include <string>

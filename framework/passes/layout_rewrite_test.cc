@@ -1,4 +1,4 @@
-#include "framework/layout_rewrite.h"
+#include "framework/passes/layout_rewrite.h"
 
 #include <optional>
 #include <string>

@@ -1,0 +1,31 @@
+#include "framework/prepare.h"
+
+#include <memory>
+
+#include "framework/passes/op_fusion.h"
+#include "framework/prepare_block.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+
+PassPipeline DefaultPasses(const PrepareOptions& options, const Place& place) {
+  PassPipeline pipeline;
+  // Fusion pays on every place, on a device by one op's dispatch per op
+  // removed.
+  if (options.fuse_ops) pipeline.Add(std::make_unique<OpFusionPass>());
+  // The layout rewrite is the CPU's (its blocked and NHWC kernels).
+  if (options.channels_last && place.is_cpu()) {
+    pipeline.Add(std::make_unique<LayoutPass>(options.activation_layout));
+  }
+  return pipeline;
+}
+
+absl::StatusOr<PreparedNet> PrepareNet(const NetDef& net, int block,
+                                       const Place& place,
+                                       const PrepareOptions& options) {
+  SF_ASSIGN_OR_RETURN(PreparedNet as_written,
+                      PrepareAsWritten(net, block, place));
+  return DefaultPasses(options, place).Run(net, block, std::move(as_written));
+}
+
+}  // namespace scopeflow
