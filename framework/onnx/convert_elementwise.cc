@@ -82,6 +82,10 @@ constexpr char kCos[] = "cos";
 constexpr char kAssign[] = "assign";
 constexpr char kSoftmax[] = "softmax";
 constexpr char kLogSoftmax[] = "log_softmax";
+constexpr char kReciprocal[] = "reciprocal";
+constexpr char kSoftplus[] = "softplus";
+constexpr char kHardSwish[] = "hard_swish";
+constexpr char kMish[] = "mish";
 
 bool IsInteger(DataType dtype) { return dtype == kInt32 || dtype == kInt64; }
 
@@ -154,6 +158,18 @@ absl::Status ConvertElu(NodeContext& context) {
                           .In("X", x)
                           .Out("Out", context.Output(0))
                           .Attr("alpha", alpha));
+}
+
+// ONNX's defaults (alpha 0.2, beta 0.5) are hard_sigmoid's; set anyway.
+absl::Status ConvertHardSigmoid(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float alpha, context.FloatAttr("alpha", 0.2f));
+  SF_ASSIGN_OR_RETURN(const float beta, context.FloatAttr("beta", 0.5f));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("hard_sigmoid")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("alpha", alpha)
+                          .Attr("beta", beta));
 }
 
 absl::Status ConvertGelu(NodeContext& context) {
@@ -348,6 +364,11 @@ void AddElementwiseConverters(ConverterMap& map) {
   map["LeakyRelu"] = &ConvertLeakyRelu;
   map["Elu"] = &ConvertElu;
   map["Gelu"] = &ConvertGelu;
+  map["Reciprocal"] = &ConvertUnary<kReciprocal>;
+  map["Softplus"] = &ConvertUnary<kSoftplus>;
+  map["HardSigmoid"] = &ConvertHardSigmoid;
+  map["HardSwish"] = &ConvertUnary<kHardSwish>;
+  map["Mish"] = &ConvertUnary<kMish>;
   map["Softmax"] = &ConvertSoftmax<kSoftmax>;
   map["LogSoftmax"] = &ConvertSoftmax<kLogSoftmax>;
   map["Clip"] = &ConvertClip;

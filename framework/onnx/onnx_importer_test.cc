@@ -19,8 +19,10 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
+using ::testing::FloatNear;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::Pointwise;
 using ::testing::SizeIs;
 
 // Builders of hand-made ONNX models.
@@ -280,6 +282,48 @@ TEST(OnnxImporterTest, OnnxDefaultsAreApplied) {
   const std::vector<float> p = Values((*out)[2]);
   EXPECT_NEAR(p[0] + p[1] + p[2], 1.0f, 1e-6);
   EXPECT_NEAR(p[3] + p[4] + p[5], 1.0f, 1e-6);
+}
+
+// The activations of MobileNetV3-, YOLO- and EfficientNet-style nets.
+TEST(OnnxImporterTest, GatedActivationsAndReciprocal) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "x", {4});
+  AddNode(model, "Reciprocal", {"x"}, {"reciprocal"});
+  AddNode(model, "Softplus", {"x"}, {"softplus"});
+  onnx::NodeProto* hard_sigmoid =
+      AddNode(model, "HardSigmoid", {"x"}, {"hard_sigmoid"});
+  SetFloat(hard_sigmoid, "alpha", 0.25f);
+  AddNode(model, "HardSigmoid", {"x"}, {"hard_sigmoid_defaults"});
+  AddNode(model, "HardSwish", {"x"}, {"hard_swish"});
+  AddNode(model, "Mish", {"x"}, {"mish"});
+  for (const char* out : {"reciprocal", "softplus", "hard_sigmoid",
+                          "hard_sigmoid_defaults", "hard_swish", "mish"}) {
+    AddOutput(model, out);
+  }
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported),
+              ElementsAre("reciprocal", "softplus", "hard_sigmoid",
+                          "hard_sigmoid", "hard_swish", "mish"));
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"x", FloatTensor({4}, {-4, -1, 0.5f, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(-0.25f, -1, 2, 0.5f));
+  EXPECT_THAT(Values((*out)[1]),
+              Pointwise(FloatNear(1e-6),
+                        {0.01814993f, 0.31326169f, 0.97407698f, 2.12692801f}));
+  // alpha 0.25 with ONNX's default beta 0.5; then both defaults.
+  EXPECT_THAT(Values((*out)[2]),
+              Pointwise(FloatNear(1e-7), {0.0f, 0.25f, 0.625f, 1.0f}));
+  EXPECT_THAT(Values((*out)[3]),
+              Pointwise(FloatNear(1e-7), {0.0f, 0.3f, 0.6f, 0.9f}));
+  // x max(0, min(1, x / 6 + 1 / 2)).
+  EXPECT_THAT(
+      Values((*out)[4]),
+      Pointwise(FloatNear(1e-7), {0.0f, -1.0f / 3, 7.0f / 24, 5.0f / 3}));
+  EXPECT_THAT(Values((*out)[5]),
+              Pointwise(FloatNear(1e-6), {-0.07259174f, -0.30340146f,
+                                          0.37524521f, 1.94395896f}));
 }
 
 TEST(OnnxImporterTest, SoftmaxBeforeOpset13FlattensAtAxisOne) {

@@ -1,6 +1,8 @@
 // Elementwise activations of one input "X" with an output "Out" of its
 // dtype and shape, for float32 and float64: relu, leaky_relu, elu, sigmoid,
-// tanh, gelu.
+// tanh, gelu. Float32 elu, sigmoid, tanh and gelu (and their gradients) run
+// operators/elementwise/vector_math.h's kernels on the widest vectors;
+// float64 calls libm.
 //
 // Gradients (float32, float64): "<op>_grad" reads Out@GRAD and Out (relu,
 // sigmoid, tanh: the derivative is cheaper from the output, as in Paddle)
@@ -18,6 +20,7 @@
 #include "operators/activation/grad_util.h"
 #include "operators/common.h"
 #include "operators/elementwise/vector_loops.h"
+#include "operators/elementwise/vector_math.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
 #include "platform/vector_clones.h"
@@ -53,9 +56,56 @@ struct LeakyReluOp {
   }
 };
 
-// The activations whose loops vectorize (the others call libm).
+// x for x > 0, alpha * (exp(x) - 1) otherwise.
 template <typename T>
-using VectorActivation = std::variant<ReluOp, LeakyReluOp<T>>;
+struct EluOp {
+  T alpha;
+  float operator()(float v) const {
+    return v > 0.0f ? v : alpha * vmath::Expm1(v > 0.0f ? 0.0f : v);
+  }
+  double operator()(double v) const {
+    return v > 0.0 ? v : alpha * std::expm1(v);
+  }
+};
+
+// 1 / (1 + exp(-x)): exp(-x) overflowing to inf gives 0, not NaN.
+struct SigmoidOp {
+  float operator()(float v) const { return vmath::Sigmoid(v); }
+  double operator()(double v) const { return 1.0 / (1.0 + std::exp(-v)); }
+};
+
+struct TanhOp {
+  float operator()(float v) const { return vmath::Tanh(v); }
+  double operator()(double v) const { return std::tanh(v); }
+};
+
+// x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), computed as x Phi(x) (float)
+// or 0.5 x erfc(-x / sqrt(2)) (double), which keep their precision for
+// negative x where 1 + erf(...) would cancel.
+struct GeluErfOp {
+  float operator()(float v) const { return v * vmath::NormalCdf(v); }
+  double operator()(double v) const {
+    return 0.5 * v * std::erfc(-v * 0.70710678118654752440);
+  }
+};
+
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), computed as
+// x sigmoid(2 z) with z the tanh's argument (the same function, without the
+// cancellation).
+struct GeluTanhOp {
+  template <typename T>
+  static T TwiceZ(T v) {
+    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
+    return T(2) * kSqrt2OverPi * (v + T(0.044715) * v * v * v);
+  }
+  float operator()(float v) const { return v * vmath::Sigmoid(TwiceZ(v)); }
+  double operator()(double v) const { return v / (1.0 + std::exp(-TwiceZ(v))); }
+};
+
+// The activations whose loops vectorize.
+template <typename T>
+using VectorActivation = std::variant<ReluOp, LeakyReluOp<T>, EluOp<T>,
+                                      SigmoidOp, TanhOp, GeluErfOp, GeluTanhOp>;
 
 // MapInto on the widest vectors the CPU has, for each float dtype
 // (operators/elementwise/vector_loops.h says why these are not templates).
@@ -87,43 +137,28 @@ absl::Status LeakyRelu(KernelContext& context) {
   return Map<T>(context, LeakyReluOp<T>{alpha});
 }
 
-// x for x > 0, alpha * (exp(x) - 1) otherwise.
 template <typename T>
 absl::Status Elu(KernelContext& context) {
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  return Map<T>(context,
-                [alpha](T v) { return v > T(0) ? v : alpha * std::expm1(v); });
+  return Map<T>(context, EluOp<T>{alpha});
 }
 
-// 1 / (1 + exp(-x)): exp(-x) overflowing to inf gives 0, not NaN.
 template <typename T>
 absl::Status Sigmoid(KernelContext& context) {
-  return Map<T>(context, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
+  return Map<T>(context, SigmoidOp());
 }
 
 template <typename T>
 absl::Status Tanh(KernelContext& context) {
-  return Map<T>(context, [](T v) { return std::tanh(v); });
+  return Map<T>(context, TanhOp());
 }
 
-// Exact: x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), computed as
-// 0.5 x erfc(-x / sqrt(2)), which keeps its precision for negative x where
-// 1 + erf(...) would cancel.
-// Approximate: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), computed
-// as x / (1 + exp(-2 z)) with z the tanh's argument (the same function,
-// without the cancellation).
 template <typename T>
 absl::Status Gelu(KernelContext& context) {
   if (context.attrs().Get<bool>("approximate")) {
-    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
-    return Map<T>(context, [](T v) {
-      const T z = kSqrt2OverPi * (v + T(0.044715) * v * v * v);
-      return v / (T(1) + std::exp(T(-2) * z));
-    });
+    return Map<T>(context, GeluTanhOp());
   }
-  constexpr T kSqrtHalf = T(0.70710678118654752440);
-  return Map<T>(context,
-                [](T v) { return T(0.5) * v * std::erfc(-v * kSqrtHalf); });
+  return Map<T>(context, GeluErfOp());
 }
 
 // From Out: g where relu passed X (Out > 0), 0 where it gave 0; at X = 0,
@@ -159,10 +194,64 @@ struct TanhGradOp {
   }
 };
 
-// The gradients whose loops vectorize (the others call libm).
+// From X: g for x > 0, g alpha exp(x) otherwise (the derivative of the
+// forward's alpha (exp(x) - 1) branch, exact where Out + alpha would cancel).
+// exp's argument is clamped to 0 so that the unused branch never overflows.
+template <typename T>
+struct EluGradOp {
+  T alpha;
+  float operator()(float x, float g) const {
+    const float below = g * alpha * vmath::Exp(x < 0.0f ? x : 0.0f);
+    return x > 0.0f ? g : below;
+  }
+  double operator()(double x, double g) const {
+    const double below = g * alpha * std::exp(x < 0.0 ? x : 0.0);
+    return x > 0.0 ? g : below;
+  }
+};
+
+// From X: Phi(x) + x phi(x), Phi computed as in the forward and
+// phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+struct GeluErfGradOp {
+  static constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+  float operator()(float x, float g) const {
+    const float pdf = float(kInvSqrt2Pi) * vmath::Exp(-0.5f * x * x);
+    return g * (vmath::NormalCdf(x) + x * pdf);
+  }
+  double operator()(double x, double g) const {
+    const double cdf = 0.5 * std::erfc(-x * 0.70710678118654752440);
+    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
+    return g * (cdf + x * pdf);
+  }
+};
+
+// From X: the forward is x s with s = sigmoid(2 z) and
+// z = sqrt(2 / pi) (x + 0.044715 x^3), so the derivative is
+// s + 2 x s (1 - s) dz/dx, dz/dx = sqrt(2 / pi) (1 + 3 * 0.044715 x^2).
+// That is the tanh form's 0.5 (1 + tanh z) + 0.5 x (1 - tanh^2 z) dz/dx
+// without its cancellations; exp(-2 z) overflowing to inf gives s = 0 and a
+// derivative of 0, not NaN.
+struct GeluTanhGradOp {
+  template <typename T>
+  static T Derivative(T x, T s) {
+    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
+    const T dz = kSqrt2OverPi * (T(1) + T(3) * T(0.044715) * x * x);
+    return s + T(2) * x * s * (T(1) - s) * dz;
+  }
+  float operator()(float x, float g) const {
+    return g * Derivative(x, vmath::Sigmoid(GeluTanhOp::TwiceZ(x)));
+  }
+  double operator()(double x, double g) const {
+    const double s = 1.0 / (1.0 + std::exp(-GeluTanhOp::TwiceZ(x)));
+    return g * Derivative(x, s);
+  }
+};
+
+// The gradients whose loops vectorize.
 template <typename T>
 using VectorActivationGrad =
-    std::variant<ReluGradOp, LeakyReluGradOp<T>, SigmoidGradOp, TanhGradOp>;
+    std::variant<ReluGradOp, LeakyReluGradOp<T>, EluGradOp<T>, SigmoidGradOp,
+                 TanhGradOp, GeluErfGradOp, GeluTanhGradOp>;
 
 // MapPairsInto on the widest vectors the CPU has, for each float dtype.
 SF_WIDEST_VECTORS void MapGradWidest(const float* v, const float* g, float* out,
@@ -196,16 +285,10 @@ absl::Status LeakyReluGrad(KernelContext& context) {
   return MapGrad<T>(context, "X", LeakyReluGradOp<T>{alpha});
 }
 
-// From X: g for x > 0, g alpha exp(x) otherwise (the derivative of the
-// forward's alpha (exp(x) - 1) branch, exact where Out + alpha would cancel).
-// exp's argument is clamped to 0 so that the unused branch never overflows.
 template <typename T>
 absl::Status EluGrad(KernelContext& context) {
   const T alpha = static_cast<T>(context.attrs().Get<float>("alpha"));
-  return MapGrad<T>(context, "X", [alpha](T x, T g) {
-    const T below = g * alpha * std::exp(x < T(0) ? x : T(0));
-    return x > T(0) ? g : below;
-  });
+  return MapGrad<T>(context, "X", EluGradOp<T>{alpha});
 }
 
 template <typename T>
@@ -218,35 +301,13 @@ absl::Status TanhGrad(KernelContext& context) {
   return MapGrad<T>(context, "Out", TanhGradOp());
 }
 
-// From X, the derivative of the formula the forward's "approximate" picks:
-// Exact: Phi(x) + x phi(x), Phi computed as in the forward (erfc) and
-// phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
-// Approximate: the forward is x s with s = sigmoid(2 z) and
-// z = sqrt(2 / pi) (x + 0.044715 x^3), so the derivative is
-// s + 2 x s (1 - s) dz/dx, dz/dx = sqrt(2 / pi) (1 + 3 * 0.044715 x^2).
-// That is the tanh form's 0.5 (1 + tanh z) + 0.5 x (1 - tanh^2 z) dz/dx
-// without its cancellations; exp(-2 z) overflowing to inf gives s = 0 and a
-// derivative of 0, not NaN.
+// From X, the derivative of the formula the forward's "approximate" picks.
 template <typename T>
 absl::Status GeluGrad(KernelContext& context) {
   if (context.attrs().Get<bool>("approximate")) {
-    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
-    constexpr T kCubic = T(0.044715);
-    return MapGrad<T>(context, "X", [](T x, T g) {
-      const T x2 = x * x;
-      const T z = kSqrt2OverPi * (x + kCubic * x2 * x);
-      const T dz = kSqrt2OverPi * (T(1) + T(3) * kCubic * x2);
-      const T s = T(1) / (T(1) + std::exp(T(-2) * z));
-      return g * (s + T(2) * x * s * (T(1) - s) * dz);
-    });
+    return MapGrad<T>(context, "X", GeluTanhGradOp());
   }
-  constexpr T kSqrtHalf = T(0.70710678118654752440);
-  constexpr T kInvSqrt2Pi = T(0.39894228040143267794);
-  return MapGrad<T>(context, "X", [](T x, T g) {
-    const T cdf = T(0.5) * std::erfc(-x * kSqrtHalf);
-    const T pdf = kInvSqrt2Pi * std::exp(T(-0.5) * x * x);
-    return g * (cdf + x * pdf);
-  });
+  return MapGrad<T>(context, "X", GeluErfGradOp());
 }
 
 // The gradient op of an activation: reads `reads` ("X" or "Out") and

@@ -79,6 +79,47 @@ TEST(BinaryTest, Float64) {
   EXPECT_THAT(Values<double>(*max), ElementsAre(1.5, 4, 10));
 }
 
+// A one-element exponent of 2, 3, -1, 0.5 or -0.5 takes a cheaper path
+// than pow: it must give pow's values, at +-0, +-inf and NaN too, whatever
+// the exponent's rank, and over threads for large X.
+TEST(BinaryTest, PowWithASpecialExponentMatchesStdPow) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {
+      0,     -0.0f, 1,     -1,     2.5f, -3,           1e-40f,
+      1e30f, kInf,  -kInf, 1e-20f, 7,    std::nanf("")};
+  // Past the elements that one thread takes, odd.
+  for (int i = 0; i < 70001; ++i) x.push_back(std::sin(0.37f * i) * 50);
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (float exponent : {2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 1.5f}) {
+    for (const Dims& y_dims : {Dims{}, Dims{1}, Dims{1, 1}}) {
+      SCOPED_TRACE(absl::StrFormat("exponent %g, Y of shape %s", exponent,
+                                   DimsToString(y_dims)));
+      auto out = RunBinary("pow", MakeTensor<float>({n}, x),
+                           MakeTensor<float>(y_dims, {exponent}));
+      ASSERT_TRUE(out.ok()) << out.status();
+      const std::vector<float> values = Values<float>(*out);
+      ASSERT_EQ(values.size(), x.size());
+      int mismatches = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const float expected = std::pow(x[i], exponent);
+        // x^3 and x^-0.5 round twice: within 1 ulp of pow.
+        const bool same =
+            std::isnan(expected)
+                ? std::isnan(values[i])
+                : values[i] == expected || std::fabs(values[i] - expected) <=
+                                               std::fabs(expected) * 1.2e-7f;
+        const bool sign_ok =
+            std::signbit(values[i]) == std::signbit(expected) ||
+            std::isnan(expected);
+        if ((!same || !sign_ok) && mismatches++ < 3) {
+          ADD_FAILURE() << "x = " << x[i] << ": " << values[i] << ", expected "
+                        << expected;
+        }
+      }
+    }
+  }
+}
+
 TEST(BinaryTest, Int32) {
   const Tensor x = MakeTensor<int32_t>({5}, {7, -7, 7, -7, 0});
   const Tensor y = MakeTensor<int32_t>({5}, {2, 2, -2, -2, 5});

@@ -1,12 +1,13 @@
 // Ops of one input "X" with an output "Out" of its dtype and shape: the
-// math functions exp, log, sqrt, erf, sin, cos (float32, float64); abs and
+// math functions exp, log, sqrt, erf, reciprocal, sin, cos (float32,
+// float64; float32 exp, log and erf on vector_math.h's kernels); abs and
 // neg (also int32, int64, wrapping around at the lowest value); scale and
 // clip (float32, float64, int32, int64; its bounds as attributes or
 // inputs).
 //
 // Gradients (float32, float64): "<op>_grad" ops for exp, log, sqrt, erf,
-// sin, cos, abs and clip, reading X or Out and Out@GRAD and writing the
-// optional X@GRAD; scale's gradient is a scale and neg's a neg of the
+// reciprocal, sin, cos, abs and clip, reading X or Out and Out@GRAD and writing
+// the optional X@GRAD; scale's gradient is a scale and neg's a neg of the
 // output's gradient.
 #include <cmath>
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "operators/elementwise/clip_bounds.h"
 #include "operators/elementwise/grad_util.h"
 #include "operators/elementwise/vector_loops.h"
+#include "operators/elementwise/vector_math.h"
 #include "operators/value_input.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
@@ -43,18 +45,16 @@ using elementwise::MapInto;
 using elementwise::Mul;
 using elementwise::Neg;
 
+// Float32 runs vector_math.h's kernels, which vectorize; float64 calls
+// libm.
 struct Exp {
-  template <typename T>
-  T operator()(T a) const {
-    return std::exp(a);
-  }
+  float operator()(float a) const { return vmath::Exp(a); }
+  double operator()(double a) const { return std::exp(a); }
 };
 
 struct Log {
-  template <typename T>
-  T operator()(T a) const {
-    return std::log(a);
-  }
+  float operator()(float a) const { return vmath::Log(a); }
+  double operator()(double a) const { return std::log(a); }
 };
 
 struct Sqrt {
@@ -65,9 +65,15 @@ struct Sqrt {
 };
 
 struct Erf {
+  float operator()(float a) const { return vmath::Erf(a); }
+  double operator()(double a) const { return std::erf(a); }
+};
+
+// 1 / x, correctly rounded (a division); 1 / +-0 is +-inf.
+struct Reciprocal {
   template <typename T>
   T operator()(T a) const {
-    return std::erf(a);
+    return T(1) / a;
   }
 };
 
@@ -120,11 +126,12 @@ struct ClipTo {
   T operator()(T v) const { return v < lo ? lo : (hi < v ? hi : v); }
 };
 
-// The ops whose float loops vectorize (the other math functions call libm;
-// sqrt does not, as the library is built without errno).
+// The ops whose float loops vectorize (sin and cos call libm; sqrt does
+// not, as the library is built without errno; float64 exp, log and erf
+// call libm inside the loop).
 template <typename T>
-using VectorMap =
-    std::variant<Sqrt, Abs, Neg, ScaleThenBias<T>, BiasThenScale<T>, ClipTo<T>>;
+using VectorMap = std::variant<Exp, Log, Erf, Sqrt, Reciprocal, Abs, Neg,
+                               ScaleThenBias<T>, BiasThenScale<T>, ClipTo<T>>;
 
 // MapInto on the widest vectors the CPU has, for each float dtype
 // (vector_loops.h says why these are not templates).
@@ -255,13 +262,23 @@ struct SqrtGrad {
   }
 };
 
+// d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2).
 struct ErfGrad {
   static constexpr char kReads[] = "X";
+  float operator()(float x, float g) const {
+    return g * 1.12837917f * vmath::Exp(-x * x);
+  }
+  double operator()(double x, double g) const {
+    return g * 1.12837916709551257390 * std::exp(-x * x);
+  }
+};
+
+// d (1 / x) / dx = -1 / x^2 = -Out^2.
+struct ReciprocalGrad {
+  static constexpr char kReads[] = "Out";
   template <typename T>
-  T operator()(T x, T g) const {
-    // d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2).
-    constexpr T kTwoOverSqrtPi = static_cast<T>(1.12837916709551257390);
-    return g * kTwoOverSqrtPi * std::exp(-x * x);
+  T operator()(T out, T g) const {
+    return -g * out * out;
   }
 };
 
@@ -306,8 +323,8 @@ struct ClipGrad {
 
 // The gradients whose loops vectorize (the others call libm).
 template <typename T>
-using VectorGrad =
-    std::variant<ExpGrad, LogGrad, SqrtGrad, AbsGrad, ClipGrad<T>>;
+using VectorGrad = std::variant<ExpGrad, LogGrad, SqrtGrad, ErfGrad,
+                                ReciprocalGrad, AbsGrad, ClipGrad<T>>;
 
 // MapPairsInto on the widest vectors the CPU has, for each float dtype.
 SF_WIDEST_VECTORS void MapGradWidest(const float* v, const float* g, float* out,
@@ -411,6 +428,15 @@ SF_REGISTER_OP(erf)
     .Grad(UnaryGradSpec("erf_grad", "X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Erf>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Erf>);
+
+SF_REGISTER_OP(reciprocal)
+    .Input("X")
+    .Output("Out")
+    .Layout(LayoutRole::kElementwise)
+    .Infer(SameAsInput())
+    .Grad(UnaryGradSpec("reciprocal_grad", "Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Reciprocal>)
+    .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Reciprocal>);
 
 SF_REGISTER_OP(sin)
     .Input("X")
@@ -527,6 +553,15 @@ SF_REGISTER_OP(erf_grad)
     .Infer(elementwise::UnaryGradInfer("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, ErfGrad>)
     .Kernel(DeviceType::kCPU, kFloat64, &UnaryGradKernel<double, ErfGrad>);
+
+SF_REGISTER_OP(reciprocal_grad)
+    .Input("Out")
+    .Input("Out@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
+    .Infer(elementwise::UnaryGradInfer("Out"))
+    .Kernel(DeviceType::kCPU, kFloat32, &UnaryGradKernel<float, ReciprocalGrad>)
+    .Kernel(DeviceType::kCPU, kFloat64,
+            &UnaryGradKernel<double, ReciprocalGrad>);
 
 SF_REGISTER_OP(sin_grad)
     .Input("X")

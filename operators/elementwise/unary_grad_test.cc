@@ -58,6 +58,7 @@ TEST(UnaryGradTest, NumericCheck) {
       {"log", "", Random({2, 3}, 0.2, 3, 2)},
       {"sqrt", "", Random({2, 3}, 0.2, 3, 3)},
       {"erf", "", Random({2, 3}, -2, 2, 4)},
+      {"reciprocal", "", Random({2, 3}, 0.2, 3, 13, /*alternate=*/true)},
       {"sin", "", Random({2, 3}, -3, 3, 5)},
       {"cos", "", Random({2, 3}, -3, 3, 6)},
       // Both signs, away from the kink at 0.
@@ -133,6 +134,8 @@ TEST(UnaryGradTest, Float32Values) {
        {0, 1, -2},
        {2 * 1.1283792f, -1.1283792f * std::exp(-1.0f),
         0.5f * 1.1283792f * std::exp(-4.0f)}},
+      // -g out^2.
+      {"reciprocal_grad", "Out", {1, -2, 4}, {-2, 4, -8}},
       {"sin_grad", "X", {0, 3.14159265f, 1}, {2, 1, 0.5f * std::cos(1.0f)}},
       {"cos_grad", "X", {0, 1.57079633f, -1}, {0, 1, 0.5f * std::sin(1.0f)}},
       // The sign of x; 0 at 0.

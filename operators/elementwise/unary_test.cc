@@ -47,6 +47,7 @@ TEST(MathTest, Float32) {
        {-std::numeric_limits<float>::infinity(), 0, 1.3862944f, -0.6931472f}},
       {"sqrt", {0, 1, 2, 0.7071068f}},
       {"erf", {0, 0.8427008f, 1.0f, 0.5204999f}},
+      {"reciprocal", {std::numeric_limits<float>::infinity(), 1, 0.25f, 2}},
       {"sin", {0, 0.8414710f, -0.7568025f, 0.4794255f}},
       {"cos", {1, 0.5403023f, -0.6536436f, 0.8775826f}},
       {"abs", {0, 1, 4, 0.5f}},
@@ -81,6 +82,7 @@ TEST(MathTest, Float64) {
       {"exp", {0.36787944117144233, 1.2840254166877414, 8103.083927575384}},
       {"sqrt", {std::nan(""), 0.5, 3}},
       {"erf", {-0.8427007929497149, 0.2763263901682369, 1.0}},
+      {"reciprocal", {-1, 4, 1.0 / 9}},
       {"sin", {-0.8414709848078965, 0.24740395925452294, 0.4121184852417566}},
       {"cos", {0.5403023058681398, 0.9689124217106447, -0.9111302618846769}},
       {"abs", {1, 0.25, 9}},
@@ -129,7 +131,8 @@ TEST(MathTest, IntegerAbsAndNeg) {
 }
 
 TEST(MathTest, FloatOnlyOpsHaveNoIntegerKernel) {
-  for (const std::string op : {"exp", "log", "sqrt", "erf", "sin", "cos"}) {
+  for (const std::string op :
+       {"exp", "log", "sqrt", "erf", "reciprocal", "sin", "cos"}) {
     SCOPED_TRACE(op);
     absl::Status status =
         PrepareOp(UnaryOp(op), {{"x", MakeTensor<int32_t>({1}, {1})}});
@@ -377,6 +380,8 @@ TEST(UnaryTest, LargeInputsSplitOverThreadsMatchScalarLoops) {
   const std::vector<Case> cases = {
       {"exp", "", [](float v) { return std::exp(static_cast<double>(v)); },
        1e-6},
+      {"erf", "", [](float v) { return std::erf(static_cast<double>(v)); },
+       4e-7},
       {"abs", "", [](float v) { return std::fabs(static_cast<double>(v)); }, 0},
       {"neg", "", [](float v) { return -static_cast<double>(v); }, 0},
       {"scale",
