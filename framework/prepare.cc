@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "framework/passes/gated_activation.h"
 #include "framework/passes/op_fusion.h"
 #include "framework/prepare_block.h"
 #include "platform/status_macros.h"
@@ -13,6 +14,7 @@ PassPipeline DefaultPasses(const PrepareOptions& options, const Place& place) {
   // Fusion pays on every place, on a device by one op's dispatch per op
   // removed.
   if (options.fuse_ops) pipeline.Add(std::make_unique<OpFusionPass>());
+  if (options.fuse_ops) pipeline.Add(std::make_unique<GatedActivationPass>());
   // The layout rewrite is the CPU's (its blocked and NHWC kernels).
   if (options.channels_last && place.is_cpu()) {
     pipeline.Add(std::make_unique<LayoutPass>(options.activation_layout));

@@ -26,7 +26,9 @@ struct PrepareOptions {
   // convolutions out of a blocked one.
   ActivationLayout activation_layout = ActivationLayout::kAuto;
   // On every place, fuse a matrix product and the bias added to it, and an
-  // fc and the relu after it, into one fc (framework/passes/op_fusion.h).
+  // fc and the relu after it, into one fc (framework/passes/op_fusion.h);
+  // x * sigmoid(x) and x * hard_sigmoid(x) into silu and hard_swish
+  // (framework/passes/gated_activation.h).
   bool fuse_ops = true;
 
   // Options under which a PreparedNet's ops and variables are exactly the
