@@ -14,11 +14,13 @@ namespace scopeflow {
 // ".txt", binary otherwise) and its parameters to `out_params` (a
 // SaveParams file), and prints what it wrote: the ops, the parameters and
 // the inputs to feed. `out_params` may be empty only if the model has no
-// parameters. On an unsupported model the error lists every node that
+// parameters. `fuse_decomposed`: import GELU and layer norm written as
+// chains of nodes as one op each (ImportOptions). On an unsupported model the error lists every node that
 // cannot be converted.
 absl::Status ImportOnnxCommand(const std::string& model,
                                const std::string& out_net,
-                               const std::string& out_params);
+                               const std::string& out_params,
+                               bool fuse_decomposed = true);
 
 }  // namespace scopeflow
 

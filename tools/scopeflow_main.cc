@@ -55,8 +55,10 @@ ABSL_FLAG(bool, channels_last, true,
           "run: keep convolutions' activations in a faster layout and fuse "
           "their relus on the CPU (false: keep the layouts as written)");
 ABSL_FLAG(bool, fuse_ops, true,
-          "run: fuse matmul + add of a bias + relu into one fc op (false: run "
-          "each op as written)");
+          "run: fuse matmul + add of a bias + relu into one fc op, and x * "
+          "sigmoid(x) into silu (false: run each op as written); "
+          "import-onnx: import GELU and layer norm written as chains of "
+          "nodes as one op (false: node by node)");
 ABSL_FLAG(bool, huge_pages, true,
           "place host blocks of 2 MiB or more (weights, large activations) "
           "on transparent huge pages (false: small pages only)");
@@ -256,7 +258,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     status = scopeflow::ImportOnnxCommand(net, absl::GetFlag(FLAGS_output),
-                                          absl::GetFlag(FLAGS_params));
+                                          absl::GetFlag(FLAGS_params),
+                                          absl::GetFlag(FLAGS_fuse_ops));
   } else if (command == "serve") {
     scopeflow::ServeCommandOptions options;
     options.model_dir = net;

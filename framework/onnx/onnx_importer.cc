@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/net_io.h"
 #include "framework/onnx/converters.h"
+#include "framework/onnx/fuse_decomposed.h"
 #include "framework/onnx/import_context.h"
 #include "framework/onnx/onnx_tensor.h"
 #include "framework/param_io.h"
@@ -275,8 +276,16 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     result.inputs.push_back(name);
   }
 
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto& node = graph.node(i);
+  onnx_import::FusedNodes nodes;
+  if (options.fuse_decomposed) {
+    nodes = onnx_import::FuseDecomposedNodes(graph);
+  } else {
+    nodes.nodes.assign(graph.node().begin(), graph.node().end());
+    for (int i = 0; i < graph.node_size(); ++i) nodes.source.push_back(i);
+  }
+  for (size_t n = 0; n < nodes.nodes.size(); ++n) {
+    const onnx::NodeProto& node = nodes.nodes[n];
+    const int i = nodes.source[n];
     // Whether the node reads a value an earlier problem left unknown. A
     // node that nothing converts fails whatever it reads: not downstream.
     const bool downstream =

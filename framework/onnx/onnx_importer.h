@@ -76,6 +76,10 @@ struct ImportOptions {
   // them, e.g. a shape or axes tensor that a test feeds as an input but
   // that scopeflow needs at import time. Each name must be a graph input.
   absl::flat_hash_map<std::string, Tensor> constant_inputs;
+  // Import GELU and layer normalization written as chains of elementwise
+  // nodes (as torch.onnx writes them) as gelu and layer_norm ops
+  // (fuse_decomposed.h); false imports each node as written.
+  bool fuse_decomposed = true;
 };
 
 // One node (or, with node_index -1, a graph input or output) that could not
