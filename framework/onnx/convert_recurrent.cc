@@ -12,12 +12,12 @@
 // direction runs the same op with `reverse`; Y stacks the directions on
 // axis 1 ([T, num_directions, batch, hidden]), Y_h and Y_c on axis 0.
 //
-// Supported: every direction, optional B, initial_h, initial_c, any of the
+// Supported: every direction, optional B, initial_h, initial_c, P, any of the
 // outputs, layout 0 and 1, GRU's linear_before_reset 0 and 1, the default
 // activations (also when written out, as torch does), and sequence_lens
 // when it is a constant equal to the sequence length. Not supported (an
-// Unimplemented error): other activations, clip, LSTM's input_forget and
-// peepholes (P), and sequence_lens of other lengths.
+// Unimplemented error): other activations, clip, LSTM's input_forget, and
+// sequence_lens of other lengths.
 #include <string>
 #include <vector>
 
@@ -62,6 +62,10 @@ struct Direction {
   std::string rb;  // GRU: R's bias [gates * hidden], or "" without B.
   std::string h0;  // [batch, hidden].
   std::string c0;  // LSTM.
+  // LSTM peepholes [hidden] each, or "" without P.
+  std::string p_i;
+  std::string p_o;
+  std::string p_f;
   // Results.
   std::string y;    // [T, batch, hidden].
   std::string h_n;  // [batch, hidden].
@@ -202,14 +206,31 @@ absl::Status EmitDirection(NodeContext& c, const CellSpec& spec,
       const std::string hr = step.MatMulT(h_prev, dir.r, "hr");
       const std::string pre = step.Op("add", {x_t, hr}, "pre");
       const std::vector<std::string> g = step.Split(pre, 4, "gate");
-      const std::string i = step.Op("sigmoid", {g[0]}, "i");
-      const std::string o = step.Op("sigmoid", {g[1]}, "o");
-      const std::string f = step.Op("sigmoid", {g[2]}, "f");
+      std::string i_pre = g[0];
+      std::string o_pre = g[1];
+      std::string f_pre = g[2];
+      const bool peepholes = !dir.p_i.empty();
+      if (peepholes) {
+        // i and f see the previous cell state, o the new one.
+        i_pre = step.Op("add", {i_pre, step.Op("mul", {dir.p_i, c_prev}, "pic")},
+                        "i_pre");
+        f_pre = step.Op("add", {f_pre, step.Op("mul", {dir.p_f, c_prev}, "pfc")},
+                        "f_pre");
+        params.insert(params.end(), {dir.p_i, dir.p_o, dir.p_f});
+      }
+      const std::string i = step.Op("sigmoid", {i_pre}, "i");
+      const std::string f = step.Op("sigmoid", {f_pre}, "f");
       const std::string cand = step.Op("tanh", {g[3]}, "cand");
       cell_state = step.Op("add",
                            {step.Op("mul", {f, c_prev}, "fc"),
                             step.Op("mul", {i, cand}, "ic")},
                            "c");
+      if (peepholes) {
+        o_pre = step.Op(
+            "add", {o_pre, step.Op("mul", {dir.p_o, cell_state}, "poc")},
+            "o_pre");
+      }
+      const std::string o = step.Op("sigmoid", {o_pre}, "o");
       h = step.Op("mul", {o, step.Op("tanh", {cell_state}, "tanh_c")}, "h");
       break;
     }
@@ -397,11 +418,6 @@ absl::Status ConvertRecurrent(NodeContext& c) {
     if (input_forget != 0) {
       return Unsupported("input_forget = 1 (coupled gates) is not supported");
     }
-    if (c.HasInput(7)) {
-      return Unsupported(absl::StrFormat(
-          "peephole weights P (input 7, \"%s\") are not supported",
-          c.InputName(7)));
-    }
   }
 
   const VarInfo w_info = c.InputInfo(1);
@@ -485,6 +501,11 @@ absl::Status ConvertRecurrent(NodeContext& c) {
     SF_ASSIGN_OR_RETURN(b, c.Input(3));
   }
 
+  std::string p;
+  if (kCell == Cell::kLstm && c.HasInput(7)) {
+    SF_ASSIGN_OR_RETURN(p, c.Input(7));
+  }
+
   std::vector<Direction> dirs(directions);
   for (int d = 0; d < directions; ++d) {
     Direction& dir = dirs[d];
@@ -554,6 +575,15 @@ absl::Status ConvertRecurrent(NodeContext& c) {
         SF_ASSIGN_OR_RETURN(dir.c0,
                             TakeDirection(c, initial_c, d, "initial_c"));
       }
+    }
+    if (!p.empty()) {
+      // P [D, 3 * hidden]: i, o, f.
+      SF_ASSIGN_OR_RETURN(const std::string p_d, TakeDirection(c, p, d, "P"));
+      SF_ASSIGN_OR_RETURN(dir.p_i, SliceAxis(c, p_d, 0, 0, hidden, "P_i"));
+      SF_ASSIGN_OR_RETURN(dir.p_o,
+                          SliceAxis(c, p_d, 0, hidden, 2 * hidden, "P_o"));
+      SF_ASSIGN_OR_RETURN(dir.p_f,
+                          SliceAxis(c, p_d, 0, 2 * hidden, 3 * hidden, "P_f"));
     }
     dir.y = c.Temp(absl::StrCat("Y", d));
     dir.h_n = c.Temp(absl::StrCat("Y_h", d));

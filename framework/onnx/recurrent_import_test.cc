@@ -76,9 +76,11 @@ TEST(RecurrentImportTest, RnnTwoStepsWorkedByHand) {
   ExpectNear((*out)[1], {1, 1, 1}, {h2});
 }
 
-TEST(RecurrentImportTest, LstmOneStepWorkedByHand) {
-  // hidden 1, gates i, o, f, c with W = [1, 2, 3, 4], R = [0.5, -0.5, 0.25,
-  // 1], Wb = [0.1, 0.2, 0.3, 0.4], Rb = 0; x = 0.5, h0 = 0.2, c0 = -0.3.
+// One LSTM step (hidden 1, gates i, o, f, c) with W = [1, 2, 3, 4], R =
+// [0.5, -0.5, 0.25, 1], Wb = [0.1, 0.2, 0.3, 0.4], Rb = 0, peepholes
+// `p` (i, o, f; none if empty); x = 0.5, h0 = 0.2, c0 = -0.3. Outputs
+// Y_h, Y_c (Y is left empty).
+absl::StatusOr<std::vector<Tensor>> RunLstmStep(const std::vector<float>& p) {
   onnx::ModelProto model = Model(14);
   AddInput(model, "x", {1, 1, 1});
   AddInput(model, "h0", {1, 1, 1});
@@ -87,24 +89,43 @@ TEST(RecurrentImportTest, LstmOneStepWorkedByHand) {
   AddInitializer(model, FloatProto("R", {1, 4, 1}, {0.5, -0.5, 0.25, 1}));
   AddInitializer(model, FloatProto("B", {1, 8},
                                    {0.1, 0.2, 0.3, 0.4, 0, 0, 0, 0}));
-  onnx::NodeProto* node =
-      AddNode(model, "LSTM", {"x", "W", "R", "B", "", "h0", "c0"},
-              {"", "y_h", "y_c"});
+  std::vector<std::string> inputs = {"x", "W", "R", "B", "", "h0", "c0"};
+  if (!p.empty()) {
+    AddInitializer(model, FloatProto("P", {1, 3}, p));
+    inputs.push_back("P");
+  }
+  onnx::NodeProto* node = AddNode(model, "LSTM", inputs, {"", "y_h", "y_c"});
   SetInt(node, "hidden_size", 1);
   AddOutput(model, "y_h");
   AddOutput(model, "y_c");
   absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
-  ASSERT_TRUE(imported.ok()) << imported.status();
-  absl::StatusOr<std::vector<Tensor>> out =
-      RunNet(*imported, {{"x", MakeTensor<float>({1, 1, 1}, {0.5})},
-                         {"h0", MakeTensor<float>({1, 1, 1}, {0.2})},
-                         {"c0", MakeTensor<float>({1, 1, 1}, {-0.3})}});
+  if (!imported.ok()) return imported.status();
+  return RunNet(*imported, {{"x", MakeTensor<float>({1, 1, 1}, {0.5})},
+                            {"h0", MakeTensor<float>({1, 1, 1}, {0.2})},
+                            {"c0", MakeTensor<float>({1, 1, 1}, {-0.3})}});
+}
+
+TEST(RecurrentImportTest, LstmOneStepWorkedByHand) {
+  absl::StatusOr<std::vector<Tensor>> out = RunLstmStep({});
   ASSERT_TRUE(out.ok()) << out.status();
   const double i = Sigmoid(0.5 * 1 + 0.2 * 0.5 + 0.1);
   const double o = Sigmoid(0.5 * 2 - 0.2 * 0.5 + 0.2);
   const double f = Sigmoid(0.5 * 3 + 0.2 * 0.25 + 0.3);
   const double g = std::tanh(0.5 * 4 + 0.2 * 1 + 0.4);
   const double c = f * -0.3 + i * g;
+  ExpectNear((*out)[0], {1, 1, 1}, {o * std::tanh(c)});
+  ExpectNear((*out)[1], {1, 1, 1}, {c});
+}
+
+TEST(RecurrentImportTest, LstmPeepholesWorkedByHand) {
+  // i and f add P * c0, o adds P * c (the new cell state).
+  absl::StatusOr<std::vector<Tensor>> out = RunLstmStep({0.3, -0.2, 0.5});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double i = Sigmoid(0.5 * 1 + 0.2 * 0.5 + 0.1 + 0.3 * -0.3);
+  const double f = Sigmoid(0.5 * 3 + 0.2 * 0.25 + 0.3 + 0.5 * -0.3);
+  const double g = std::tanh(0.5 * 4 + 0.2 * 1 + 0.4);
+  const double c = f * -0.3 + i * g;
+  const double o = Sigmoid(0.5 * 2 - 0.2 * 0.5 + 0.2 - 0.2 * c);
   ExpectNear((*out)[0], {1, 1, 1}, {o * std::tanh(c)});
   ExpectNear((*out)[1], {1, 1, 1}, {c});
 }
@@ -338,13 +359,6 @@ TEST(RecurrentImportTest, RefusesWhatItCannotExpressNamingTheNode) {
          SetInt(&node, "input_forget", 1);
        },
        "input_forget"},
-      {"LSTM",
-       [](onnx::ModelProto& model, onnx::NodeProto& node) {
-         AddInitializer(model, FloatProto("P", {1, 3}, {1, 1, 1}));
-         for (int i = 0; i < 4; ++i) node.add_input("");
-         node.add_input("P");
-       },
-       "peephole weights P"},
       {"RNN",
        [](onnx::ModelProto&, onnx::NodeProto& node) {
          SetInt(&node, "layout", 2);
@@ -445,8 +459,9 @@ onnx::TensorProto DoubleProto(const std::string& name, const Dims& dims) {
   return proto;
 }
 
-// A bidirectional LSTM (input 2, hidden 2) in float64 whose x, h0 and c0
-// are inputs; `weights_as_inputs` makes W, R and B inputs too (otherwise
+// A bidirectional LSTM (input 2, hidden 2, with peepholes) in float64 whose
+// x, h0 and c0 are inputs; `weights_as_inputs` makes W, R, B and P inputs
+// too (otherwise
 // initializers, i.e. parameters).
 onnx::ModelProto GradLstm(bool weights_as_inputs) {
   onnx::ModelProto model = Model(14);
@@ -455,7 +470,7 @@ onnx::ModelProto GradLstm(bool weights_as_inputs) {
   AddInput(model, "h0", {2, 2, 2}, f64);
   AddInput(model, "c0", {2, 2, 2}, f64);
   const std::vector<std::pair<std::string, Dims>> weights = {
-      {"W", {2, 8, 2}}, {"R", {2, 8, 2}}, {"B", {2, 16}}};
+      {"W", {2, 8, 2}}, {"R", {2, 8, 2}}, {"B", {2, 16}}, {"P", {2, 6}}};
   for (const auto& [name, dims] : weights) {
     if (weights_as_inputs) {
       AddInput(model, name, {dims.begin(), dims.end()}, f64);
@@ -464,7 +479,7 @@ onnx::ModelProto GradLstm(bool weights_as_inputs) {
     }
   }
   onnx::NodeProto* node =
-      AddNode(model, "LSTM", {"x", "W", "R", "B", "", "h0", "c0"},
+      AddNode(model, "LSTM", {"x", "W", "R", "B", "", "h0", "c0", "P"},
               {"y", "y_h", "y_c"});
   SetInt(node, "hidden_size", 2);
   SetString(node, "direction", "bidirectional");
@@ -490,7 +505,8 @@ TEST(RecurrentImportTest, LstmGradientsMatchNumeric) {
   const std::vector<Feed> feeds = {
       {"x", DoubleTensor({3, 2, 2}, 0.1)},  {"h0", DoubleTensor({2, 2, 2}, 1)},
       {"c0", DoubleTensor({2, 2, 2}, 2)},   {"W", DoubleTensor({2, 8, 2}, 3)},
-      {"R", DoubleTensor({2, 8, 2}, 4)},    {"B", DoubleTensor({2, 16}, 5)}};
+      {"R", DoubleTensor({2, 8, 2}, 4)},    {"B", DoubleTensor({2, 16}, 5)},
+      {"P", DoubleTensor({2, 6}, 6)}};
   const absl::Status status =
       CheckNetGradient(imported->net, feeds, {"y", "y_h", "y_c"});
   EXPECT_TRUE(status.ok()) << status;
@@ -549,7 +565,7 @@ TEST(RecurrentImportTest, AppendBackwardFindsTheImportedWeights) {
   ASSERT_TRUE(grads.ok()) << grads.status();
   std::vector<std::string> params;
   for (const VarGrad& grad : *grads) params.push_back(grad.var);
-  EXPECT_THAT(params, ::testing::UnorderedElementsAre("W", "R", "B"));
+  EXPECT_THAT(params, ::testing::UnorderedElementsAre("W", "R", "B", "P"));
 
   // Each gradient against a central difference of the loss.
   const Executor executor;
