@@ -1,6 +1,7 @@
 // Converters of ONNX's recurrent layers (LSTM, GRU, RNN) onto scopeflow's
 // `recurrent` op (docs/CONTROL_FLOW.md), so that they differentiate through
-// recurrent_grad like any net built from primitive ops.
+// recurrent_grad like any net built from primitive ops (imported with
+// ImportOptions::keep_recurrent_step_scopes, which keeps every step's scope).
 //
 // Per direction d the node becomes, in block 0:
 //   xw = X W[d]^T + bias            [T, batch, gates * hidden], all steps at
@@ -309,9 +310,11 @@ absl::Status EmitDirection(NodeContext& c, const CellSpec& spec,
       .Attr("states", states)
       .Attr("step_outputs", std::vector<std::string>{h})
       .Attr("reverse", dir.reverse);
-  // Each step keeps its scope so that the net can be differentiated
-  // (recurrent_grad reads them); the executor drops them when a run ends.
-  op.Out("StepScopes", c.Temp("step_scopes"));
+  if (c.options().keep_recurrent_step_scopes) {
+    // recurrent_grad reads the steps' values in their kept scopes; the
+    // executor drops them when a run ends.
+    op.Out("StepScopes", c.Temp("step_scopes"));
+  }
   return c.Emit(op);
 }
 

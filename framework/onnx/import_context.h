@@ -135,6 +135,7 @@ class NodeContext {
   const onnx::NodeProto& node() const { return node_; }
   const std::string& op_type() const { return node_.op_type(); }
   int64_t opset() const { return state_.opset; }
+  const ImportOptions& options() const { return state_.options; }
 
   // --- Inputs. An input is absent if beyond the node's list or empty.
   int InputCount() const { return node_.input_size(); }

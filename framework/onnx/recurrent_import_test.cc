@@ -499,8 +499,40 @@ Tensor DoubleTensor(Dims dims, double phase) {
   return MakeTensor<double>(std::move(dims), values);
 }
 
+ImportOptions Differentiable() {
+  ImportOptions options;
+  options.keep_recurrent_step_scopes = true;
+  return options;
+}
+
+TEST(RecurrentImportTest, StepScopesAreKeptOnlyWhenAskedFor) {
+  absl::StatusOr<ImportedModel> inference = ImportOnnx(GradLstm(true));
+  absl::StatusOr<ImportedModel> training =
+      ImportOnnx(GradLstm(true), Differentiable());
+  ASSERT_TRUE(inference.ok()) << inference.status();
+  ASSERT_TRUE(training.ok()) << training.status();
+  auto binds_step_scopes = [](const ImportedModel& model) {
+    const OpDef* op = onnx_testing::FindOp(model, "recurrent");
+    EXPECT_NE(op, nullptr);
+    if (op == nullptr) return false;
+    for (const OpSlot& slot : op->outputs()) {
+      if (slot.slot() == "StepScopes") return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(binds_step_scopes(*inference));
+  EXPECT_TRUE(binds_step_scopes(*training));
+  // Without them the net runs, but differentiating it says what is missing.
+  NetDef net = inference->net;
+  absl::StatusOr<std::vector<VarGrad>> grads =
+      AppendGradients(net, {"y"}, {}, {"W"});
+  ASSERT_FALSE(grads.ok());
+  EXPECT_THAT(grads.status().message(), HasSubstr("StepScopes"));
+}
+
 TEST(RecurrentImportTest, LstmGradientsMatchNumeric) {
-  absl::StatusOr<ImportedModel> imported = ImportOnnx(GradLstm(true));
+  absl::StatusOr<ImportedModel> imported =
+      ImportOnnx(GradLstm(true), Differentiable());
   ASSERT_TRUE(imported.ok()) << imported.status();
   const std::vector<Feed> feeds = {
       {"x", DoubleTensor({3, 2, 2}, 0.1)},  {"h0", DoubleTensor({2, 2, 2}, 1)},
@@ -533,7 +565,8 @@ TEST(RecurrentImportTest, GruAndRnnGradientsMatchNumeric) {
       }
       AddOutput(model, "y");
       AddOutput(model, "y_h");
-      absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+      absl::StatusOr<ImportedModel> imported =
+          ImportOnnx(model, Differentiable());
       ASSERT_TRUE(imported.ok()) << imported.status();
       const std::vector<Feed> feeds = {
           {"x", DoubleTensor({3, 1, 2}, 0.1)},
@@ -550,7 +583,8 @@ TEST(RecurrentImportTest, GruAndRnnGradientsMatchNumeric) {
 TEST(RecurrentImportTest, AppendBackwardFindsTheImportedWeights) {
   // The weights are parameters (initializers): AppendBackward
   // differentiates a loss with respect to them without being told.
-  absl::StatusOr<ImportedModel> imported = ImportOnnx(GradLstm(false));
+  absl::StatusOr<ImportedModel> imported =
+      ImportOnnx(GradLstm(false), Differentiable());
   ASSERT_TRUE(imported.ok()) << imported.status();
   NetDef net = imported->net;
   OpDef* loss = net.mutable_blocks(0)->add_ops();
