@@ -16,6 +16,7 @@ ConverterMap MakeConverters() {
   AddReduceConverters(map);
   AddResizeConverters(map);
   AddConvTransposeConverters(map);
+  AddRecurrentConverters(map);
   return map;
 }
 

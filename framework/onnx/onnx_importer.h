@@ -76,6 +76,11 @@ struct ImportOptions {
   // them, e.g. a shape or axes tensor that a test feeds as an input but
   // that scopeflow needs at import time. Each name must be a graph input.
   absl::flat_hash_map<std::string, Tensor> constant_inputs;
+  // Whether the recurrent ops that LSTM, GRU and RNN become keep each
+  // step's scope (their StepScopes output), which differentiating the net
+  // (AppendBackward) needs. Off, a run holds one step's temporaries at a
+  // time and runs faster; on, it holds every step's until the run ends.
+  bool keep_recurrent_step_scopes = false;
 };
 
 // One node (or, with node_index -1, a graph input or output) that could not
