@@ -5,7 +5,8 @@ inputs in both (random normal floats, seeded; zeros for integer inputs).
 For each round, each model and each thread count, ONNX Runtime runs it
 (bench.js --model: graph optimisation "all", intra-op threads set) and then
 scopeflow (`scopeflow run --repeat`, OMP_NUM_THREADS set), each in its own
-process, one right after the other so that both see the same load. Both
+process, one right after the other so that both see the same load (which
+goes first alternates from round to round). Both
 time each run on its own after one warm-up run, excluding start-up (loading,
 session creation or preparation), and report the median per run; a round
 runs each for about --seconds. Per model and thread count this prints the
@@ -148,6 +149,10 @@ def time_scopeflow(model, scopeflow, threads, repeat):
     return float(found.group(1)), rss
 
 
+def repeats(seconds, ms_per_run):
+    return int(min(100000, max(5, seconds * 1e3 / ms_per_run)))
+
+
 def node_baseline(node_path):
     env = dict(os.environ, NODE_PATH=node_path)
     _, _, rss = run_measured(["node", "-e", "require('onnxruntime-node')"],
@@ -182,12 +187,21 @@ def main():
         for round_index in range(args.rounds):
             for model in models:
                 for t in threads:
+                    row = times[(model.label, t)]
+                    # Which goes first alternates between rounds; the first
+                    # round's ONNX Runtime time sets how often scopeflow runs.
+                    ours_first = round_index % 2 == 1
+                    if ours_first:
+                        ours, our_rss = time_scopeflow(
+                            model, args.scopeflow, t,
+                            repeats(args.seconds, row[0][0]))
                     ort, ort_rss = time_onnxruntime(model, args.node_path, t,
                                                     args.seconds)
-                    repeat = int(min(100000, max(5, args.seconds * 1e3 / ort)))
-                    ours, our_rss = time_scopeflow(model, args.scopeflow, t,
-                                                   repeat)
-                    row = times[(model.label, t)]
+                    if not ours_first:
+                        ours, our_rss = time_scopeflow(
+                            model, args.scopeflow, t,
+                            repeats(args.seconds, row[0][0] if row[0]
+                                    else ort))
                     row[0].append(ort)
                     row[1].append(ours)
                     row[2].append(ort_rss)

@@ -35,7 +35,7 @@ DEFAULT_OUT = os.path.join(
     "scopeflow-zoo")
 DEFAULT_OPSETS = [9, 11, 13, 17]
 # Bumped when what a model's files hold changes, so cached exports are redone.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def first_line(error):
@@ -65,6 +65,30 @@ def export_one(spec, module, example, path, opset):
     return None
 
 
+def check_informative(spec, name, output):
+    """Refuses an output that the input barely moves: it would test nothing.
+
+    Items of a batch (different inputs) must give outputs differing by at
+    least 1e-3 of the output's size, and that size must not have vanished.
+    """
+    if not np.issubdtype(output.dtype, np.floating) or output.size == 0:
+        return
+    size = float(np.abs(output).max())
+    if not size > 1e-6:
+        raise RuntimeError(f"{spec.name}: output {name} vanished "
+                           f"(largest magnitude {size:g})")
+    axes = spec.dynamic_axes.get(name, {})
+    batch_axis = next((a for a, n in axes.items() if n == "batch"), None)
+    if batch_axis is None or output.shape[batch_axis] < 2:
+        return
+    items = np.moveaxis(output, batch_axis, 0).astype(np.float64)
+    spread = float(np.abs(items - items[:1]).max()) / size
+    if spread < 1e-3:
+        raise RuntimeError(f"{spec.name}: output {name} barely depends on "
+                           f"the input (items differ by {spread:.1e} of its "
+                           "size)")
+
+
 def save_references(spec, module, folder):
     for label, n in spec.cases:
         inputs = spec.make_inputs(n)
@@ -78,8 +102,9 @@ def save_references(spec, module, folder):
             np.save(os.path.join(folder, f"{label}.in.{name}.npy"),
                     tensor.numpy())
         for name, tensor in zip(spec.output_names, outputs):
-            np.save(os.path.join(folder, f"{label}.out.{name}.npy"),
-                    tensor.detach().numpy())
+            array = tensor.detach().numpy()
+            check_informative(spec, name, array)
+            np.save(os.path.join(folder, f"{label}.out.{name}.npy"), array)
 
 
 def export_model(spec, out_dir, opsets, force):
@@ -115,7 +140,7 @@ def export_model(spec, out_dir, opsets, force):
             continue
         if module is None:
             torch.manual_seed(0)
-            module = spec.build().eval()
+            module = spec.build_trained()
             if not manifest.get("references"):
                 save_references(spec, module, folder)
                 manifest["references"] = True

@@ -45,28 +45,36 @@ COMMAND_TIMEOUT_S = 600
 
 
 def first_error_line(text):
-    """What went wrong, in a line: the first problem of scopeflow's error.
+    """What went wrong, in a line: scopeflow's error, shortened.
 
     The importer's error is a summary line ("cannot import ...: 89 of 178
     node(s) cannot be converted:") and one line per problem; this keeps the
-    count and the first problem, less the node's long name.
+    count, the op types of the nodes concerned and the first problem, less
+    the node's long name.
     """
     lines = [l.strip() for l in text.splitlines() if l.strip()]
-    lines = [l for l in lines if not l.startswith("WARNING")]
-    if not lines:
-        return "(no output)"
     for i, line in enumerate(lines):
         if line.startswith("scopeflow:"):
             lines = lines[i:]
             break
+    if not lines:
+        return "(no output)"
     summary = re.sub(r"^scopeflow: (\S+: )?", "", lines[0])
     if len(lines) > 1 and summary.endswith(":"):
         count = re.search(r"(\d+ of \d+ node\(s\)) cannot be converted",
                           summary)
+        ops = []
+        for line in lines[1:]:
+            found = re.match(r'node \d+ "[^"]*" \((\w+), opset', line)
+            if found and found.group(1) not in ops:
+                ops.append(found.group(1))
         first = re.sub(r'^(node \d+) "[^"]*"', r"\1", lines[1])
-        failing = count and not count.group(1).startswith("0 ")
-        summary = (f"{count.group(1)} fail, first: " if failing else "") + first
-    return summary[:240]
+        if count and not count.group(1).startswith("0 "):
+            summary = (f"{count.group(1)} fail (ops {', '.join(ops)}); "
+                       f"first: {first}")
+        else:
+            summary = first
+    return summary[:300]
 
 
 def run(command):
@@ -113,13 +121,15 @@ class Result:
         self.model = model
         self.opset = opset
         self.export_error = None
+        self.missing = False  # Not exported (export_models.py not run)
         self.import_error = None
         self.cases = {}  # label -> "match" or what went wrong
         self.max_rel = None
 
     @property
     def passed(self):
-        return (self.export_error is None and self.import_error is None
+        return (not self.missing and self.export_error is None
+                and self.import_error is None
                 and bool(self.cases)
                 and all(v == "match" for v in self.cases.values()))
 
@@ -128,7 +138,7 @@ def run_model(scopeflow, folder, manifest, opset, rtol, work):
     result = Result(manifest["name"], opset)
     entry = manifest["opsets"].get(str(opset))
     if entry is None:
-        result.export_error = "not exported (run export_models.py)"
+        result.missing = True
         return result
     if entry["error"]:
         result.export_error = entry["error"]
@@ -204,8 +214,11 @@ def table_rows(results):
     rows = []
     for r in results:
         cases = list(r.cases.items())
-        if r.export_error:
-            status = f"export fails: {r.export_error}"
+        if r.missing:
+            status = "not exported: run export_models.py"
+            cells = ["-", "-", "-", "-"]
+        elif r.export_error:
+            status = f"export fails: {r.export_error.split(' Please ')[0]}"
             cells = ["-", "-", "-", "-"]
         elif r.import_error:
             cells = [f"error: {r.import_error}", "-", "-", "-"]
@@ -298,17 +311,18 @@ def main():
     print()
     print_table(rows)
     regressions, newly_passing = [], []
+    missing = [f"{r.model}@{r.opset}" for r in results if r.missing]
     for r in results:
-        if r.export_error:
+        if r.export_error or r.missing:
             continue
         key = f"{r.model}@{r.opset}"
         if r.passed and key in expected:
             newly_passing.append(key)
         elif not r.passed and key not in expected:
             regressions.append(key)
-    exported = [r for r in results if not r.export_error]
+    exported = [r for r in results if not r.export_error and not r.missing]
     print(f"\n{sum(r.passed for r in exported)} of {len(exported)} exported "
-          f"model@opset pass; {len(results) - len(exported)} did not export")
+          f"model@opset pass; {len(results) - len(exported)} not exported")
     if args.write_docs:
         write_docs(os.path.join(ROOT, "docs/MODELS.md"), rows)
     if args.json:
@@ -320,7 +334,10 @@ def main():
     if newly_passing:
         print("run_zoo: now pass, remove from tools/zoo/expected.txt: "
               + ", ".join(newly_passing))
-    sys.exit(1 if regressions or newly_passing else 0)
+    if missing:
+        print("run_zoo: not exported, run tools/zoo/export_models.py: "
+              + ", ".join(missing))
+    sys.exit(1 if regressions or newly_passing or missing else 0)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """The models of the zoo: how each is built, fed and exported.
 
 Each ModelSpec names a model, builds it (torch.manual_seed(0) is set just
-before, so its random weights are the same on every run), makes its inputs
-for a case (a batch size, or an image size for the detection model), and
-says which axes of its inputs and outputs are dynamic in the export.
+before, so its random weights are the same on every run) with its norms'
+parameters and statistics made as training would leave them
+(give_trained_statistics), makes its inputs for a case (a batch size, or
+an image size for the detection model), and says which axes of its inputs
+and outputs are dynamic in the export.
 """
 
 import torch
@@ -19,7 +21,7 @@ class ModelSpec:
     """A zoo model. `cases` are (label, n) pairs: make_inputs(n) feeds case."""
 
     def __init__(self, name, build, make_inputs, input_names, output_names,
-                 dynamic_axes, cases=(("b1", 1), ("b3", 3))):
+                 dynamic_axes, cases=(("b1", 1), ("b3", 3)), calibrate=None):
         self.name = name
         entry = zoo_catalog.CATALOG[name]
         self.title = entry.title
@@ -32,6 +34,15 @@ class ModelSpec:
         self.output_names = output_names
         self.dynamic_axes = dynamic_axes
         self.cases = list(cases)
+        # Runs the module, in train mode, on a batch of 8 other inputs.
+        self.calibrate = calibrate or (
+            lambda module: module(*make_inputs(8, seed=1)))
+
+    def build_trained(self):
+        """The module, eval mode, its norms made as if trained."""
+        module = self.build()
+        give_trained_statistics(module, self.calibrate)
+        return module
 
     def flatten_inputs(self, inputs):
         return list(inputs)
@@ -42,9 +53,38 @@ class ModelSpec:
         return list(outputs)
 
 
-def image(n, size=224):
+NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm)
+
+
+def give_trained_statistics(module, calibrate):
+    """Makes the norms' parameters and statistics look like a trained net's.
+
+    Freshly built, a net's batch norms hold mean 0, variance 1, scale 1 and
+    shift 0, so in eval mode they normalise nothing: in MobileNet or
+    EfficientNet the activations then shrink layer after layer to 1e-9 or
+    less, where sigmoid is 0.5 and every nonlinearity a line, and an input
+    barely moves GoogLeNet's output. So, as training would leave them: the
+    norms' scales and shifts are random (a shift or a mean a wrong bias fold
+    drops shows), and the batch norms' statistics are those of a forward
+    pass in train mode over a random batch (CALIBRATE runs it).
+    """
+    with torch.no_grad():
+        for layer in module.modules():
+            if isinstance(layer, NORMS) and getattr(layer, "weight",
+                                                    None) is not None:
+                layer.weight.uniform_(0.5, 1.5)
+                layer.bias.normal_(0.0, 0.2)
+            if isinstance(layer, nn.modules.batchnorm._BatchNorm):
+                layer.reset_running_stats()
+                layer.momentum = None  # The plain mean over the batches.
+        module.train()
+        calibrate(module)
+        module.eval()
+
+
+def image(n, size=224, seed=0):
     return (torch.randn(n, 3, size, size, generator=torch.Generator()
-                        .manual_seed(1000 + n)),)
+                        .manual_seed(1000 + 100 * seed + n)),)
 
 
 def vision(name, build):
@@ -64,13 +104,16 @@ class SmallVit(nn.Module):
         self.vit = torchvision.models.VisionTransformer(
             image_size=224, patch_size=16, num_layers=4, num_heads=4,
             hidden_dim=256, mlp_dim=1024, num_classes=1000)
+        # torchvision starts the head at zero (for fine-tuning): the output
+        # would be 0 whatever the input.
+        nn.init.normal_(self.vit.heads.head.weight, std=0.02)
 
     def forward(self, x):
         return self.vit(x)
 
 
 def sequence(n, length=128, width=256, seed=0):
-    generator = torch.Generator().manual_seed(2000 + seed * 100 + n)
+    generator = torch.Generator().manual_seed(2000 + 100 * seed + n)
     return torch.randn(n, length, width, generator=generator)
 
 
@@ -120,8 +163,8 @@ class Recurrent(nn.Module):
         return output, state
 
 
-def rnn_inputs(n):
-    generator = torch.Generator().manual_seed(3000 + n)
+def rnn_inputs(n, seed=0):
+    generator = torch.Generator().manual_seed(3000 + 100 * seed + n)
     return (torch.randn(n, 32, 64, generator=generator),)
 
 
@@ -146,6 +189,12 @@ def detection_image(size):
     return (torch.rand(3, size, size, generator=generator),)
 
 
+def calibrate_detector(module):
+    # In train mode the detector wants targets; its backbone does not.
+    module.model.backbone(torch.randn(
+        8, 3, 320, 320, generator=torch.Generator().manual_seed(4001)))
+
+
 def _models():
     tv = torchvision.models
     return [
@@ -162,11 +211,13 @@ def _models():
         vision("regnet_y_400mf", tv.regnet_y_400mf),
         vision("convnext_tiny", tv.convnext_tiny),
         vision("vit_small", SmallVit),
-        ModelSpec("transformer_encoder", Encoder, lambda n: (sequence(n),),
+        ModelSpec("transformer_encoder", Encoder,
+                  lambda n, seed=0: (sequence(n, seed=seed),),
                   ["src"], ["output"],
                   {"src": BATCH_AXES, "output": BATCH_AXES}),
         ModelSpec("transformer_decoder", Decoder,
-                  lambda n: (sequence(n, 64), sequence(n, 128, seed=1)),
+                  lambda n, seed=0: (sequence(n, 64, seed=2 * seed),
+                                     sequence(n, 128, seed=2 * seed + 1)),
                   ["tgt", "memory"], ["output"],
                   {"tgt": BATCH_AXES, "memory": BATCH_AXES,
                    "output": BATCH_AXES}),
@@ -183,7 +234,8 @@ def _models():
                   {"image": {1: "height", 2: "width"},
                    "boxes": {0: "detections"}, "scores": {0: "detections"},
                    "labels": {0: "detections"}},
-                  cases=(("s320", 320), ("s256", 256))),
+                  cases=(("s320", 320), ("s256", 256)),
+                  calibrate=calibrate_detector),
     ]
 
 
