@@ -31,12 +31,7 @@ const ConverterMap& Converters() {
 std::string NoConverterReason(const std::string& op_type) {
   // Ops that models commonly hold, with the scopeflow op each would need.
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
-      {"ReduceMin", "scopeflow has no reduce_min op"},
-      {"ReduceProd", "scopeflow has no reduce_prod op"},
-      {"ReduceL1", "scopeflow has no reduce_l1 op"},
-      {"ReduceL2", "scopeflow has no reduce_l2 op"},
       {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
-      {"ReduceLogSumExp", "scopeflow has no reduce_logsumexp op"},
       {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
       {"InstanceNormalization", "scopeflow has no instance_norm op"},
       {"GroupNormalization", "scopeflow has no group_norm op"},
