@@ -30,6 +30,7 @@ void AddReduceConverters(ConverterMap& map);
 void AddResizeConverters(ConverterMap& map);
 void AddConvTransposeConverters(ConverterMap& map);
 void AddRecurrentConverters(ConverterMap& map);
+void AddMoreElementwiseConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();
