@@ -17,6 +17,7 @@ packages=(
   python3-sklearn
   libcpp-httplib-dev nlohmann-json3-dev
   wrk
+  python3-torch python3-torchvision python3-onnx
 )
 
 missing=()

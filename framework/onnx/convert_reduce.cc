@@ -1,5 +1,6 @@
-// Converters of ONNX reductions: ReduceSum, ReduceMean, ReduceMax and
-// ArgMax.
+// Converters of ONNX reductions: ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSumExp, ArgMax and
+// ArgMin.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,14 +59,22 @@ absl::Status ConvertReduce(NodeContext& context) {
 constexpr char kReduceSum[] = "reduce_sum";
 constexpr char kReduceMean[] = "reduce_mean";
 constexpr char kReduceMax[] = "reduce_max";
+constexpr char kReduceMin[] = "reduce_min";
+constexpr char kReduceProd[] = "reduce_prod";
+constexpr char kReduceL1[] = "reduce_l1";
+constexpr char kReduceL2[] = "reduce_l2";
+constexpr char kReduceLogSumExp[] = "reduce_log_sum_exp";
+constexpr char kArgMax[] = "argmax";
+constexpr char kArgMin[] = "argmin";
 
+template <const char* kType>
 absl::Status ConvertArgMax(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", 0));
   SF_ASSIGN_OR_RETURN(const int64_t keepdims, context.IntAttr("keepdims", 1));
   SF_ASSIGN_OR_RETURN(const int64_t select_last_index,
                       context.IntAttr("select_last_index", 0));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("argmax")
+  return context.Emit(OpBuilder(kType)
                           .In("X", x)
                           .Out("Out", context.Output(0))
                           .Attr("axis", axis)
@@ -79,7 +88,13 @@ void AddReduceConverters(ConverterMap& map) {
   map["ReduceSum"] = &ConvertReduce<kReduceSum, 13>;
   map["ReduceMean"] = &ConvertReduce<kReduceMean, 18>;
   map["ReduceMax"] = &ConvertReduce<kReduceMax, 18>;
-  map["ArgMax"] = &ConvertArgMax;
+  map["ReduceMin"] = &ConvertReduce<kReduceMin, 18>;
+  map["ReduceProd"] = &ConvertReduce<kReduceProd, 18>;
+  map["ReduceL1"] = &ConvertReduce<kReduceL1, 18>;
+  map["ReduceL2"] = &ConvertReduce<kReduceL2, 18>;
+  map["ReduceLogSumExp"] = &ConvertReduce<kReduceLogSumExp, 18>;
+  map["ArgMax"] = &ConvertArgMax<kArgMax>;
+  map["ArgMin"] = &ConvertArgMax<kArgMin>;
 }
 
 }  // namespace onnx_import

@@ -16,6 +16,8 @@ ConverterMap MakeConverters() {
   AddReduceConverters(map);
   AddResizeConverters(map);
   AddConvTransposeConverters(map);
+  AddRecurrentConverters(map);
+  AddMoreElementwiseConverters(map);
   return map;
 }
 
@@ -30,17 +32,7 @@ const ConverterMap& Converters() {
 std::string NoConverterReason(const std::string& op_type) {
   // Ops that models commonly hold, with the scopeflow op each would need.
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
-      {"Not", "scopeflow has no logical ops (logical_not)"},
-      {"And", "scopeflow has no logical ops (logical_and)"},
-      {"Or", "scopeflow has no logical ops (logical_or)"},
-      {"Xor", "scopeflow has no logical ops (logical_xor)"},
-      {"ArgMin", "scopeflow has no argmin op"},
-      {"ReduceMin", "scopeflow has no reduce_min op"},
-      {"ReduceProd", "scopeflow has no reduce_prod op"},
-      {"ReduceL1", "scopeflow has no reduce_l1 op"},
-      {"ReduceL2", "scopeflow has no reduce_l2 op"},
       {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
-      {"ReduceLogSumExp", "scopeflow has no reduce_logsumexp op"},
       {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
       {"InstanceNormalization", "scopeflow has no instance_norm op"},
       {"GroupNormalization", "scopeflow has no group_norm op"},
@@ -52,12 +44,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"TopK", "scopeflow has no top_k op"},
       {"NonZero", "scopeflow has no nonzero op"},
       {"CumSum", "scopeflow has no cumsum op"},
-      {"Floor", "scopeflow has no floor op"},
-      {"Ceil", "scopeflow has no ceil op"},
-      {"Round", "scopeflow has no round op"},
-      {"PRelu", "scopeflow has no prelu op"},
-      {"Selu", "scopeflow has no selu op"},
-      {"Mod", "scopeflow has no mod op"},
       {"If", "scopeflow has no converter for control flow (If)"},
       {"Loop", "scopeflow has no converter for control flow (Loop)"},
   };

@@ -29,6 +29,8 @@ void AddShapeConverters(ConverterMap& map);
 void AddReduceConverters(ConverterMap& map);
 void AddResizeConverters(ConverterMap& map);
 void AddConvTransposeConverters(ConverterMap& map);
+void AddRecurrentConverters(ConverterMap& map);
+void AddMoreElementwiseConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -101,6 +101,18 @@ OpBuilder& OpBuilder::Attr(const std::string& name, float value) {
   return *this;
 }
 
+OpBuilder& OpBuilder::Attr(const std::string& name,
+                           const std::vector<std::string>& value) {
+  AttrDef* attr = AddAttr(name);
+  for (const std::string& v : value) attr->mutable_strings()->add_values(v);
+  return *this;
+}
+
+OpBuilder& OpBuilder::BlockAttr(const std::string& name, int32_t block_index) {
+  AddAttr(name)->set_block_idx(block_index);
+  return *this;
+}
+
 OpBuilder& OpBuilder::Attr(const std::string& name, bool value) {
   AddAttr(name)->set_b(value);
   return *this;
@@ -420,6 +432,13 @@ VarInfo NodeContext::Info(const std::string& var) const {
   return VarInfo{};
 }
 
+int32_t NodeContext::AddBlock(BlockDef block) {
+  block.set_parent_idx(0);
+  new_blocks_.push_back(std::move(block));
+  return state_.net->blocks_size() +
+         static_cast<int32_t>(new_blocks_.size()) - 1;
+}
+
 absl::Status NodeContext::Emit(const OpBuilder& builder) {
   const OpDef& def = builder.def();
   const OpSpec* spec = OpRegistry::Global().Find(def.type());
@@ -583,6 +602,8 @@ absl::Status NodeContext::Commit() {
   for (const std::string& name : tainted_) state_.tainted.insert(name);
   for (OpDef& op : ops_) *state_.block->add_ops() = std::move(op);
   ops_.clear();
+  for (BlockDef& block : new_blocks_) *state_.net->add_blocks() = std::move(block);
+  new_blocks_.clear();
   return absl::OkStatus();
 }
 

@@ -60,6 +60,10 @@ class OpBuilder {
   OpBuilder& Attr(const std::string& name, const std::vector<int32_t>& value);
   OpBuilder& Attr(const std::string& name, const std::vector<int64_t>& value);
   OpBuilder& Attr(const std::string& name, const std::vector<float>& value);
+  OpBuilder& Attr(const std::string& name,
+                  const std::vector<std::string>& value);
+  // An attribute naming a block of the net (a control-flow op's body).
+  OpBuilder& BlockAttr(const std::string& name, int32_t block_index);
 
   const OpDef& def() const { return def_; }
 
@@ -98,7 +102,9 @@ struct GraphState {
   // Types the model declares for values (value_info, graph outputs),
   // used where inference knows less.
   absl::flat_hash_map<std::string, VarInfo> declared;
-  // The net's block, built up node by node.
+  // The net, and its block 0, built up node by node. Control-flow ops'
+  // bodies are appended to the net as further blocks.
+  NetDef* net = nullptr;
   BlockDef* block = nullptr;
   std::vector<NamedTensor> params;
   // Fed graph inputs that a node needed as a constant, in the order found.
@@ -129,6 +135,7 @@ class NodeContext {
   const onnx::NodeProto& node() const { return node_; }
   const std::string& op_type() const { return node_.op_type(); }
   int64_t opset() const { return state_.opset; }
+  const ImportOptions& options() const { return state_.options; }
 
   // --- Inputs. An input is absent if beyond the node's list or empty.
   int InputCount() const { return node_.input_size(); }
@@ -201,6 +208,11 @@ class NodeContext {
   // checks, or no CPU kernel for the dtype); Internal for a malformed op
   // (unknown op type, slot or attribute: a converter bug).
   absl::Status Emit(const OpBuilder& op);
+  // Adds `block` as a body of one of this node's control-flow ops (its
+  // parent is block 0) and returns the index it will have in the net; the
+  // block is added at Commit. Its ops are checked when the net is prepared,
+  // not here.
+  int32_t AddBlock(BlockDef block);
   // What inference knows of a variable (inputs, temporaries, outputs).
   VarInfo Info(const std::string& var) const;
 
@@ -231,6 +243,7 @@ class NodeContext {
   absl::flat_hash_set<std::string> tainted_;
   std::vector<std::string> new_params_;
   absl::flat_hash_map<std::string, Tensor> new_constants_;
+  std::vector<BlockDef> new_blocks_;
 };
 
 // Helpers for converters.

@@ -1,5 +1,6 @@
 #include "framework/onnx/onnx_importer.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -67,9 +68,11 @@ absl::Status ConvertNode(const onnx::NodeProto& node, const GraphState& state,
           i, name));
     }
   }
-  // Every ONNX node makes at least one value, and converters name their
-  // ops' outputs after the node's.
-  if (node.output_size() == 0 || node.output(0).empty()) {
+  // Every ONNX node makes at least one value (optional outputs, LSTM's Y
+  // among them, may be left empty), and converters name their ops' outputs
+  // after the node's.
+  if (std::all_of(node.output().begin(), node.output().end(),
+                  [](const std::string& output) { return output.empty(); })) {
     return absl::InvalidArgumentError(
         "the node has no output (ONNX nodes make at least one value)");
   }
@@ -189,6 +192,7 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
   result.net.set_name(graph_name);
   GraphState state(options);
   state.opset = *opset;
+  state.net = &result.net;
   state.block = result.net.add_blocks();
   std::vector<ImportProblem>& problems = out_report.problems;
   auto graph_problem = [&](const char* what, const std::string& name,

@@ -80,6 +80,11 @@ struct ImportOptions {
   // nodes (as torch.onnx writes them) as gelu and layer_norm ops
   // (fuse_decomposed.h); false imports each node as written.
   bool fuse_decomposed = true;
+  // Whether the recurrent ops that LSTM, GRU and RNN become keep each
+  // step's scope (their StepScopes output), which differentiating the net
+  // (AppendBackward) needs. Off, a run holds one step's temporaries at a
+  // time and runs faster; on, it holds every step's until the run ends.
+  bool keep_recurrent_step_scopes = false;
 };
 
 // One node (or, with node_index -1, a graph input or output) that could not

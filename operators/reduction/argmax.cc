@@ -1,8 +1,8 @@
-// argmax of input "X" (float32, float64, int32, int64) along attribute
-// "axis" (default 0): output "Out", int64, of X's shape with that axis
-// reduced to 1 ("keepdims", the default) or removed. Ties give the first
-// index, or with "select_last_index" the last; NaN counts as the largest
-// value.
+// argmax and argmin of input "X" (float32, float64, int32, int64) along
+// attribute "axis" (default 0): output "Out", int64, of X's shape with that
+// axis reduced to 1 ("keepdims", the default) or removed. Ties give the
+// first index, or with "select_last_index" the last; NaN wins over any
+// number for both (numpy's rule). Their outputs are indices: no gradient.
 #include "operators/reduction/argmax.h"
 
 #include <cstdint>
@@ -35,13 +35,20 @@ absl::Status InferArgMax(InferContext& context) {
   bool output_empty = false;  // Possibly, if a dimension is unknown.
   for (int64_t d : dims) output_empty = output_empty || d <= 0;
   SF_CHECK(x.dims[axis] != 0 || output_empty,
-           "%s: argmax along axis %d, of size 0 (expected a non-empty axis)",
-           DescribeInputShape(context, "X"), axis);
+           "%s: %s along axis %d, of size 0 (expected a non-empty axis)",
+           DescribeInputShape(context, "X"), context.op_type(), axis);
   context.SetOutput("Out", 0, kInt64, std::move(dims));
   return absl::OkStatus();
 }
 
-template <typename T>
+// The argmax rule, or with kMin the argmin rule.
+template <bool kMin, typename T>
+bool Replaces(T value, T best, bool last) {
+  return kMin ? ArgMinReplaces(value, best, last)
+              : ArgMaxReplaces(value, best, last);
+}
+
+template <typename T, bool kMin = false>
 absl::Status ArgMaxKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   Tensor* out = context.Output("Out");
@@ -51,7 +58,7 @@ absl::Status ArgMaxKernel(KernelContext& context) {
   const bool last = context.attrs().Get<bool>("select_last_index");
   const T* in = x.data<T>();
   int64_t* index = out->data<int64_t>();
-  if (split.inner == 1) {
+  if (split.inner == 1 && !kMin) {
     for (int64_t o = 0; o < split.outer; ++o) {
       index[o] = ArgMax(in + o * split.size, split.size, 1, last);
     }
@@ -70,7 +77,7 @@ absl::Status ArgMaxKernel(KernelContext& context) {
     for (int64_t k = 1; k < split.size; ++k) {
       const T* row = block + k * split.inner;
       for (int64_t i = 0; i < split.inner; ++i) {
-        if (ArgMaxReplaces(row[i], best[i], last)) {
+        if (Replaces<kMin>(row[i], best[i], last)) {
           best[i] = row[i];
           block_index[i] = k;
         }
@@ -93,5 +100,17 @@ SF_REGISTER_OP(argmax)
     .Kernel(DeviceType::kCPU, kFloat64, &ArgMaxKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &ArgMaxKernel<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &ArgMaxKernel<int64_t>);
+
+SF_REGISTER_OP(argmin)
+    .Input("X")
+    .Output("Out")
+    .Attr("axis", AttrType::kInt64, AttrValue(int64_t{0}))
+    .Attr("keepdims", AttrType::kBool, AttrValue(true))
+    .Attr("select_last_index", AttrType::kBool, AttrValue(false))
+    .Infer(InferArgMax)
+    .Kernel(DeviceType::kCPU, kFloat32, &ArgMaxKernel<float, true>)
+    .Kernel(DeviceType::kCPU, kFloat64, &ArgMaxKernel<double, true>)
+    .Kernel(DeviceType::kCPU, kInt32, &ArgMaxKernel<int32_t, true>)
+    .Kernel(DeviceType::kCPU, kInt64, &ArgMaxKernel<int64_t, true>);
 
 }  // namespace scopeflow

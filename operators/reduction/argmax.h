@@ -1,5 +1,5 @@
-// The argmax rule shared by argmax and accuracy, and the axis of argmax's
-// kernels (CPU and CUDA).
+// The argmax and argmin rules shared by argmax, argmin and accuracy, and
+// the axis of their kernels (CPU and CUDA).
 #ifndef SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
 #define SCOPEFLOW_OPERATORS_REDUCTION_ARGMAX_H_
 
@@ -25,6 +25,18 @@ bool ArgMaxReplaces(T value, T best, bool last = false) {
     if (std::isnan(best)) return false;
   }
   return last ? value >= best : value > best;
+}
+
+// ArgMaxReplaces's rule for the smallest value: strictly smaller replaces
+// (with `last`, also equal); NaN still wins over any number (as in numpy's
+// argmin).
+template <typename T>
+bool ArgMinReplaces(T value, T best, bool last = false) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(value)) return last || !std::isnan(best);
+    if (std::isnan(best)) return false;
+  }
+  return last ? value <= best : value < best;
 }
 
 // The index in [0, n) of the largest of x[0], x[stride], ...,
