@@ -257,6 +257,24 @@ const bool kRegistered = [] {
       {"nchw", ImageFormat::kNchw},
       {"nchw8c", ImageFormat::kNchw8c},
       {"nchw16c", ImageFormat::kNchw16c}};
+  // The 3x3 layers of ResNet's four stages on a 224x224 image, batch 1:
+  // images smaller than the ones above, with more channels.
+  for (const auto& [layout_name, format] : layouts) {
+    benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+        (std::string("BM_Conv3x3Algorithm/resnet_stages/") + layout_name)
+            .c_str(),
+        BM_Conv3x3Algorithm, format);
+    for (const auto& [channels, size] :
+         {std::pair<int64_t, int64_t>{64, 56}, {128, 28}, {256, 14},
+          {512, 7}}) {
+      for (int64_t winograd : {0, 1}) {
+        b->Args({1, channels, size, channels, winograd});
+      }
+    }
+    b->ArgNames({"n", "c", "hw", "m", "winograd"})
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   for (const auto& [pass_name, pass, channels] : passes) {
     for (const auto& [layout_name, format] : layouts) {
       benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
