@@ -133,6 +133,24 @@ class PreparedNetBuilder {
         info.dims.clear();
         info.has_dims = false;
       }
+      if (var.dim_names_size() > 0) {
+        if (var.dim_names_size() != var.shape_size()) {
+          errors_.push_back(absl::StrFormat(
+              "variable \"%s\" names %d dimension(s) but its shape %s has "
+              "%d",
+              var.name(), var.dim_names_size(), DimsToString(info.dims),
+              var.shape_size()));
+        } else {
+          for (int d = 0; d < var.shape_size(); ++d) {
+            if (!var.dim_names(d).empty() && var.shape(d) != -1) {
+              errors_.push_back(absl::StrFormat(
+                  "variable \"%s\" names its dimension %d \"%s\", but only "
+                  "an unknown dimension (-1) may have a name; it is %d",
+                  var.name(), d, var.dim_names(d), var.shape(d)));
+            }
+          }
+        }
+      }
       infos_[v] = info;
       declared_[v] = info;
       is_declared_[v] = true;

@@ -24,6 +24,17 @@ std::string SlotsToString(
   return out;
 }
 
+// "[batch, 3, 224, 224]": the declared dims, named ones by their names.
+std::string DeclaredShapeString(const VarDef& var) {
+  std::vector<std::string> dims;
+  for (int d = 0; d < var.shape_size(); ++d) {
+    const bool named =
+        var.dim_names_size() == var.shape_size() && !var.dim_names(d).empty();
+    dims.push_back(named ? var.dim_names(d) : absl::StrCat(var.shape(d)));
+  }
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
 }  // namespace
 
 absl::Status InfoCommand(const std::string& net_path) {
@@ -36,9 +47,9 @@ absl::Status InfoCommand(const std::string& net_path) {
                 block.has_parent_idx() ? block.parent_idx() : -1,
                 block.vars_size(), block.ops_size());
     for (const VarDef& var : block.vars()) {
-      const Dims dims(var.shape().begin(), var.shape().end());
       std::printf("  var %-20s %-8s %-12s%s\n", var.name().c_str(),
-                  DataTypeName(var.dtype()).c_str(), DimsToString(dims).c_str(),
+                  DataTypeName(var.dtype()).c_str(),
+                  DeclaredShapeString(var).c_str(),
                   var.persistable() ? " persistable" : "");
     }
     for (int i = 0; i < block.ops_size(); ++i) {

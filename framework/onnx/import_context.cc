@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -164,6 +165,19 @@ VarInfo InfoFromOnnxType(const onnx::TypeProto& type) {
     }
   }
   return info;
+}
+
+void SetDimNames(const onnx::TypeProto& type, VarDef& var) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
+  const auto& dims = type.tensor_type().shape().dim();
+  if (absl::c_none_of(dims, [](const onnx::TensorShapeProto::Dimension& d) {
+        return !d.has_dim_value() && !d.dim_param().empty();
+      })) {
+    return;
+  }
+  for (const onnx::TensorShapeProto::Dimension& dim : dims) {
+    var.add_dim_names(dim.has_dim_value() ? "" : dim.dim_param());
+  }
 }
 
 void DeclareParam(GraphState& state, const std::string& name,

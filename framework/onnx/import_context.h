@@ -119,6 +119,11 @@ VarInfo InfoOf(const Tensor& tensor);
 // no shape).
 VarInfo InfoFromOnnxType(const onnx::TypeProto& type);
 
+// Copies the names an ONNX type gives its symbolic dimensions (dim_param)
+// into `var`'s dim_names, "" for the others; none where no dimension has
+// a name.
+void SetDimNames(const onnx::TypeProto& type, VarDef& var);
+
 // Declares `name` as a persistable variable holding `value` in the block
 // and adds `value` to the parameters.
 void DeclareParam(GraphState& state, const std::string& name,

@@ -275,6 +275,7 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     var->set_kind(VAR_KIND_DENSE_TENSOR);
     var->set_dtype(*dtype);
     for (int64_t d : info.dims) var->add_shape(d);
+    onnx_import::SetDimNames(value.type(), *var);
     state.infos[name] = info;
     state.fed_inputs.insert(name);
     result.inputs.push_back(name);

@@ -42,7 +42,14 @@ struct Predictor::Model {
 namespace {
 
 std::string ShapeString(const TensorInfo& info) {
-  return info.has_dims ? DimsToString(info.dims) : "[?]";
+  if (!info.has_dims) return "[?]";
+  if (info.dim_names.size() != info.dims.size()) return DimsToString(info.dims);
+  std::vector<std::string> dims;
+  for (size_t d = 0; d < info.dims.size(); ++d) {
+    dims.push_back(info.dim_names[d].empty() ? absl::StrCat(info.dims[d])
+                                             : info.dim_names[d]);
+  }
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 
 // Whether `dims` fits `info`'s shape (-1 matches any size).
@@ -156,8 +163,17 @@ absl::StatusOr<Predictor> Predictor::Create(const NetDef& net,
       CheckParameters(net, prepared, *parameters, options.place));
   model->root = std::move(parameters);
   model->name = net.name();
+  absl::flat_hash_map<std::string, const VarDef*> declared;
+  for (const VarDef& var : net.blocks(0).vars()) declared[var.name()] = &var;
   for (const std::string& name : prepared.input_names()) {
-    model->inputs.push_back(InfoOf(prepared, prepared.VarIndex(name)));
+    TensorInfo info = InfoOf(prepared, prepared.VarIndex(name));
+    auto var = declared.find(name);
+    if (var != declared.end() && info.has_dims &&
+        var->second->dim_names_size() == static_cast<int>(info.dims.size())) {
+      info.dim_names.assign(var->second->dim_names().begin(),
+                            var->second->dim_names().end());
+    }
+    model->inputs.push_back(std::move(info));
   }
   model->output_names =
       options.outputs.empty() ? ComputedVariables(prepared) : options.outputs;
@@ -231,6 +247,34 @@ absl::Status Predictor::CheckInputs(absl::Span<const Feed> inputs) const {
   for (size_t i = 0; i < expected.size(); ++i) {
     SF_CHECK(given[i], "missing input \"%s\" (%s %s)", expected[i].name,
              DataTypeName(expected[i].dtype), ShapeString(expected[i]));
+  }
+  return CheckNamedDims(inputs);
+}
+
+// Dimensions named alike must have one size across the inputs.
+absl::Status Predictor::CheckNamedDims(absl::Span<const Feed> inputs) const {
+  struct Seen {
+    int64_t size;
+    const std::string* input;
+  };
+  absl::flat_hash_map<std::string, Seen> sizes;
+  for (const Feed& feed : inputs) {
+    const TensorInfo* info = nullptr;
+    for (const TensorInfo& expected : model_->inputs) {
+      if (expected.name == feed.name) info = &expected;
+    }
+    if (info == nullptr || info->dim_names.empty()) continue;
+    for (size_t d = 0; d < info->dim_names.size(); ++d) {
+      const std::string& dim = info->dim_names[d];
+      if (dim.empty()) continue;
+      const int64_t size = feed.tensor.dims()[d];
+      auto [it, first] = sizes.try_emplace(dim, Seen{size, &feed.name});
+      SF_CHECK(first || it->second.size == size,
+               "input \"%s\": dimension %d (\"%s\") is %d, but input \"%s\" "
+               "gave \"%s\" size %d",
+               feed.name, d, dim, size, *it->second.input, dim,
+               it->second.size);
+    }
   }
   return absl::OkStatus();
 }

@@ -28,8 +28,11 @@ struct TensorInfo {
   Dims dims;
   // False when not even the rank is known (dims is then empty).
   bool has_dims = false;
+  // The names of its unknown dimensions (VarDef::dim_names), "" for one
+  // without; empty where none has a name.
+  std::vector<std::string> dim_names;
 
-  // "image: float32 [-1, 64]".
+  // "image: float32 [-1, 64]", "image: float32 [batch, 64]".
   std::string DebugString() const;
 };
 
@@ -85,8 +88,9 @@ class Predictor {
   // predictor's place are used without a copy (see Tensor::FromExternal for
   // memory the caller owns); the outputs are new tensors the caller owns.
   // InvalidArgument naming the input for one that is unknown, given twice,
-  // missing, or of another dtype or shape than inputs() says; errors of the
-  // net's ops name the op.
+  // missing, or of another dtype or shape than inputs() says, or for two
+  // inputs that give a dimension named alike (TensorInfo::dim_names)
+  // different sizes; errors of the net's ops name the op.
   absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Feed> inputs) const;
 
   // Another predictor over the same prepared net and parameters: nothing is
@@ -105,6 +109,7 @@ class Predictor {
   explicit Predictor(std::shared_ptr<const Model> model);
 
   absl::Status CheckInputs(absl::Span<const Feed> inputs) const;
+  absl::Status CheckNamedDims(absl::Span<const Feed> inputs) const;
 
   std::shared_ptr<const Model> model_;
   // Declared after model_, so destroyed before it: the pool's scopes are
