@@ -168,14 +168,20 @@ VarInfo InfoFromOnnxType(const onnx::TypeProto& type) {
 
 void DeclareParam(GraphState& state, const std::string& name,
                   const Tensor& value) {
-  VarDef* var = state.block->add_vars();
-  var->set_name(name);
-  var->set_kind(VAR_KIND_DENSE_TENSOR);
-  var->set_dtype(value.dtype());
-  for (int64_t d : value.dims()) var->add_shape(d);
-  var->set_persistable(true);
-  state.params.push_back({name, value});
-  state.infos[name] = InfoOf(value);
+  GraphState* root = &state;
+  while (root->outer != nullptr) root = root->outer;
+  if (!root->infos.contains(name)) {
+    VarDef* var = root->block->add_vars();
+    var->set_name(name);
+    var->set_kind(VAR_KIND_DENSE_TENSOR);
+    var->set_dtype(value.dtype());
+    for (int64_t d : value.dims()) var->add_shape(d);
+    var->set_persistable(true);
+    root->params.push_back({name, value});
+  }
+  for (GraphState* s = &state; s != nullptr; s = s->outer) {
+    s->infos[name] = InfoOf(value);
+  }
 }
 
 NodeContext::NodeContext(GraphState& state, const onnx::NodeProto& node)
@@ -432,8 +438,29 @@ VarInfo NodeContext::Info(const std::string& var) const {
   return VarInfo{};
 }
 
+int32_t NodeContext::ReserveBlock() {
+  BlockDef* block = state_.net->add_blocks();
+  block->set_parent_idx(state_.block_index);
+  return state_.net->blocks_size() - 1;
+}
+
+void NodeContext::SetInfo(const std::string& var, VarInfo info) {
+  tainted_.erase(var);
+  infos_[var] = std::move(info);
+}
+
+void NodeContext::Declare(const std::string& var, VarInfo info) {
+  VarDef def;
+  def.set_name(var);
+  def.set_kind(VAR_KIND_DENSE_TENSOR);
+  def.set_dtype(info.dtype);
+  for (int64_t d : info.dims) def.add_shape(d);
+  new_vars_.push_back(std::move(def));
+  SetInfo(var, std::move(info));
+}
+
 int32_t NodeContext::AddBlock(BlockDef block) {
-  block.set_parent_idx(0);
+  block.set_parent_idx(state_.block_index);
   new_blocks_.push_back(std::move(block));
   return state_.net->blocks_size() +
          static_cast<int32_t>(new_blocks_.size()) - 1;
@@ -600,6 +627,8 @@ absl::Status NodeContext::Commit() {
     state_.infos[name] = std::move(info);
   }
   for (const std::string& name : tainted_) state_.tainted.insert(name);
+  for (VarDef& var : new_vars_) *state_.block->add_vars() = std::move(var);
+  new_vars_.clear();
   for (OpDef& op : ops_) *state_.block->add_ops() = std::move(op);
   ops_.clear();
   for (BlockDef& block : new_blocks_) *state_.net->add_blocks() = std::move(block);

@@ -109,6 +109,13 @@ struct GraphState {
   std::vector<NamedTensor> params;
   // Fed graph inputs that a node needed as a constant, in the order found.
   std::vector<std::string> inputs_needed_as_constants;
+  // For a control-flow node's subgraph (framework/onnx/subgraph.h): the
+  // state of the graph it is nested in, which outlives this one; null for
+  // the model's graph. Parameters are declared in the outermost state's
+  // block 0, which every block sees.
+  GraphState* outer = nullptr;
+  // The index of `block` in the net.
+  int32_t block_index = 0;
 };
 
 // The VarInfo of a tensor: its dtype and dims, fully known.
@@ -119,8 +126,9 @@ VarInfo InfoOf(const Tensor& tensor);
 // no shape).
 VarInfo InfoFromOnnxType(const onnx::TypeProto& type);
 
-// Declares `name` as a persistable variable holding `value` in the block
-// and adds `value` to the parameters.
+// Declares `name` as a persistable variable holding `value` in block 0 and
+// adds `value` to the parameters (of the outermost state; every state from
+// `state` outwards learns its VarInfo).
 void DeclareParam(GraphState& state, const std::string& name,
                   const Tensor& value);
 
@@ -213,6 +221,20 @@ class NodeContext {
   // block is added at Commit. Its ops are checked when the net is prepared,
   // not here.
   int32_t AddBlock(BlockDef block);
+  // Adds an empty block to the net at once (its parent is the block this
+  // node's ops go to) and returns its index, for a body that is filled in
+  // while nested nodes add blocks of their own (ONNX subgraphs). The net
+  // owns it; a failed import discards the whole net.
+  int32_t ReserveBlock();
+  // Overrides what inference knows of one of this node's results (a
+  // control-flow op's outputs, which its op's inference leaves unknown).
+  void SetInfo(const std::string& var, VarInfo info);
+  // SetInfo, and declares the variable so in its block's vars, for what
+  // Prepare cannot infer either (the stacked outputs of loops, which only
+  // the body's Prepare knows).
+  void Declare(const std::string& var, VarInfo info);
+  // The import's state, for converting a subgraph nested in this node.
+  GraphState& graph_state() { return state_; }
   // What inference knows of a variable (inputs, temporaries, outputs).
   VarInfo Info(const std::string& var) const;
 
@@ -244,7 +266,13 @@ class NodeContext {
   std::vector<std::string> new_params_;
   absl::flat_hash_map<std::string, Tensor> new_constants_;
   std::vector<BlockDef> new_blocks_;
+  std::vector<VarDef> new_vars_;
 };
+
+// Converts one node through `context` (which commits nothing unless this
+// succeeds): checks its domain and inputs, runs its converter, rejects
+// attributes nothing read, and commits.
+absl::Status ConvertNode(const onnx::NodeProto& node, NodeContext& context);
 
 // Helpers for converters.
 
