@@ -147,7 +147,9 @@ TEST(ControlFlowImportTest, ASubgraphReadingAnUnknownNameIsRefused) {
   EXPECT_THAT(imported.status().message(),
               HasSubstr("node 0 \"choose\" (If, opset 13): attribute "
                         "\"then_branch\": node 0 (Relu): input 0 "
-                        "(\"nowhere\") is no graph input"));
+                        "(\"nowhere\") is no input or initializer of the "
+                        "subgraph, nor the output of an earlier node, nor a "
+                        "value of an enclosing graph"));
 }
 
 TEST(ControlFlowImportTest, ASubgraphOutputNothingMakesIsRefused) {
@@ -163,6 +165,36 @@ TEST(ControlFlowImportTest, ASubgraphOutputNothingMakesIsRefused) {
   EXPECT_THAT(imported.status().message(),
               HasSubstr("(If, opset 13): attribute \"then_branch\": output 0 "
                         "(\"missing\") is produced by no node"));
+}
+
+// ONNX's expanded AffineGrid guards a Split that only fits 2-D grids with
+// an If: a branch's node that cannot convert for the shapes at hand is
+// something scopeflow lacks (it converts both branches), not a bad model.
+TEST(ControlFlowImportTest, ABranchThatCannotConvertIsUnsupported) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "c", {}, kOnnxBool);
+  AddInput(model, "x", {5});
+  onnx::ModelProto then_branch = Model(18);
+  onnx::NodeProto* split =
+      AddNode(then_branch, "Split", {"x"}, {"p0", "p1", "p2", "p3"});
+  SetInt(split, "num_outputs", 4);
+  AddOutput(then_branch, "p0");
+  onnx::ModelProto else_branch = Model(18);
+  AddNode(else_branch, "Identity", {"x"}, {"same"});
+  AddOutput(else_branch, "same");
+  onnx::NodeProto* node = AddNode(model, "If", {"c"}, {"y"}, "guarded");
+  SetGraph(node, "then_branch", then_branch);
+  SetGraph(node, "else_branch", else_branch);
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("(If, opset 18): attribute \"then_branch\": node 0 "
+                        "(Split): "));
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("(scopeflow converts both branches of an If, also "
+                        "one that never runs for the model's inputs)"));
 }
 
 // for i in range(M): y = y + i; scan out y * 2. With cond absent. Or,
@@ -348,6 +380,37 @@ TEST(ControlFlowImportTest, Opset8ScanWithABatchOfOne) {
               HasSubstr("node 0 \"scan\" (Scan, opset 8): \"s0\" has batch "
                         "axis [2, 2]: opset 8's Scan is supported for a batch "
                         "of one"));
+}
+
+// torch.jit.script: an if on a tensor's value whose branches differ in
+// shape, then a for loop over the result's rows (If, then Loop reading the
+// If's output from its body), against torch's outputs for inputs taking
+// each branch.
+TEST(ControlFlowImportTest, TorchScriptedIfAndForLoopMatchTorch) {
+  const std::string dir = "framework/onnx/testdata/control_flow/";
+  absl::StatusOr<onnx::ModelProto> model = ReadOnnxModel(dir + "scripted.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(*model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  for (const std::string case_name : {"positive", "negative"}) {
+    SCOPED_TRACE(case_name);
+    const std::string prefix = dir + case_name + "_";
+    absl::StatusOr<Tensor> x = ReadOnnxTensor(prefix + "x.pb");
+    ASSERT_TRUE(x.ok()) << x.status();
+    absl::StatusOr<std::vector<Tensor>> out = RunNet(*imported, {{"x", *x}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const char* names[] = {"h", "acc", "weighted"};
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<Tensor> want = ReadOnnxTensor(prefix + names[i] + ".pb");
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_EQ((*out)[i].dims(), want->dims()) << names[i];
+      const std::vector<float> got = Values<float>((*out)[i]);
+      const std::vector<float> expected = Values<float>(*want);
+      for (size_t k = 0; k < got.size(); ++k) {
+        EXPECT_NEAR(got[k], expected[k], 1e-5) << names[i] << "[" << k << "]";
+      }
+    }
+  }
 }
 
 }  // namespace

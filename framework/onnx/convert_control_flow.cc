@@ -92,9 +92,11 @@ absl::Status ConvertIf(NodeContext& c) {
              name, graph->output_size(), c.OutputCount());
   }
   SF_ASSIGN_OR_RETURN(Subgraph then_block,
-                      ConvertSubgraph(c, "then_branch", *then_graph, {}));
+                      ConvertSubgraph(c, "then_branch", *then_graph, {},
+                                      /*may_not_run=*/true));
   SF_ASSIGN_OR_RETURN(Subgraph else_block,
-                      ConvertSubgraph(c, "else_branch", *else_graph, {}));
+                      ConvertSubgraph(c, "else_branch", *else_graph, {},
+                                      /*may_not_run=*/true));
   std::vector<std::string> outputs;
   for (int i = 0; i < c.OutputCount(); ++i) {
     const VarInfo& a = then_block.output_infos[i];

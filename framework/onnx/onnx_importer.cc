@@ -247,10 +247,16 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     const int i = nodes.source[n];
     // Whether the node reads a value an earlier problem left unknown. A
     // node that nothing converts fails whatever it reads: not downstream.
+    // (Subgraphs may read enclosing values by name.)
+    absl::flat_hash_set<std::string> reads(node.input().begin(),
+                                           node.input().end());
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g()) onnx_import::CollectValueNames(attr.g(), reads);
+    }
     const bool downstream =
         IsDefaultDomain(node.domain()) &&
         Converters().contains(node.op_type()) &&
-        absl::c_any_of(node.input(), [&](const std::string& name) {
+        absl::c_any_of(reads, [&](const std::string& name) {
           return state.tainted.contains(name);
         });
     NodeContext context(state, node);

@@ -96,7 +96,8 @@ absl::StatusOr<const onnx::GraphProto*> GraphAttr(NodeContext& context,
 
 absl::StatusOr<Subgraph> ConvertSubgraph(
     NodeContext& context, absl::string_view attr,
-    const onnx::GraphProto& graph, const std::vector<SubgraphInput>& inputs) {
+    const onnx::GraphProto& graph, const std::vector<SubgraphInput>& inputs,
+    bool may_not_run) {
   GraphState& outer = context.graph_state();
   SF_CHECK(graph.input_size() == static_cast<int>(inputs.size()),
            "attribute \"%s\": the subgraph has %d inputs, expected %d", attr,
@@ -139,14 +140,34 @@ absl::StatusOr<Subgraph> ConvertSubgraph(
   }
   for (size_t n = 0; n < nodes.nodes.size(); ++n) {
     const onnx::NodeProto& node = nodes.nodes[n];
+    const std::string name =
+        node.name().empty() ? "" : absl::StrFormat(" \"%s\"", node.name());
+    const std::string where = absl::StrFormat(
+        "attribute \"%s\": node %d%s (%s)", attr, nodes.source[n], name,
+        node.op_type());
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string& input = node.input(i);
+      SF_CHECK(input.empty() || sub.infos.contains(input) ||
+                   sub.constants.contains(input) ||
+                   sub.bad_constants.contains(input) ||
+                   sub.tainted.contains(input),
+               "%s: input %d (\"%s\") is no input or initializer of the "
+               "subgraph, nor the output of an earlier node, nor a value of "
+               "an enclosing graph",
+               where, i, input);
+    }
     NodeContext node_context(sub, node);
-    const absl::Status status = ConvertNode(node, node_context);
+    absl::Status status = ConvertNode(node, node_context);
     if (!status.ok()) {
-      const std::string name =
-          node.name().empty() ? "" : absl::StrFormat(" \"%s\"", node.name());
-      return Prefixed(absl::StrFormat("attribute \"%s\": node %d%s (%s)", attr,
-                                      nodes.source[n], name, node.op_type()),
-                      status);
+      if (may_not_run && status.code() == absl::StatusCode::kInvalidArgument) {
+        // What a converter finds wrong with a node (a shape it cannot
+        // split, say) may hold only where the branch never runs.
+        status = Unsupported(absl::StrCat(
+            status.message(),
+            " (scopeflow converts both branches of an If, also one that "
+            "never runs for the model's inputs)"));
+      }
+      return Prefixed(where, status);
     }
   }
   // The temporaries the subgraph made are taken in the enclosing graph too.
@@ -162,6 +183,12 @@ absl::StatusOr<Subgraph> ConvertSubgraph(
       return Prefixed(absl::StrFormat("attribute \"%s\": output %d (\"%s\")",
                                       attr, i, name),
                       bad->second);
+    }
+    if (sub.tainted.contains(name)) {
+      return Unsupported(absl::StrFormat(
+          "attribute \"%s\": output %d (\"%s\") depends on values that "
+          "an earlier problem left unknown",
+          attr, i, name));
     }
     if (!sub.infos.contains(name)) {
       auto constant = sub.constants.find(name);

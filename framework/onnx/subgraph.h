@@ -56,11 +56,14 @@ absl::StatusOr<const onnx::GraphProto*> GraphAttr(NodeContext& context,
 // Converts `graph`, node `context`'s attribute `attr`, into a new block
 // whose parent is the block the node's ops go to; `inputs` gives each
 // graph input (the caller checks their count). Errors name the attribute
-// and the failing node of the subgraph, with the converter's status code.
-absl::StatusOr<Subgraph> ConvertSubgraph(NodeContext& context,
-                                         absl::string_view attr,
-                                         const onnx::GraphProto& graph,
-                                         const std::vector<SubgraphInput>& inputs);
+// and the failing node of the subgraph, with the converter's status code;
+// but where the block `may_not_run` (an If's branch), what a converter
+// finds wrong with a node's inputs is Unimplemented, as it may hold only
+// for inputs that take the other branch.
+absl::StatusOr<Subgraph> ConvertSubgraph(
+    NodeContext& context, absl::string_view attr,
+    const onnx::GraphProto& graph, const std::vector<SubgraphInput>& inputs,
+    bool may_not_run = false);
 
 // Appends `op` to `block` as it is: the net's Prepare checks it.
 void AppendOp(BlockDef& block, const OpBuilder& op);
