@@ -384,8 +384,9 @@ TEST(ControlFlowImportTest, Opset8ScanWithABatchOfOne) {
 
 // torch.jit.script: an if on a tensor's value whose branches differ in
 // shape, then a for loop over the result's rows (If, then Loop reading the
-// If's output from its body), against torch's outputs for inputs taking
-// each branch.
+// If's output from its body) appending to a list that is stacked after it
+// (SequenceEmpty, SequenceInsert, ConcatFromSequence), against torch's
+// outputs for inputs taking each branch.
 TEST(ControlFlowImportTest, TorchScriptedIfAndForLoopMatchTorch) {
   const std::string dir = "framework/onnx/testdata/control_flow/";
   absl::StatusOr<onnx::ModelProto> model = ReadOnnxModel(dir + "scripted.onnx");
@@ -399,8 +400,8 @@ TEST(ControlFlowImportTest, TorchScriptedIfAndForLoopMatchTorch) {
     ASSERT_TRUE(x.ok()) << x.status();
     absl::StatusOr<std::vector<Tensor>> out = RunNet(*imported, {{"x", *x}});
     ASSERT_TRUE(out.ok()) << out.status();
-    const char* names[] = {"h", "acc", "weighted"};
-    for (int i = 0; i < 3; ++i) {
+    const char* names[] = {"h", "acc", "weighted", "rows"};
+    for (int i = 0; i < 4; ++i) {
       absl::StatusOr<Tensor> want = ReadOnnxTensor(prefix + names[i] + ".pb");
       ASSERT_TRUE(want.ok()) << want.status();
       ASSERT_EQ((*out)[i].dims(), want->dims()) << names[i];
@@ -411,6 +412,60 @@ TEST(ControlFlowImportTest, TorchScriptedIfAndForLoopMatchTorch) {
       }
     }
   }
+}
+
+// A list appended to in a loop, concatenated (not stacked) after it: y
+// holds the appended [2] tensors one after the other.
+onnx::ModelProto AppendingLoop(const std::string& extra_use = "") {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "m", {}, kOnnxInt64);
+  AddInput(model, "x", {2});
+  SetInt(AddNode(model, "SequenceEmpty", {}, {"empty"}), "dtype",
+         onnx::TensorProto::FLOAT);
+  onnx::ModelProto body = Model(13);
+  AddInput(body, "i", {}, kOnnxInt64);
+  AddInput(body, "go", {}, kOnnxBool);
+  AddInput(body, "seq_in", {2});
+  SetInt(AddNode(body, "Cast", {"i"}, {"i_float"}), "to",
+         onnx::TensorProto::FLOAT);
+  AddNode(body, "Mul", {"x", "i_float"}, {"xi"});
+  AddNode(body, "SequenceInsert", {"seq_in", "xi"}, {"seq_out"});
+  if (!extra_use.empty()) {
+    AddNode(body, extra_use, {"seq_in"}, {"other"});
+  }
+  AddNode(body, "Identity", {"go"}, {"go_on"});
+  AddOutput(body, "go_on");
+  AddOutput(body, "seq_out");
+  onnx::NodeProto* node =
+      AddNode(model, "Loop", {"m", "", "empty"}, {"seq"}, "loop");
+  SetGraph(node, "body", body);
+  onnx::NodeProto* concat = AddNode(model, "ConcatFromSequence", {"seq"}, {"y"});
+  SetInt(concat, "axis", 0);
+  AddOutput(model, "y");
+  return model;
+}
+
+TEST(ControlFlowImportTest, ALoopAppendingToASequenceBecomesAScanOutput) {
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(AppendingLoop());
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunNet(*imported, {{"m", MakeTensor<int64_t>({}, {3})},
+                         {"x", MakeTensor<float>({2}, {1, -2})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (Dims{6}));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0, 0, 1, -2, 2, -4));
+}
+
+TEST(ControlFlowImportTest, OtherUsesOfSequencesAreUnsupported) {
+  absl::StatusOr<ImportedModel> imported =
+      ImportOnnx(AppendingLoop("SequenceLength"));
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(imported.status().message(),
+              HasSubstr("node 1 \"loop\" (Loop, opset 13): loop-carried value "
+                        "0 (\"empty\") is a sequence: scopeflow converts only "
+                        "one that starts empty and that the body appends one "
+                        "tensor to"));
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/onnx/converters.h"
@@ -134,13 +135,69 @@ absl::Status ConvertIf(NodeContext& c) {
   return absl::OkStatus();
 }
 
+// Whether `graph` reads `name` other than as input 0 of node `except`
+// (its nodes, their subgraphs or its outputs).
+bool ReadsElsewhere(const onnx::GraphProto& graph, const std::string& name,
+                    int except) {
+  for (int j = 0; j < graph.node_size(); ++j) {
+    const onnx::NodeProto& node = graph.node(j);
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i) == name && !(j == except && i == 0)) return true;
+    }
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (!attr.has_g()) continue;
+      absl::flat_hash_set<std::string> names;
+      CollectValueNames(attr.g(), names);
+      if (names.contains(name)) return true;
+    }
+  }
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    if (output.name() == name) return true;
+  }
+  return false;
+}
+
+// Turns loop-carried value k, a sequence that starts empty and that the
+// body appends one tensor to per iteration (torch's list.append), into a
+// scan output of that tensor: removes the body's input and output for it
+// and its SequenceInsert, and returns the tensor's name. Unimplemented for
+// any other use of a sequence.
+absl::StatusOr<std::string> AppendedElement(NodeContext& c,
+                                            const onnx::GraphProto& body,
+                                            int k) {
+  const SequenceValue* seq = c.Sequence(c.InputName(2 + k));
+  const std::string& in = body.input(2 + k).name();
+  const std::string& out = body.output(1 + k).name();
+  const std::string why = absl::StrFormat(
+      "loop-carried value %d (\"%s\") is a sequence: scopeflow converts only "
+      "one that starts empty and that the body appends one tensor to "
+      "(SequenceInsert at the end), as a scan output",
+      k, c.InputName(2 + k));
+  if (!seq->stacked.empty()) return Unsupported(why);
+  for (int j = 0; j < body.node_size(); ++j) {
+    const onnx::NodeProto& node = body.node(j);
+    if (node.op_type() != "SequenceInsert" || node.input_size() != 2 ||
+        node.input(0) != in || node.output_size() != 1 ||
+        node.output(0) != out) {
+      continue;
+    }
+    onnx::GraphProto rest = body;
+    rest.mutable_output()->erase(rest.mutable_output()->begin() + 1 + k);
+    if (ReadsElsewhere(body, in, j) || ReadsElsewhere(rest, out, -1)) {
+      return Unsupported(why);
+    }
+    return node.input(1);
+  }
+  return Unsupported(why);
+}
+
 absl::Status ConvertLoop(NodeContext& c) {
   SF_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(c, "body"));
   SF_CHECK(c.InputCount() >= 2,
            "Loop takes inputs M, cond and the loop-carried values; the node "
            "lists %d inputs",
            c.InputCount());
-  const int carried = c.InputCount() - 2;
+  int carried = c.InputCount() - 2;
   SF_CHECK(body->input_size() == carried + 2,
            "attribute \"body\": the subgraph has %d inputs, expected %d (the "
            "iteration number, the condition and %d loop-carried values)",
@@ -186,6 +243,38 @@ absl::Status ConvertLoop(NodeContext& c) {
         c.Emit(OpBuilder("assign").In("X", cond0).Out("Out", cond)));
   }
 
+  // Appended-to sequences become scan outputs, after the body's own.
+  onnx::GraphProto loop_body = *body;
+  std::vector<int> kept;
+  std::vector<int> appended;
+  std::vector<std::string> elements;
+  for (int k = 0; k < carried; ++k) {
+    if (c.Sequence(c.InputName(2 + k)) == nullptr) {
+      kept.push_back(k);
+      continue;
+    }
+    SF_ASSIGN_OR_RETURN(std::string element, AppendedElement(c, *body, k));
+    appended.push_back(k);
+    elements.push_back(std::move(element));
+  }
+  for (auto k = appended.rbegin(); k != appended.rend(); ++k) {
+    auto* nodes = loop_body.mutable_node();
+    for (int j = 0; j < nodes->size(); ++j) {
+      if (nodes->Get(j).op_type() == "SequenceInsert" &&
+          nodes->Get(j).input(0) == body->input(2 + *k).name()) {
+        nodes->erase(nodes->begin() + j);
+        break;
+      }
+    }
+    loop_body.mutable_input()->erase(loop_body.mutable_input()->begin() + 2 +
+                                     *k);
+    loop_body.mutable_output()->erase(loop_body.mutable_output()->begin() +
+                                      1 + *k);
+  }
+  for (const std::string& element : elements) {
+    loop_body.add_output()->set_name(element);
+  }
+
   // The carried variables: the iteration number, the loop-carried values
   // (the node's outputs), the condition.
   const std::string iter = c.Temp("iter");
@@ -193,14 +282,19 @@ absl::Status ConvertLoop(NodeContext& c) {
   std::vector<std::string> out = {iter};
   std::vector<SubgraphInput> inputs = {{c.Info(iter0), iter},
                                        {c.Info(cond), cond}};
-  for (int k = 0; k < carried; ++k) {
+  for (int k : kept) {
     SF_ASSIGN_OR_RETURN(const std::string v, c.Input(2 + k));
     init.push_back(v);
     out.push_back(OutputOrTemp(c, k, "carried"));
     inputs.push_back({c.Info(v), out.back()});
   }
   out.push_back(cond);
-  SF_ASSIGN_OR_RETURN(Subgraph sub, ConvertSubgraph(c, "body", *body, inputs));
+  SF_ASSIGN_OR_RETURN(Subgraph sub,
+                      ConvertSubgraph(c, "body", loop_body, inputs));
+  // From here on, "carried" counts the loop-carried tensors.
+  const int sequences = static_cast<int>(appended.size());
+  const int body_carried = carried;
+  carried = static_cast<int>(kept.size());
 
   // The body's end: carried values back, the iteration counted, the next
   // condition.
@@ -248,9 +342,11 @@ absl::Status ConvertLoop(NodeContext& c) {
 
   std::vector<std::string> scan_names;
   std::vector<std::string> scan_outputs;
-  for (int j = 0; j < scans; ++j) {
+  for (int j = 0; j < scans + sequences; ++j) {
     scan_names.push_back(sub.outputs[1 + carried + j]);
-    scan_outputs.push_back(OutputOrTemp(c, carried + j, "scan"));
+    scan_outputs.push_back(j < scans
+                               ? OutputOrTemp(c, body_carried + j, "scan")
+                               : c.Temp("appended"));
   }
   OpBuilder op("while");
   op.In("Condition", cond)
@@ -258,7 +354,7 @@ absl::Status ConvertLoop(NodeContext& c) {
       .In("Init", init)
       .Out("Out", out)
       .BlockAttr("sub_block", sub.index);
-  if (scans > 0) {
+  if (!scan_outputs.empty()) {
     op.Out("StepOutputs", scan_outputs).Attr("step_outputs", scan_names);
   }
   if (c.options().keep_recurrent_step_scopes) {
@@ -267,10 +363,17 @@ absl::Status ConvertLoop(NodeContext& c) {
   SF_RETURN_IF_ERROR(c.Emit(op));
   // The iteration count is known only when it is a constant M and cond
   // does not stop the loop early; left unknown.
-  for (int j = 0; j < scans; ++j) {
+  for (int j = 0; j < scans + sequences; ++j) {
     VarInfo info = sub.output_infos[1 + carried + j];
     if (info.has_dims) info.dims.insert(info.dims.begin(), -1);
     c.Declare(scan_outputs[j], info);
+  }
+  for (int s = 0; s < sequences; ++s) {
+    const int k = appended[s];
+    if (!c.HasOutput(k)) continue;
+    c.SetSequenceOutput(
+        k, {sub.output_infos[1 + carried + scans + s].dtype,
+            scan_outputs[scans + s]});
   }
   return absl::OkStatus();
 }

@@ -23,6 +23,7 @@ ConverterMap MakeConverters() {
   AddRecurrentConverters(map);
   AddMoreElementwiseConverters(map);
   AddControlFlowConverters(map);
+  AddSequenceConverters(map);
   return map;
 }
 
@@ -43,11 +44,24 @@ absl::Status ConvertNode(const onnx::NodeProto& node, NodeContext& context) {
     const std::string& name = node.input(i);
     if (name.empty()) continue;
     if (!state.infos.contains(name) && !state.constants.contains(name) &&
-        !state.bad_constants.contains(name) && !state.tainted.contains(name)) {
+        !state.bad_constants.contains(name) && !state.tainted.contains(name) &&
+        !state.sequences.contains(name)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "input %d (\"%s\") is no graph input or initializer, nor the "
           "output of an earlier node (nodes must be in topological order)",
           i, name));
+    }
+  }
+  // Sequences exist only as what the sequence-aware converters make of
+  // them (framework/onnx/convert_sequence.cc).
+  if (node.op_type() != "Loop" && node.op_type() != "ConcatFromSequence") {
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (!state.sequences.contains(node.input(i))) continue;
+      return Unsupported(absl::StrFormat(
+          "input %d (\"%s\") is a sequence, which scopeflow has no "
+          "equivalent of (only the stacking of a sequence a Loop appends to "
+          "converts)",
+          i, node.input(i)));
     }
   }
   // Every ONNX node makes at least one value (optional outputs, LSTM's Y

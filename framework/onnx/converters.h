@@ -32,6 +32,7 @@ void AddConvTransposeConverters(ConverterMap& map);
 void AddRecurrentConverters(ConverterMap& map);
 void AddMoreElementwiseConverters(ConverterMap& map);
 void AddControlFlowConverters(ConverterMap& map);
+void AddSequenceConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -284,6 +284,15 @@ const std::string& NodeContext::Output(int i) const {
   return HasOutput(i) ? node_.output(i) : kAbsent;
 }
 
+const SequenceValue* NodeContext::Sequence(const std::string& name) const {
+  auto it = state_.sequences.find(name);
+  return it == state_.sequences.end() ? nullptr : &it->second;
+}
+
+void NodeContext::SetSequenceOutput(int i, SequenceValue value) {
+  new_sequences_[Output(i)] = std::move(value);
+}
+
 void NodeContext::SetConstantOutput(int i, Tensor value) {
   new_constants_[Output(i)] = std::move(value);
 }
@@ -603,13 +612,17 @@ absl::Status NodeContext::Commit() {
   }
   for (int i = 0; i < node_.output_size(); ++i) {
     if (!HasOutput(i)) continue;
-    if (!written.contains(Output(i)) && !new_constants_.contains(Output(i))) {
+    if (!written.contains(Output(i)) && !new_constants_.contains(Output(i)) &&
+        !new_sequences_.contains(Output(i))) {
       return absl::InternalError(absl::StrFormat(
           "the conversion does not produce output %d (\"%s\")", i, Output(i)));
     }
   }
   for (auto& [name, value] : new_constants_) {
     state_.constants[name] = std::move(value);
+  }
+  for (auto& [name, value] : new_sequences_) {
+    state_.sequences[name] = std::move(value);
   }
   for (const std::string& name : new_params_) {
     DeclareParam(state_, name, state_.constants.at(name));

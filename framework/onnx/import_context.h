@@ -73,6 +73,17 @@ class OpBuilder {
   OpDef def_;
 };
 
+// A sequence value the import tracks. ONNX sequences have no scopeflow
+// equivalent, but torch's list appended to in a scripted loop exports as
+// an empty sequence a Loop appends one tensor to per iteration: a scan
+// output (framework/onnx/convert_sequence.cc).
+struct SequenceValue {
+  DataType dtype = DATA_TYPE_UNSPECIFIED;
+  // The variable stacking its elements along a new axis 0, or "" while the
+  // sequence is empty.
+  std::string stacked;
+};
+
 // What the whole import knows so far. The importer owns it; NodeContext
 // reads it and commits one node's results into it.
 struct GraphState {
@@ -109,6 +120,8 @@ struct GraphState {
   std::vector<NamedTensor> params;
   // Fed graph inputs that a node needed as a constant, in the order found.
   std::vector<std::string> inputs_needed_as_constants;
+  // Sequence values (by ONNX name), which no variable holds.
+  absl::flat_hash_map<std::string, SequenceValue> sequences;
   // For a control-flow node's subgraph (framework/onnx/subgraph.h): the
   // state of the graph it is nested in, which outlives this one; null for
   // the model's graph. Parameters are declared in the outermost state's
@@ -181,6 +194,12 @@ class NodeContext {
   // conversion makes, such as a fill value, which becomes a parameter for
   // the ops that read it.
   std::string AddConstant(absl::string_view hint, Tensor value);
+
+  // The sequence value `name` holds, or null if it is none the import
+  // tracks.
+  const SequenceValue* Sequence(const std::string& name) const;
+  // Makes output i a tracked sequence: no op writes it.
+  void SetSequenceOutput(int i, SequenceValue value);
 
   // --- Attributes. Each accessor marks the attribute as handled; the
   // importer rejects a node that carries an attribute no accessor read.
@@ -267,6 +286,7 @@ class NodeContext {
   absl::flat_hash_map<std::string, Tensor> new_constants_;
   std::vector<BlockDef> new_blocks_;
   std::vector<VarDef> new_vars_;
+  absl::flat_hash_map<std::string, SequenceValue> new_sequences_;
 };
 
 // Converts one node through `context` (which commits nothing unless this

@@ -39,6 +39,7 @@ absl::Status InitState(GraphState& outer, const onnx::GraphProto& graph,
   sub.fed_inputs = outer.fed_inputs;
   sub.used_names = outer.used_names;
   sub.declared = outer.declared;
+  sub.sequences = outer.sequences;
   CollectValueNames(graph, sub.used_names);
   for (const onnx::ValueInfoProto& value : graph.value_info()) {
     sub.declared[value.name()] = InfoFromOnnxType(value.type());
@@ -150,7 +151,8 @@ absl::StatusOr<Subgraph> ConvertSubgraph(
       SF_CHECK(input.empty() || sub.infos.contains(input) ||
                    sub.constants.contains(input) ||
                    sub.bad_constants.contains(input) ||
-                   sub.tainted.contains(input),
+                   sub.tainted.contains(input) ||
+                   sub.sequences.contains(input),
                "%s: input %d (\"%s\") is no input or initializer of the "
                "subgraph, nor the output of an earlier node, nor a value of "
                "an enclosing graph",
