@@ -1,8 +1,12 @@
 #include "framework/onnx/converters.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "platform/status_macros.h"
 
 namespace scopeflow {
 namespace onnx_import {
@@ -18,10 +22,70 @@ ConverterMap MakeConverters() {
   AddConvTransposeConverters(map);
   AddRecurrentConverters(map);
   AddMoreElementwiseConverters(map);
+  AddControlFlowConverters(map);
+  AddSequenceConverters(map);
   return map;
 }
 
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
 }  // namespace
+
+absl::Status ConvertNode(const onnx::NodeProto& node, NodeContext& context) {
+  const GraphState& state = context.graph_state();
+  if (!IsDefaultDomain(node.domain())) {
+    return Unsupported(absl::StrFormat(
+        "domain \"%s\": only the default ONNX domain is supported",
+        node.domain()));
+  }
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string& name = node.input(i);
+    if (name.empty()) continue;
+    if (!state.infos.contains(name) && !state.constants.contains(name) &&
+        !state.bad_constants.contains(name) && !state.tainted.contains(name) &&
+        !state.sequences.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "input %d (\"%s\") is no graph input or initializer, nor the "
+          "output of an earlier node (nodes must be in topological order)",
+          i, name));
+    }
+  }
+  // Sequences exist only as what the sequence-aware converters make of
+  // them (framework/onnx/convert_sequence.cc).
+  if (node.op_type() != "Loop" && node.op_type() != "ConcatFromSequence") {
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (!state.sequences.contains(node.input(i))) continue;
+      return Unsupported(absl::StrFormat(
+          "input %d (\"%s\") is a sequence, which scopeflow has no "
+          "equivalent of (only the stacking of a sequence a Loop appends to "
+          "converts)",
+          i, node.input(i)));
+    }
+  }
+  // Every ONNX node makes at least one value (optional outputs, LSTM's Y
+  // among them, may be left empty), and converters name their ops' outputs
+  // after the node's.
+  if (std::all_of(node.output().begin(), node.output().end(),
+                  [](const std::string& output) { return output.empty(); })) {
+    return absl::InvalidArgumentError(
+        "the node has no output (ONNX nodes make at least one value)");
+  }
+  auto converter = Converters().find(node.op_type());
+  if (converter == Converters().end()) {
+    return Unsupported(NoConverterReason(node.op_type()));
+  }
+  SF_RETURN_IF_ERROR(converter->second(context));
+  const std::vector<std::string> unread = context.UnreadAttrs();
+  if (!unread.empty()) {
+    return Unsupported(absl::StrFormat(
+        "attribute%s %s not supported by the conversion",
+        unread.size() > 1 ? "s" : "",
+        absl::StrCat("\"", absl::StrJoin(unread, "\", \""), "\"")));
+  }
+  return context.Commit();
+}
 
 const ConverterMap& Converters() {
   // Built on first use (thread-safe), as OpRegistry::Global() is.
@@ -44,8 +108,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"TopK", "scopeflow has no top_k op"},
       {"NonZero", "scopeflow has no nonzero op"},
       {"CumSum", "scopeflow has no cumsum op"},
-      {"If", "scopeflow has no converter for control flow (If)"},
-      {"Loop", "scopeflow has no converter for control flow (Loop)"},
   };
   auto it = kMissing.find(op_type);
   if (it != kMissing.end()) return it->second;

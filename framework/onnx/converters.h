@@ -31,6 +31,8 @@ void AddResizeConverters(ConverterMap& map);
 void AddConvTransposeConverters(ConverterMap& map);
 void AddRecurrentConverters(ConverterMap& map);
 void AddMoreElementwiseConverters(ConverterMap& map);
+void AddControlFlowConverters(ConverterMap& map);
+void AddSequenceConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -182,14 +182,20 @@ void SetDimNames(const onnx::TypeProto& type, VarDef& var) {
 
 void DeclareParam(GraphState& state, const std::string& name,
                   const Tensor& value) {
-  VarDef* var = state.block->add_vars();
-  var->set_name(name);
-  var->set_kind(VAR_KIND_DENSE_TENSOR);
-  var->set_dtype(value.dtype());
-  for (int64_t d : value.dims()) var->add_shape(d);
-  var->set_persistable(true);
-  state.params.push_back({name, value});
-  state.infos[name] = InfoOf(value);
+  GraphState* root = &state;
+  while (root->outer != nullptr) root = root->outer;
+  if (!root->infos.contains(name)) {
+    VarDef* var = root->block->add_vars();
+    var->set_name(name);
+    var->set_kind(VAR_KIND_DENSE_TENSOR);
+    var->set_dtype(value.dtype());
+    for (int64_t d : value.dims()) var->add_shape(d);
+    var->set_persistable(true);
+    root->params.push_back({name, value});
+  }
+  for (GraphState* s = &state; s != nullptr; s = s->outer) {
+    s->infos[name] = InfoOf(value);
+  }
 }
 
 NodeContext::NodeContext(GraphState& state, const onnx::NodeProto& node)
@@ -290,6 +296,15 @@ const std::string& NodeContext::Output(int i) const {
   // ONNX; reading past the list would abort inside protobuf.
   static const std::string kAbsent;
   return HasOutput(i) ? node_.output(i) : kAbsent;
+}
+
+const SequenceValue* NodeContext::Sequence(const std::string& name) const {
+  auto it = state_.sequences.find(name);
+  return it == state_.sequences.end() ? nullptr : &it->second;
+}
+
+void NodeContext::SetSequenceOutput(int i, SequenceValue value) {
+  new_sequences_[Output(i)] = std::move(value);
 }
 
 void NodeContext::SetConstantOutput(int i, Tensor value) {
@@ -446,8 +461,29 @@ VarInfo NodeContext::Info(const std::string& var) const {
   return VarInfo{};
 }
 
+int32_t NodeContext::ReserveBlock() {
+  BlockDef* block = state_.net->add_blocks();
+  block->set_parent_idx(state_.block_index);
+  return state_.net->blocks_size() - 1;
+}
+
+void NodeContext::SetInfo(const std::string& var, VarInfo info) {
+  tainted_.erase(var);
+  infos_[var] = std::move(info);
+}
+
+void NodeContext::Declare(const std::string& var, VarInfo info) {
+  VarDef def;
+  def.set_name(var);
+  def.set_kind(VAR_KIND_DENSE_TENSOR);
+  def.set_dtype(info.dtype);
+  for (int64_t d : info.dims) def.add_shape(d);
+  new_vars_.push_back(std::move(def));
+  SetInfo(var, std::move(info));
+}
+
 int32_t NodeContext::AddBlock(BlockDef block) {
-  block.set_parent_idx(0);
+  block.set_parent_idx(state_.block_index);
   new_blocks_.push_back(std::move(block));
   return state_.net->blocks_size() +
          static_cast<int32_t>(new_blocks_.size()) - 1;
@@ -590,13 +626,17 @@ absl::Status NodeContext::Commit() {
   }
   for (int i = 0; i < node_.output_size(); ++i) {
     if (!HasOutput(i)) continue;
-    if (!written.contains(Output(i)) && !new_constants_.contains(Output(i))) {
+    if (!written.contains(Output(i)) && !new_constants_.contains(Output(i)) &&
+        !new_sequences_.contains(Output(i))) {
       return absl::InternalError(absl::StrFormat(
           "the conversion does not produce output %d (\"%s\")", i, Output(i)));
     }
   }
   for (auto& [name, value] : new_constants_) {
     state_.constants[name] = std::move(value);
+  }
+  for (auto& [name, value] : new_sequences_) {
+    state_.sequences[name] = std::move(value);
   }
   for (const std::string& name : new_params_) {
     DeclareParam(state_, name, state_.constants.at(name));
@@ -614,6 +654,8 @@ absl::Status NodeContext::Commit() {
     state_.infos[name] = std::move(info);
   }
   for (const std::string& name : tainted_) state_.tainted.insert(name);
+  for (VarDef& var : new_vars_) *state_.block->add_vars() = std::move(var);
+  new_vars_.clear();
   for (OpDef& op : ops_) *state_.block->add_ops() = std::move(op);
   ops_.clear();
   for (BlockDef& block : new_blocks_) *state_.net->add_blocks() = std::move(block);

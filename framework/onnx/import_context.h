@@ -73,6 +73,17 @@ class OpBuilder {
   OpDef def_;
 };
 
+// A sequence value the import tracks. ONNX sequences have no scopeflow
+// equivalent, but torch's list appended to in a scripted loop exports as
+// an empty sequence a Loop appends one tensor to per iteration: a scan
+// output (framework/onnx/convert_sequence.cc).
+struct SequenceValue {
+  DataType dtype = DATA_TYPE_UNSPECIFIED;
+  // The variable stacking its elements along a new axis 0, or "" while the
+  // sequence is empty.
+  std::string stacked;
+};
+
 // What the whole import knows so far. The importer owns it; NodeContext
 // reads it and commits one node's results into it.
 struct GraphState {
@@ -109,6 +120,15 @@ struct GraphState {
   std::vector<NamedTensor> params;
   // Fed graph inputs that a node needed as a constant, in the order found.
   std::vector<std::string> inputs_needed_as_constants;
+  // Sequence values (by ONNX name), which no variable holds.
+  absl::flat_hash_map<std::string, SequenceValue> sequences;
+  // For a control-flow node's subgraph (framework/onnx/subgraph.h): the
+  // state of the graph it is nested in, which outlives this one; null for
+  // the model's graph. Parameters are declared in the outermost state's
+  // block 0, which every block sees.
+  GraphState* outer = nullptr;
+  // The index of `block` in the net.
+  int32_t block_index = 0;
 };
 
 // The VarInfo of a tensor: its dtype and dims, fully known.
@@ -124,8 +144,9 @@ VarInfo InfoFromOnnxType(const onnx::TypeProto& type);
 // a name.
 void SetDimNames(const onnx::TypeProto& type, VarDef& var);
 
-// Declares `name` as a persistable variable holding `value` in the block
-// and adds `value` to the parameters.
+// Declares `name` as a persistable variable holding `value` in block 0 and
+// adds `value` to the parameters (of the outermost state; every state from
+// `state` outwards learns its VarInfo).
 void DeclareParam(GraphState& state, const std::string& name,
                   const Tensor& value);
 
@@ -179,6 +200,12 @@ class NodeContext {
   // the ops that read it.
   std::string AddConstant(absl::string_view hint, Tensor value);
 
+  // The sequence value `name` holds, or null if it is none the import
+  // tracks.
+  const SequenceValue* Sequence(const std::string& name) const;
+  // Makes output i a tracked sequence: no op writes it.
+  void SetSequenceOutput(int i, SequenceValue value);
+
   // --- Attributes. Each accessor marks the attribute as handled; the
   // importer rejects a node that carries an attribute no accessor read.
   // Absent attributes give `default_value`; without one they are an
@@ -218,6 +245,20 @@ class NodeContext {
   // block is added at Commit. Its ops are checked when the net is prepared,
   // not here.
   int32_t AddBlock(BlockDef block);
+  // Adds an empty block to the net at once (its parent is the block this
+  // node's ops go to) and returns its index, for a body that is filled in
+  // while nested nodes add blocks of their own (ONNX subgraphs). The net
+  // owns it; a failed import discards the whole net.
+  int32_t ReserveBlock();
+  // Overrides what inference knows of one of this node's results (a
+  // control-flow op's outputs, which its op's inference leaves unknown).
+  void SetInfo(const std::string& var, VarInfo info);
+  // SetInfo, and declares the variable so in its block's vars, for what
+  // Prepare cannot infer either (the stacked outputs of loops, which only
+  // the body's Prepare knows).
+  void Declare(const std::string& var, VarInfo info);
+  // The import's state, for converting a subgraph nested in this node.
+  GraphState& graph_state() { return state_; }
   // What inference knows of a variable (inputs, temporaries, outputs).
   VarInfo Info(const std::string& var) const;
 
@@ -249,7 +290,14 @@ class NodeContext {
   std::vector<std::string> new_params_;
   absl::flat_hash_map<std::string, Tensor> new_constants_;
   std::vector<BlockDef> new_blocks_;
+  std::vector<VarDef> new_vars_;
+  absl::flat_hash_map<std::string, SequenceValue> new_sequences_;
 };
+
+// Converts one node through `context` (which commits nothing unless this
+// succeeds): checks its domain and inputs, runs its converter, rejects
+// attributes nothing read, and commits.
+absl::Status ConvertNode(const onnx::NodeProto& node, NodeContext& context);
 
 // Helpers for converters.
 

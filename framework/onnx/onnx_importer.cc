@@ -16,6 +16,7 @@
 #include "framework/onnx/fuse_decomposed.h"
 #include "framework/onnx/import_context.h"
 #include "framework/onnx/onnx_tensor.h"
+#include "framework/onnx/subgraph.h"
 #include "framework/param_io.h"
 #include "platform/file.h"
 #include "platform/status_macros.h"
@@ -46,49 +47,6 @@ std::string Describe(const ImportProblem& problem) {
                                : absl::StrFormat(" \"%s\"", problem.node_name);
   return absl::StrFormat("node %d%s (%s, opset %d): %s", problem.node_index,
                          name, problem.op_type, problem.opset, problem.reason);
-}
-
-// Converts one node through its context; the context commits nothing
-// unless this succeeds.
-absl::Status ConvertNode(const onnx::NodeProto& node, const GraphState& state,
-                         NodeContext& context) {
-  if (!IsDefaultDomain(node.domain())) {
-    return onnx_import::Unsupported(absl::StrFormat(
-        "domain \"%s\": only the default ONNX domain is supported",
-        node.domain()));
-  }
-  for (int i = 0; i < node.input_size(); ++i) {
-    const std::string& name = node.input(i);
-    if (name.empty()) continue;
-    if (!state.infos.contains(name) && !state.constants.contains(name) &&
-        !state.bad_constants.contains(name) && !state.tainted.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "input %d (\"%s\") is no graph input or initializer, nor the "
-          "output of an earlier node (nodes must be in topological order)",
-          i, name));
-    }
-  }
-  // Every ONNX node makes at least one value (optional outputs, LSTM's Y
-  // among them, may be left empty), and converters name their ops' outputs
-  // after the node's.
-  if (std::all_of(node.output().begin(), node.output().end(),
-                  [](const std::string& output) { return output.empty(); })) {
-    return absl::InvalidArgumentError(
-        "the node has no output (ONNX nodes make at least one value)");
-  }
-  auto converter = Converters().find(node.op_type());
-  if (converter == Converters().end()) {
-    return onnx_import::Unsupported(NoConverterReason(node.op_type()));
-  }
-  SF_RETURN_IF_ERROR(converter->second(context));
-  const std::vector<std::string> unread = context.UnreadAttrs();
-  if (!unread.empty()) {
-    return onnx_import::Unsupported(absl::StrFormat(
-        "attribute%s %s not supported by the conversion",
-        unread.size() > 1 ? "s" : "",
-        absl::StrCat("\"", absl::StrJoin(unread, "\", \""), "\"")));
-  }
-  return context.Commit();
 }
 
 // OK unless the converted output contradicts the model's declaration of
@@ -213,10 +171,7 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
   for (const onnx::TensorProto& tensor : graph.initializer()) {
     state.used_names.insert(tensor.name());
   }
-  for (const onnx::NodeProto& node : graph.node()) {
-    for (const std::string& name : node.input()) state.used_names.insert(name);
-    for (const std::string& name : node.output()) state.used_names.insert(name);
-  }
+  onnx_import::CollectValueNames(graph, state.used_names);
   for (const onnx::ValueInfoProto& value : graph.value_info()) {
     state.declared[value.name()] = InfoFromOnnxType(value.type());
   }
@@ -293,14 +248,20 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     const int i = nodes.source[n];
     // Whether the node reads a value an earlier problem left unknown. A
     // node that nothing converts fails whatever it reads: not downstream.
+    // (Subgraphs may read enclosing values by name.)
+    absl::flat_hash_set<std::string> reads(node.input().begin(),
+                                           node.input().end());
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g()) onnx_import::CollectValueNames(attr.g(), reads);
+    }
     const bool downstream =
         IsDefaultDomain(node.domain()) &&
         Converters().contains(node.op_type()) &&
-        absl::c_any_of(node.input(), [&](const std::string& name) {
+        absl::c_any_of(reads, [&](const std::string& name) {
           return state.tainted.contains(name);
         });
     NodeContext context(state, node);
-    const absl::Status status = ConvertNode(node, state, context);
+    const absl::Status status = onnx_import::ConvertNode(node, context);
     if (status.ok()) continue;
     context.Taint();
     ImportProblem problem;

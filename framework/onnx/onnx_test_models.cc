@@ -60,6 +60,12 @@ onnx::AttributeProto* NewAttr(onnx::NodeProto* node, const std::string& name,
 
 }  // namespace
 
+void SetGraph(onnx::NodeProto* node, const std::string& name,
+              const onnx::ModelProto& body) {
+  *NewAttr(node, name, onnx::AttributeProto::GRAPH)->mutable_g() =
+      body.graph();
+}
+
 void SetInt(onnx::NodeProto* node, const std::string& name, int64_t value) {
   NewAttr(node, name, onnx::AttributeProto::INT)->set_i(value);
 }

@@ -40,6 +40,10 @@ void SetString(onnx::NodeProto* node, const std::string& name,
                const std::string& value);
 void SetTensor(onnx::NodeProto* node, const std::string& name,
                onnx::TensorProto value);
+// Sets graph attribute `name` (a control-flow node's subgraph) to the graph
+// of `body`, a model built with the builders above (its opset unused).
+void SetGraph(onnx::NodeProto* node, const std::string& name,
+              const onnx::ModelProto& body);
 
 // A FLOAT tensor with its elements in float_data.
 onnx::TensorProto FloatProto(const std::string& name,

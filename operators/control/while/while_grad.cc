@@ -99,6 +99,10 @@ absl::Status MakeWhileGrad(GradOpContext& context) {
     for (const std::string& grad : *grads) wanted = wanted || !grad.empty();
   }
   if (!wanted) return absl::OkStatus();
+  SF_CHECK(context.Output("StepOutputs").empty(),
+           "while: differentiating a loop with step outputs (\"StepOutputs\") "
+           "is not supported; while_grad passes gradients back through the "
+           "carried variables only");
   const std::vector<std::string> steps = context.Output("StepScopes");
   SF_CHECK(!steps.empty(),
            "while: differentiating it needs its output \"StepScopes\" bound "

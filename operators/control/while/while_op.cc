@@ -7,10 +7,15 @@
 // condition among them, start with what they hold before the op. When
 // training (StepScopes bound) each iteration's scope is kept, holding the
 // carried values it started with and its temporaries, for while_grad.
+// StepOutputs[j] stacks the values the body's variable step_outputs[j]
+// holds at the end of each iteration along a new axis 0 ([iterations,
+// ...]; ONNX Loop's scan outputs).
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "framework/block_runner.h"
 #include "framework/op_spec.h"
 #include "framework/prepared_net.h"
@@ -46,6 +51,13 @@ absl::Status InferWhile(InferContext& context) {
            "condition variable \"%s\" must be among the outputs \"Out\": "
            "the body updates it, or the loop could not end",
            cond_name);
+  const auto& step_outputs =
+      context.attrs().Get<std::vector<std::string>>("step_outputs");
+  SF_CHECK(static_cast<int>(step_outputs.size()) ==
+               context.OutputCount("StepOutputs"),
+           "attribute \"step_outputs\" names %d variables for %d outputs "
+           "\"StepOutputs\"",
+           step_outputs.size(), context.OutputCount("StepOutputs"));
   SF_CHECK(context.InputCount("Init") <= context.OutputCount("Out"),
            "%d inputs \"Init\" but %d outputs \"Out\": Init[i] is the "
            "initial value of Out[i]",
@@ -54,6 +66,35 @@ absl::Status InferWhile(InferContext& context) {
   // kernel checks it after each iteration).
   for (int i = 0; i < context.InputCount("Init"); ++i) {
     context.SetOutput("Out", i, context.Input("Init", i));
+  }
+  return absl::OkStatus();
+}
+
+// Stacks `steps`, the values of the body's variable `name`, into `out`
+// ([steps, ...]). With no iteration the shape after the first axis is what
+// the body's Prepare inferred of `name`, which must be fully known.
+absl::Status StackSteps(KernelContext& context, const PreparedNet& body,
+                        const std::string& name,
+                        const std::vector<Tensor>& steps, Tensor& out) {
+  if (steps.empty()) {
+    const int v = body.VarIndex(name);
+    SF_CHECK(v >= 0, "step output \"%s\" is no variable of the body", name);
+    const VarInfo& info = body.var_infos()[v];
+    bool known = info.has_dims && info.dtype != DATA_TYPE_UNSPECIFIED;
+    for (int64_t d : info.dims) known = known && d >= 0;
+    SF_CHECK(known,
+             "the loop ran no iteration, and the shape of step output \"%s\" "
+             "is not known before one runs (inferred %s %s)",
+             name, DataTypeName(info.dtype),
+             info.has_dims ? DimsToString(info.dims) : "[?]");
+    Dims dims = info.dims;
+    dims.insert(dims.begin(), 0);
+    return out.Allocate(context.place(), info.dtype, dims);
+  }
+  const int64_t count = static_cast<int64_t>(steps.size());
+  for (int64_t t = 0; t < count; ++t) {
+    SF_RETURN_IF_ERROR(CopyIntoStep(steps[t], t, count, context.place(), out,
+                                    absl::StrCat("step output ", name)));
   }
   return absl::OkStatus();
 }
@@ -76,6 +117,11 @@ absl::Status WhileKernel(KernelContext& context) {
     written.push_back(i);
     last.push_back(std::move(version));
   }
+  // Then the body's step outputs, kept from every iteration.
+  const auto& step_outputs =
+      context.attrs().Get<std::vector<std::string>>("step_outputs");
+  for (const std::string& name : step_outputs) last.push_back(name);
+  std::vector<std::vector<Tensor>> stacked(step_outputs.size());
   StepScopes* steps = nullptr;
   if (context.HasOutput("StepScopes")) {
     SF_ASSIGN_OR_RETURN(
@@ -126,6 +172,13 @@ absl::Status WhileKernel(KernelContext& context) {
                next.DebugString());
       out->ShareBufferWith(next);
     }
+    for (size_t j = 0; j < stacked.size(); ++j) {
+      stacked[j].push_back((*values)[written.size() + j]);
+    }
+  }
+  for (size_t j = 0; j < stacked.size(); ++j) {
+    SF_RETURN_IF_ERROR(StackSteps(context, body, step_outputs[j], stacked[j],
+                                  *context.Output("StepOutputs", j)));
   }
   return absl::OkStatus();
 }
@@ -143,8 +196,11 @@ SF_REGISTER_OP(while)
     .Input("X", /*optional=*/true, /*variadic=*/true)
     .Input("Init", /*optional=*/true, /*variadic=*/true)
     .Output("Out", /*optional=*/false, /*variadic=*/true)
+    .Output("StepOutputs", /*optional=*/true, /*variadic=*/true)
     .ScopesOutput("StepScopes")
     .Attr("sub_block", AttrType::kBlock)
+    .Attr("step_outputs", AttrType::kStrings,
+          AttrValue(std::vector<std::string>{}))
     .Attr("max_iterations", AttrType::kInt, AttrValue(int32_t{1000000}),
           Positive())
     .ControlFlow(RewriteBody)
