@@ -18,6 +18,7 @@ ConverterMap MakeConverters() {
   AddConvTransposeConverters(map);
   AddRecurrentConverters(map);
   AddMoreElementwiseConverters(map);
+  AddIndexingConverters(map);
   return map;
 }
 
@@ -40,7 +41,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"Range", "scopeflow has no range op"},
       {"ScatterND", "scopeflow has no scatter_nd op"},
       {"GatherND", "scopeflow has no gather_nd op"},
-      {"GatherElements", "scopeflow has no gather_elements op"},
       {"TopK", "scopeflow has no top_k op"},
       {"NonZero", "scopeflow has no nonzero op"},
       {"CumSum", "scopeflow has no cumsum op"},
