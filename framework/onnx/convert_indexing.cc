@@ -21,10 +21,48 @@ absl::Status ConvertGatherElements(NodeContext& context) {
                           .Attr("axis", axis));
 }
 
+// The reductions ScatterElements and ScatterND know at the model's opset:
+// none before 16, "none", "add" and "mul" from 16, "max" and "min" too
+// from 18.
+absl::StatusOr<std::string> ScatterReduction(NodeContext& context) {
+  if (context.opset() < 16) return std::string("none");
+  SF_ASSIGN_OR_RETURN(const std::string reduction,
+                      context.StringAttr("reduction", "none"));
+  const bool known = reduction == "none" || reduction == "add" ||
+                     reduction == "mul" ||
+                     (context.opset() >= 18 &&
+                      (reduction == "max" || reduction == "min"));
+  SF_CHECK(known,
+           "attribute \"reduction\" is \"%s\": expected \"none\", \"add\" or "
+           "\"mul\"%s at opset %d",
+           reduction, context.opset() >= 18 ? ", \"max\" or \"min\"" : "",
+           context.opset());
+  return reduction;
+}
+
+// ScatterElements, and Scatter (opsets 9 and 10), which is ScatterElements
+// without reductions.
+absl::Status ConvertScatterElements(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", 0));
+  SF_ASSIGN_OR_RETURN(const std::string reduction, ScatterReduction(context));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string index, context.Input(1));
+  SF_ASSIGN_OR_RETURN(const std::string updates, context.Input(2));
+  return context.Emit(OpBuilder("scatter_elements")
+                          .In("X", x)
+                          .In("Index", index)
+                          .In("Updates", updates)
+                          .Out("Out", context.Output(0))
+                          .Attr("axis", axis)
+                          .Attr("reduction", reduction));
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterMap& map) {
   map["GatherElements"] = &ConvertGatherElements;
+  map["ScatterElements"] = &ConvertScatterElements;
+  map["Scatter"] = &ConvertScatterElements;
 }
 
 }  // namespace onnx_import
