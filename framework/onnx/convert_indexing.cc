@@ -57,12 +57,28 @@ absl::Status ConvertScatterElements(NodeContext& context) {
                           .Attr("reduction", reduction));
 }
 
+// GatherND took "batch_dims" at opset 12.
+absl::Status ConvertGatherNd(NodeContext& context) {
+  int64_t batch_dims = 0;
+  if (context.opset() >= 12) {
+    SF_ASSIGN_OR_RETURN(batch_dims, context.IntAttr("batch_dims", 0));
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string index, context.Input(1));
+  return context.Emit(OpBuilder("gather_nd")
+                          .In("X", x)
+                          .In("Index", index)
+                          .Out("Out", context.Output(0))
+                          .Attr("batch_dims", batch_dims));
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterMap& map) {
   map["GatherElements"] = &ConvertGatherElements;
   map["ScatterElements"] = &ConvertScatterElements;
   map["Scatter"] = &ConvertScatterElements;
+  map["GatherND"] = &ConvertGatherNd;
 }
 
 }  // namespace onnx_import

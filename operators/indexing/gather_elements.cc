@@ -58,16 +58,9 @@ absl::Status InferGatherElementsGrad(InferContext& context) {
            "%s has dtype %s: expected the dtype of input \"X\", %s",
            DescribeInputShape(context, "Out@GRAD"), DataTypeName(grad.dtype),
            DataTypeName(x.dtype));
-  if (grad.has_dims && index.has_dims) {
-    bool same = grad.dims.size() == index.dims.size();
-    for (size_t d = 0; same && d < grad.dims.size(); ++d) {
-      same = grad.dims[d] < 0 || index.dims[d] < 0 ||
-             grad.dims[d] == index.dims[d];
-    }
-    SF_CHECK(same, "%s: expected the shape of %s",
-             DescribeInputShape(context, "Out@GRAD"),
-             DescribeInputShape(context, "Index"));
-  }
+  SF_CHECK(indexing::ShapesAgree(grad, index), "%s: expected the shape of %s",
+           DescribeInputShape(context, "Out@GRAD"),
+           DescribeInputShape(context, "Index"));
   if (context.HasOutput("X@GRAD")) context.SetOutput("X@GRAD", x);
   return absl::OkStatus();
 }

@@ -67,6 +67,17 @@ absl::StatusOr<int> CheckElementsIndex(const InferContext& context,
   return axis;
 }
 
+bool ShapesAgree(const VarInfo& a, const VarInfo& b) {
+  if (!a.has_dims || !b.has_dims) return true;
+  if (a.dims.size() != b.dims.size()) return false;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    if (a.dims[d] >= 0 && b.dims[d] >= 0 && a.dims[d] != b.dims[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string UnravelIndex(int64_t flat, absl::Span<const int64_t> dims) {
   Dims index(dims.size());
   for (int k = static_cast<int>(dims.size()) - 1; k >= 0; --k) {
@@ -93,6 +104,41 @@ absl::StatusOr<std::vector<int64_t>> ReadIndices(
                                      out));
   }
   return out;
+}
+
+absl::StatusOr<Slices> SliceOffsets(const KernelContext& context,
+                                    absl::string_view data_slot,
+                                    absl::Span<const int64_t> data_dims,
+                                    int batch_dims) {
+  const Tensor& index = context.Input("Index");
+  const int64_t k = index.dims().back();
+  std::vector<int> axes(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) axes[i] = batch_dims + static_cast<int>(i);
+  Slices slices;
+  slices.size = NumElements(data_dims.subspan(batch_dims + k));
+  const int64_t rows = k == 0 ? NumElements(absl::MakeConstSpan(
+                                    index.dims()).first(index.rank() - 1))
+                              : index.numel() / k;
+  slices.offsets.assign(static_cast<size_t>(rows), 0);
+  if (rows == 0) return slices;
+  std::vector<int64_t> indices;
+  if (k > 0) {
+    SF_ASSIGN_OR_RETURN(indices, ReadIndices(context, "Index", data_slot,
+                                             data_dims, axes));
+  }
+  const Dims strides = StridesOf(data_dims);
+  const int64_t batches = NumElements(data_dims.first(batch_dims));
+  const int64_t rows_per_batch = rows / batches;
+  const int64_t batch_stride =
+      batch_dims == 0 ? 0 : strides[batch_dims - 1];
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = (row / rows_per_batch) * batch_stride;
+    for (int64_t i = 0; i < k; ++i) {
+      offset += indices[row * k + i] * strides[batch_dims + i];
+    }
+    slices.offsets[row] = offset;
+  }
+  return slices;
 }
 
 std::vector<std::string> ReductionNames() {

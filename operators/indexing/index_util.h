@@ -34,6 +34,10 @@ absl::Status CheckIndexDtype(const InferContext& context,
 absl::StatusOr<int> CheckElementsIndex(const InferContext& context,
                                        absl::string_view data_slot);
 
+// Whether two shapes as inference knows them can be the same: true unless
+// both ranks are known and differ, or a dimension known in both differs.
+bool ShapesAgree(const VarInfo& a, const VarInfo& b);
+
 // "[1, 0]": the index of element `flat` of a row-major tensor of `dims`.
 std::string UnravelIndex(int64_t flat, absl::Span<const int64_t> dims);
 
@@ -74,6 +78,21 @@ void ForEachOffset(absl::Span<const int64_t> dims,
     }
   }
 }
+
+// For gather_nd and scatter_nd (and their gradients), whose input "Index"
+// of shape [B..., M..., K] picks, for each of its rows (its last axis), the
+// slice of the data at [b..., row[0], ..., row[K - 1]] for the row's
+// `batch_dims` leading (batch) coordinates b: the offset, in elements, of
+// each row's slice in a row-major tensor of `data_dims` (input `data_slot`),
+// and the slice's size. Errors as ReadIndices.
+struct Slices {
+  std::vector<int64_t> offsets;
+  int64_t size = 0;
+};
+absl::StatusOr<Slices> SliceOffsets(const KernelContext& context,
+                                    absl::string_view data_slot,
+                                    absl::Span<const int64_t> data_dims,
+                                    int batch_dims);
 
 // How a scatter op combines an update with the element it lands on.
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };

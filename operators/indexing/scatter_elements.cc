@@ -27,25 +27,13 @@ using indexing::ReadIndices;
 using indexing::Reduction;
 using indexing::ReductionOf;
 
-// OK if Updates has Index's shape (where both are known).
-absl::Status CheckSameShape(const InferContext& context, absl::string_view a,
-                            absl::string_view b) {
-  const VarInfo& x = context.Input(a);
-  const VarInfo& y = context.Input(b);
-  if (!x.has_dims || !y.has_dims) return absl::OkStatus();
-  bool same = x.dims.size() == y.dims.size();
-  for (size_t d = 0; same && d < x.dims.size(); ++d) {
-    same = x.dims[d] < 0 || y.dims[d] < 0 || x.dims[d] == y.dims[d];
-  }
-  SF_CHECK(same, "%s: expected the shape of %s", DescribeInputShape(context, a),
-           DescribeInputShape(context, b));
-  return absl::OkStatus();
-}
-
 absl::Status InferScatterElements(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckElementsIndex(context, "X").status());
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "Updates", "X"));
-  SF_RETURN_IF_ERROR(CheckSameShape(context, "Updates", "Index"));
+  SF_CHECK(
+      indexing::ShapesAgree(context.Input("Updates"), context.Input("Index")),
+      "%s: expected the shape of %s", DescribeInputShape(context, "Updates"),
+      DescribeInputShape(context, "Index"));
   context.SetOutput("Out", context.Input("X"));
   return absl::OkStatus();
 }
