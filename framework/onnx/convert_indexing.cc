@@ -72,6 +72,19 @@ absl::Status ConvertGatherNd(NodeContext& context) {
                           .Attr("batch_dims", batch_dims));
 }
 
+absl::Status ConvertScatterNd(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string reduction, ScatterReduction(context));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string index, context.Input(1));
+  SF_ASSIGN_OR_RETURN(const std::string updates, context.Input(2));
+  return context.Emit(OpBuilder("scatter_nd")
+                          .In("X", x)
+                          .In("Index", index)
+                          .In("Updates", updates)
+                          .Out("Out", context.Output(0))
+                          .Attr("reduction", reduction));
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterMap& map) {
@@ -79,6 +92,7 @@ void AddIndexingConverters(ConverterMap& map) {
   map["ScatterElements"] = &ConvertScatterElements;
   map["Scatter"] = &ConvertScatterElements;
   map["GatherND"] = &ConvertGatherNd;
+  map["ScatterND"] = &ConvertScatterNd;
 }
 
 }  // namespace onnx_import
