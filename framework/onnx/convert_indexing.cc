@@ -2,6 +2,7 @@
 // Scatter before opset 11), GatherND, ScatterND, TopK and NonZero.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "framework/onnx/converters.h"
 #include "platform/status_macros.h"
@@ -85,6 +86,42 @@ absl::Status ConvertScatterNd(NodeContext& context) {
                           .Attr("reduction", reduction));
 }
 
+// TopK: k is attribute "k" before opset 10 and input 1 since (folded into
+// the attribute when constant); "largest" and "sorted" came at opset 11.
+// top_k always sorts, which "sorted" = 0 allows (it leaves the order
+// unspecified).
+absl::Status ConvertTopK(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", -1));
+  int64_t largest = 1;
+  if (context.opset() >= 11) {
+    SF_ASSIGN_OR_RETURN(largest, context.IntAttr("largest", 1));
+    SF_ASSIGN_OR_RETURN(const int64_t sorted, context.IntAttr("sorted", 1));
+    SF_CHECK(sorted == 0 || sorted == 1,
+             "attribute \"sorted\" is %d: expected 0 or 1", sorted);
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("top_k");
+  op.In("X", x)
+      .Out("Out", context.Output(0))
+      .Out("Indices", context.Output(1))
+      .Attr("axis", axis)
+      .Attr("largest", largest != 0);
+  if (context.opset() < 10) {
+    SF_ASSIGN_OR_RETURN(const int64_t k, context.IntAttr("k"));
+    op.Attr("k", k);
+  } else if (context.IsConstant(1)) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> k,
+                        context.ConstantInts(1, "it gives k"));
+    SF_CHECK(k.size() == 1, "input 1 (K) holds %d values: expected one",
+             k.size());
+    op.Attr("k", k[0]);
+  } else {
+    SF_ASSIGN_OR_RETURN(const std::string k, context.Input(1));
+    op.In("K", k);
+  }
+  return context.Emit(op);
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterMap& map) {
@@ -93,6 +130,7 @@ void AddIndexingConverters(ConverterMap& map) {
   map["Scatter"] = &ConvertScatterElements;
   map["GatherND"] = &ConvertGatherNd;
   map["ScatterND"] = &ConvertScatterNd;
+  map["TopK"] = &ConvertTopK;
 }
 
 }  // namespace onnx_import
