@@ -29,10 +29,9 @@ absl::StatusOr<std::string> ScatterReduction(NodeContext& context) {
   if (context.opset() < 16) return std::string("none");
   SF_ASSIGN_OR_RETURN(const std::string reduction,
                       context.StringAttr("reduction", "none"));
-  const bool known = reduction == "none" || reduction == "add" ||
-                     reduction == "mul" ||
-                     (context.opset() >= 18 &&
-                      (reduction == "max" || reduction == "min"));
+  const bool known =
+      reduction == "none" || reduction == "add" || reduction == "mul" ||
+      (context.opset() >= 18 && (reduction == "max" || reduction == "min"));
   SF_CHECK(known,
            "attribute \"reduction\" is \"%s\": expected \"none\", \"add\" or "
            "\"mul\"%s at opset %d",
@@ -122,6 +121,12 @@ absl::Status ConvertTopK(NodeContext& context) {
   return context.Emit(op);
 }
 
+absl::Status ConvertNonZero(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(
+      OpBuilder("non_zero").In("X", x).Out("Out", context.Output(0)));
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterMap& map) {
@@ -131,6 +136,7 @@ void AddIndexingConverters(ConverterMap& map) {
   map["GatherND"] = &ConvertGatherNd;
   map["ScatterND"] = &ConvertScatterNd;
   map["TopK"] = &ConvertTopK;
+  map["NonZero"] = &ConvertNonZero;
 }
 
 }  // namespace onnx_import

@@ -39,7 +39,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"GroupNormalization", "scopeflow has no group_norm op"},
       {"Einsum", "scopeflow has no einsum op"},
       {"Range", "scopeflow has no range op"},
-      {"NonZero", "scopeflow has no nonzero op"},
       {"CumSum", "scopeflow has no cumsum op"},
       {"If", "scopeflow has no converter for control flow (If)"},
       {"Loop", "scopeflow has no converter for control flow (Loop)"},

@@ -22,8 +22,8 @@ using indexing::ReadIndices;
 absl::Status InferGatherElements(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckElementsIndex(context, "X").status());
   const VarInfo& index = context.Input("Index");
-  context.SetOutput("Out", VarInfo{context.Input("X").dtype, index.dims,
-                                   index.has_dims});
+  context.SetOutput(
+      "Out", VarInfo{context.Input("X").dtype, index.dims, index.has_dims});
   return absl::OkStatus();
 }
 

@@ -53,11 +53,11 @@ TEST(GatherElementsTest, NegativeIndicesAndAxisOnRank3) {
       for (int c = 0; c < 3; ++c) values.push_back(100 * a + 10 * b + c);
     }
   }
-  auto out = RunOp(GatherElementsOp(-1),
-                   {{"x", MakeTensor<int64_t>({2, 2, 3}, values)},
-                    {"i", MakeTensor<int64_t>({2, 2, 2},
-                                              {-1, 0, 1, -3, 2, 2, 0, -2})}},
-                   {"y"});
+  auto out = RunOp(
+      GatherElementsOp(-1),
+      {{"x", MakeTensor<int64_t>({2, 2, 3}, values)},
+       {"i", MakeTensor<int64_t>({2, 2, 2}, {-1, 0, 1, -3, 2, 2, 0, -2})}},
+      {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 2, 2));
   EXPECT_THAT(Values<int64_t>((*out)[0]),
@@ -115,9 +115,9 @@ TEST(GatherElementsTest, PrepareErrorsNameOpAndVariable) {
               HasSubstr("input \"Index\" (variable \"i\", shape [2]) has rank "
                         "1: expected the rank of input \"X\" (variable \"x\", "
                         "shape [2, 3])"));
-  status = PrepareOp(
-      GatherElementsOp(0),
-      {{"x", x}, {"i", MakeTensor<int64_t>({1, 4}, {0, 0, 0, 0})}});
+  status =
+      PrepareOp(GatherElementsOp(0),
+                {{"x", x}, {"i", MakeTensor<int64_t>({1, 4}, {0, 0, 0, 0})}});
   EXPECT_THAT(status.message(),
               HasSubstr("is larger than input \"X\" (variable \"x\", shape "
                         "[2, 3]) along axis 1: expected at most 3"));
@@ -129,9 +129,9 @@ TEST(GatherElementsTest, PrepareErrorsNameOpAndVariable) {
 }
 
 TEST(GatherElementsTest, UnknownDimsAtPrepare) {
-  auto info = InferAtPrepare(GatherElementsOp(1),
-                             {{"x", kFloat32, {-1, 4}}, {"i", kInt64, {-1, 2}}},
-                             "y");
+  auto info =
+      InferAtPrepare(GatherElementsOp(1),
+                     {{"x", kFloat32, {-1, 4}}, {"i", kInt64, {-1, 2}}}, "y");
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_THAT(info->dims, ElementsAre(-1, 2));
 }
@@ -160,13 +160,17 @@ TEST(GatherElementsTest, GradientNumeric) {
     Tensor index;
   };
   for (const Case& c : {
-           Case{0, {3, 2}, MakeTensor<int64_t>({4, 2}, {2, 0, 2, 1, -1, 0, 0, 0})},
-           Case{1, {2, 3, 2}, MakeTensor<int32_t>({2, 2, 2}, {0, 2, 1, 1, 2, 2, 0, 1})},
+           Case{0,
+                {3, 2},
+                MakeTensor<int64_t>({4, 2}, {2, 0, 2, 1, -1, 0, 0, 0})},
+           Case{1,
+                {2, 3, 2},
+                MakeTensor<int32_t>({2, 2, 2}, {0, 2, 1, 1, 2, 2, 0, 1})},
            Case{-1, {2, 3}, MakeTensor<int64_t>({1, 5}, {2, 2, 0, 1, -1})},
        }) {
     SCOPED_TRACE(c.axis);
-    const Tensor x = MakeTensor<double>(
-        c.x_dims, RandomValues(NumElements(c.x_dims), 3));
+    const Tensor x =
+        MakeTensor<double>(c.x_dims, RandomValues(NumElements(c.x_dims), 3));
     const absl::Status status =
         CheckGradient(GatherElementsOp(c.axis), {{"x", x}, {"i", c.index}});
     EXPECT_TRUE(status.ok()) << status;

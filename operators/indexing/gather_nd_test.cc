@@ -142,12 +142,13 @@ TEST(GatherNdTest, GradientNumeric) {
   for (const Case& c : {
            Case{0, {3, 2, 2}, MakeTensor<int64_t>({3, 2}, {2, 1, 0, 0, 2, 1})},
            Case{0, {3, 2}, MakeTensor<int32_t>({2, 2, 1}, {1, 1, -1, 0})},
-           Case{1, {2, 3, 2}, MakeTensor<int64_t>({2, 2, 2},
-                                                  {0, 1, 2, 0, 1, 1, 1, 1})},
+           Case{1,
+                {2, 3, 2},
+                MakeTensor<int64_t>({2, 2, 2}, {0, 1, 2, 0, 1, 1, 1, 1})},
        }) {
     SCOPED_TRACE(c.batch_dims);
-    const Tensor x = MakeTensor<double>(
-        c.x_dims, RandomValues(NumElements(c.x_dims), 7));
+    const Tensor x =
+        MakeTensor<double>(c.x_dims, RandomValues(NumElements(c.x_dims), 7));
     const absl::Status status =
         CheckGradient(GatherNdOp(c.batch_dims), {{"x", x}, {"i", c.index}});
     EXPECT_TRUE(status.ok()) << status;

@@ -95,13 +95,11 @@ absl::StatusOr<std::vector<int64_t>> ReadIndices(
   std::vector<int64_t> out(static_cast<size_t>(index.numel()));
   if (index.numel() == 0) return out;
   if (index.dtype() == kInt32) {
-    SF_RETURN_IF_ERROR(NormalizeInto(index.data<int32_t>(), context,
-                                     index_slot, data_slot, data_dims, axes,
-                                     out));
+    SF_RETURN_IF_ERROR(NormalizeInto(index.data<int32_t>(), context, index_slot,
+                                     data_slot, data_dims, axes, out));
   } else {
-    SF_RETURN_IF_ERROR(NormalizeInto(index.data<int64_t>(), context,
-                                     index_slot, data_slot, data_dims, axes,
-                                     out));
+    SF_RETURN_IF_ERROR(NormalizeInto(index.data<int64_t>(), context, index_slot,
+                                     data_slot, data_dims, axes, out));
   }
   return out;
 }
@@ -116,21 +114,21 @@ absl::StatusOr<Slices> SliceOffsets(const KernelContext& context,
   for (int64_t i = 0; i < k; ++i) axes[i] = batch_dims + static_cast<int>(i);
   Slices slices;
   slices.size = NumElements(data_dims.subspan(batch_dims + k));
-  const int64_t rows = k == 0 ? NumElements(absl::MakeConstSpan(
-                                    index.dims()).first(index.rank() - 1))
-                              : index.numel() / k;
+  const int64_t rows =
+      k == 0 ? NumElements(
+                   absl::MakeConstSpan(index.dims()).first(index.rank() - 1))
+             : index.numel() / k;
   slices.offsets.assign(static_cast<size_t>(rows), 0);
   if (rows == 0) return slices;
   std::vector<int64_t> indices;
   if (k > 0) {
-    SF_ASSIGN_OR_RETURN(indices, ReadIndices(context, "Index", data_slot,
-                                             data_dims, axes));
+    SF_ASSIGN_OR_RETURN(
+        indices, ReadIndices(context, "Index", data_slot, data_dims, axes));
   }
   const Dims strides = StridesOf(data_dims);
   const int64_t batches = NumElements(data_dims.first(batch_dims));
   const int64_t rows_per_batch = rows / batches;
-  const int64_t batch_stride =
-      batch_dims == 0 ? 0 : strides[batch_dims - 1];
+  const int64_t batch_stride = batch_dims == 0 ? 0 : strides[batch_dims - 1];
   for (int64_t row = 0; row < rows; ++row) {
     int64_t offset = (row / rows_per_batch) * batch_stride;
     for (int64_t i = 0; i < k; ++i) {

@@ -55,11 +55,10 @@ TEST(ScatterElementsTest, EachReductionCombinesDuplicates) {
     const char* reduction;
     std::vector<int64_t> expected;
   };
-  for (const Case& c : {Case{"none", {1, 3, 3, -1}},  // the last wins
-                        Case{"add", {1, 17, 3, 3}},
-                        Case{"mul", {1, 210, 3, -4}},
-                        Case{"max", {1, 7, 3, 4}},
-                        Case{"min", {1, 2, 3, -1}}}) {
+  for (const Case& c :
+       {Case{"none", {1, 3, 3, -1}},  // the last wins
+        Case{"add", {1, 17, 3, 3}}, Case{"mul", {1, 210, 3, -4}},
+        Case{"max", {1, 7, 3, 4}}, Case{"min", {1, 2, 3, -1}}}) {
     SCOPED_TRACE(c.reduction);
     auto out = RunOp(ScatterElementsOp(0, c.reduction),
                      {{"x", x}, {"i", index}, {"u", updates}}, {"y"});
@@ -78,30 +77,30 @@ TEST(ScatterElementsTest, EachReductionCombinesDuplicates) {
 TEST(ScatterElementsTest, Errors) {
   const Tensor x = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
   const Tensor u = MakeTensor<float>({1, 2}, {5, 6});
-  auto out = RunOp(ScatterElementsOp(1, "none"),
-                   {{"x", x}, {"i", MakeTensor<int64_t>({1, 2}, {0, -3})},
-                    {"u", u}},
-                   {"y"});
+  auto out = RunOp(
+      ScatterElementsOp(1, "none"),
+      {{"x", x}, {"i", MakeTensor<int64_t>({1, 2}, {0, -3})}, {"u", u}}, {"y"});
   EXPECT_THAT(out.status().message(),
               HasSubstr("op 0 (scatter_elements): input \"Index\" (variable "
                         "\"i\") holds -3 at [0, 1], out of range for axis 1 "
                         "of input \"X\" (variable \"x\", shape [2, 2]): "
                         "expected [-2, 2)"));
-  absl::Status status = PrepareOp(
-      ScatterElementsOp(0, "none"),
-      {{"x", x}, {"i", MakeTensor<int64_t>({1, 2}, {0, 1})},
-       {"u", MakeTensor<float>({2, 1}, {5, 6})}});
+  absl::Status status = PrepareOp(ScatterElementsOp(0, "none"),
+                                  {{"x", x},
+                                   {"i", MakeTensor<int64_t>({1, 2}, {0, 1})},
+                                   {"u", MakeTensor<float>({2, 1}, {5, 6})}});
   EXPECT_THAT(status.message(),
               HasSubstr("input \"Updates\" (variable \"u\", shape [2, 1]): "
                         "expected the shape of input \"Index\" (variable "
                         "\"i\", shape [1, 2])"));
   status = PrepareOp(ScatterElementsOp(0, "none"),
-                     {{"x", x}, {"i", MakeTensor<int64_t>({1, 2}, {0, 1})},
+                     {{"x", x},
+                      {"i", MakeTensor<int64_t>({1, 2}, {0, 1})},
                       {"u", MakeTensor<double>({1, 2}, {5, 6})}});
   EXPECT_THAT(status.message(), HasSubstr("\"Updates\""));
-  status = PrepareOp(ScatterElementsOp(0, "sum"),
-                     {{"x", x}, {"i", MakeTensor<int64_t>({1, 2}, {0, 1})},
-                      {"u", u}});
+  status = PrepareOp(
+      ScatterElementsOp(0, "sum"),
+      {{"x", x}, {"i", MakeTensor<int64_t>({1, 2}, {0, 1})}, {"u", u}});
   EXPECT_THAT(status.message(), HasSubstr("reduction"));
 }
 
@@ -128,8 +127,8 @@ TEST(ScatterElementsTest, GradValues) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(10, 20, 30, 40));
   EXPECT_THAT(Values<float>((*out)[1]), ElementsAre(20, 40, 20, 20));
-  const absl::Status status = PrepareOp(ScatterElementsGradOp(0, "max"),
-                                        {{"i", index}, {"g", g}});
+  const absl::Status status =
+      PrepareOp(ScatterElementsGradOp(0, "max"), {{"i", index}, {"g", g}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (scatter_elements_grad): attribute "
                         "\"reduction\" is \"max\": gradients exist here for "

@@ -39,7 +39,8 @@ absl::Status CheckScatterNd(const InferContext& context,
   const int64_t k = index.dims.back();
   if (!data.has_dims || k < 0) return absl::OkStatus();
   const int64_t r = static_cast<int64_t>(data.dims.size());
-  SF_CHECK(k <= r, "%s has rows of %d indices: expected at most %d, the rank "
+  SF_CHECK(k <= r,
+           "%s has rows of %d indices: expected at most %d, the rank "
            "of %s",
            DescribeInputShape(context, "Index"), k, r,
            DescribeInputShape(context, data_slot));
@@ -51,8 +52,8 @@ absl::Status CheckScatterNd(const InferContext& context,
   SF_CHECK(indexing::ShapesAgree(*updates, expected),
            "%s: expected shape %s (Index's shape without its last axis, then "
            "%s's after axis %d)",
-           DescribeInputShape(context, "Updates"),
-           DimsToString(expected.dims), data_slot, k - 1);
+           DescribeInputShape(context, "Updates"), DimsToString(expected.dims),
+           data_slot, k - 1);
   return absl::OkStatus();
 }
 
@@ -97,8 +98,7 @@ absl::Status InferScatterNdGrad(InferContext& context) {
     updates.has_dims = true;
     updates.dims.assign(index.dims.begin(), index.dims.end() - 1);
     updates.dims.insert(updates.dims.end(),
-                        grad.dims.begin() + index.dims.back(),
-                        grad.dims.end());
+                        grad.dims.begin() + index.dims.back(), grad.dims.end());
   }
   context.SetOutput("Updates@GRAD", updates);
   return absl::OkStatus();

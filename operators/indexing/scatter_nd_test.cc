@@ -34,8 +34,7 @@ TEST(ScatterNdTest, OnnxExampleOne) {
                     {"u", MakeTensor<float>({4}, {9, 10, 11, 12})}},
                    {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_THAT(Values<float>((*out)[0]),
-              ElementsAre(1, 11, 3, 10, 9, 6, 7, 12));
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 11, 3, 10, 9, 6, 7, 12));
 }
 
 TEST(ScatterNdTest, SlicesAndReductions) {
@@ -48,11 +47,10 @@ TEST(ScatterNdTest, SlicesAndReductions) {
     const char* reduction;
     std::vector<int32_t> expected;
   };
-  for (const Case& c : {Case{"none", {30, 40, 3, 4, 2, 3}},
-                        Case{"add", {31, 42, 3, 4, 17, 29}},
-                        Case{"mul", {30, 80, 3, 4, 100, 360}},
-                        Case{"max", {30, 40, 3, 4, 10, 20}},
-                        Case{"min", {1, 2, 3, 4, 2, 3}}}) {
+  for (const Case& c :
+       {Case{"none", {30, 40, 3, 4, 2, 3}}, Case{"add", {31, 42, 3, 4, 17, 29}},
+        Case{"mul", {30, 80, 3, 4, 100, 360}},
+        Case{"max", {30, 40, 3, 4, 10, 20}}, Case{"min", {1, 2, 3, 4, 2, 3}}}) {
     SCOPED_TRACE(c.reduction);
     auto out = RunOp(ScatterNdOp(c.reduction),
                      {{"x", x}, {"i", index}, {"u", updates}}, {"y"});
@@ -72,7 +70,8 @@ TEST(ScatterNdTest, SlicesAndReductions) {
 TEST(ScatterNdTest, Errors) {
   const Tensor x = MakeTensor<float>({3, 2}, {1, 2, 3, 4, 5, 6});
   auto out = RunOp(ScatterNdOp("add"),
-                   {{"x", x}, {"i", MakeTensor<int64_t>({2, 1}, {1, 3})},
+                   {{"x", x},
+                    {"i", MakeTensor<int64_t>({2, 1}, {1, 3})},
                     {"u", MakeTensor<float>({2, 2}, {1, 1, 1, 1})}},
                    {"y"});
   EXPECT_THAT(out.status().message(),
@@ -80,10 +79,11 @@ TEST(ScatterNdTest, Errors) {
                         "holds 3 at [1, 0], out of range for axis 0 of input "
                         "\"X\" (variable \"x\", shape [3, 2]): expected [-3, "
                         "3)"));
-  absl::Status status = PrepareOp(
-      ScatterNdOp("none"), {{"x", x},
-                            {"i", MakeTensor<int64_t>({2, 1}, {1, 2})},
-                            {"u", MakeTensor<float>({2, 3}, {1, 1, 1, 1, 1, 1})}});
+  absl::Status status =
+      PrepareOp(ScatterNdOp("none"),
+                {{"x", x},
+                 {"i", MakeTensor<int64_t>({2, 1}, {1, 2})},
+                 {"u", MakeTensor<float>({2, 3}, {1, 1, 1, 1, 1, 1})}});
   EXPECT_THAT(status.message(),
               HasSubstr("input \"Updates\" (variable \"u\", shape [2, 3]): "
                         "expected shape [2, 2]"));

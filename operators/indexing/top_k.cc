@@ -54,14 +54,13 @@ absl::Status InferTopK(InferContext& context) {
   SF_ASSIGN_OR_RETURN(const int axis, InputAxis(context, "X"));
   Dims dims = x.dims;
   if (k.has_value()) {
-    SF_CHECK(*k >= 0 && (dims[axis] < 0 || *k <= dims[axis]),
-             "k = %d (%s) is out of range for axis %d of %s: expected [0, %d]",
-             *k,
-             context.HasInput("K")
-                 ? absl::StrFormat("input \"K\" (variable \"%s\")",
-                                   context.InputName("K"))
-                 : std::string("attribute \"k\""),
-             axis, DescribeInputShape(context, "X"), dims[axis]);
+    SF_CHECK(
+        *k >= 0 && (dims[axis] < 0 || *k <= dims[axis]),
+        "k = %d (%s) is out of range for axis %d of %s: expected [0, %d]", *k,
+        context.HasInput("K") ? absl::StrFormat("input \"K\" (variable \"%s\")",
+                                                context.InputName("K"))
+                              : std::string("attribute \"k\""),
+        axis, DescribeInputShape(context, "X"), dims[axis]);
   }
   dims[axis] = k.value_or(-1);
   context.SetOutput("Out", VarInfo{x.dtype, dims, true});
@@ -83,8 +82,8 @@ template <typename T>
 absl::Status TopKKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const int64_t attr_axis = context.attrs().Get<int64_t>("axis");
-  const int axis = static_cast<int>(attr_axis < 0 ? attr_axis + x.rank()
-                                                  : attr_axis);
+  const int axis =
+      static_cast<int>(attr_axis < 0 ? attr_axis + x.rank() : attr_axis);
   const AxisSplit split = SplitAtAxis(x.dims(), axis);
   int64_t k = context.attrs().Get<int64_t>("k");
   if (context.HasInput("K")) {
@@ -94,8 +93,7 @@ absl::Status TopKKernel(KernelContext& context) {
   SF_CHECK(k >= 0 && k <= split.size,
            "k = %d is out of range for axis %d of input \"X\" (variable "
            "\"%s\", shape %s): expected [0, %d]",
-           k, axis, context.InputName("X"), DimsToString(x.dims()),
-           split.size);
+           k, axis, context.InputName("X"), DimsToString(x.dims()), split.size);
   const bool largest = context.attrs().Get<bool>("largest");
   const T* src = x.data<T>();
   T* values = context.Output("Out")->data<T>();

@@ -28,10 +28,10 @@ std::string TopKOp(const std::string& attrs, bool k_input = false) {
 
 TEST(TopKTest, LargestAlongTheLastAxis) {
   // ONNX's example: X [3, 4] = 0..11, k 3.
-  auto out = RunOp(
-      TopKOp("attrs { name: \"k\" i64: 3 }"),
-      {{"x", MakeTensor<float>({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})}},
-      {"v", "i"});
+  auto out = RunOp(TopKOp("attrs { name: \"k\" i64: 3 }"),
+                   {{"x", MakeTensor<float>(
+                              {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})}},
+                   {"v", "i"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].dims(), ElementsAre(3, 3));
   EXPECT_THAT(Values<float>((*out)[0]),
@@ -58,16 +58,15 @@ TEST(TopKTest, SmallestAlongAnOuterAxisWithTies) {
                      "i64: -2 }"),
               {{"x", x}}, {"v", "i"});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_THAT(Values<int64_t>((*out)[1]),
-              ElementsAre(0, 3, 2, 0, 1, 1, 3, 2));
+  EXPECT_THAT(Values<int64_t>((*out)[1]), ElementsAre(0, 3, 2, 0, 1, 1, 3, 2));
 }
 
 TEST(TopKTest, NaNIsLargestAndKFromTheInput) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const Tensor x = MakeTensor<double>({5}, {1, nan, 4, -2, nan});
-  auto out = RunOp(TopKOp("", /*k_input=*/true),
-                   {{"x", x}, {"k", MakeTensor<int64_t>({1}, {3})}},
-                   {"v", "i"});
+  auto out =
+      RunOp(TopKOp("", /*k_input=*/true),
+            {{"x", x}, {"k", MakeTensor<int64_t>({1}, {3})}}, {"v", "i"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<int64_t>((*out)[1]), ElementsAre(1, 4, 2));
   EXPECT_EQ(Values<double>((*out)[0])[2], 4);
@@ -83,17 +82,17 @@ TEST(TopKTest, NaNIsLargestAndKFromTheInput) {
 }
 
 TEST(TopKTest, KFedAtRunTimeLeavesTheAxisUnknownAtPrepare) {
-  auto info = InferAtPrepare(TopKOp("attrs { name: \"axis\" i64: 0 }", true),
-                             {{"x", kFloat32, {6, 3}}, {"k", kInt64, {1}}},
-                             "v");
+  auto info =
+      InferAtPrepare(TopKOp("attrs { name: \"axis\" i64: 0 }", true),
+                     {{"x", kFloat32, {6, 3}}, {"k", kInt64, {1}}}, "v");
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_THAT(info->dims, ElementsAre(-1, 3));
 }
 
 TEST(TopKTest, Errors) {
   const Tensor x = MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
-  absl::Status status = PrepareOp(TopKOp("attrs { name: \"k\" i64: 4 }"),
-                                  {{"x", x}});
+  absl::Status status =
+      PrepareOp(TopKOp("attrs { name: \"k\" i64: 4 }"), {{"x", x}});
   EXPECT_THAT(status.message(),
               HasSubstr("op 0 (top_k): k = 4 (attribute \"k\") is out of "
                         "range for axis 1 of input \"X\" (variable \"x\", "
@@ -101,9 +100,9 @@ TEST(TopKTest, Errors) {
   status = PrepareOp(TopKOp(""), {{"x", x}});
   EXPECT_THAT(status.message(),
               HasSubstr("attribute \"k\" is -1 and input \"K\" is not bound"));
-  auto out = RunOp(TopKOp("", true),
-                   {{"x", x}, {"k", MakeTensor<int64_t>({1}, {-1})}},
-                   {"v", "i"});
+  auto out =
+      RunOp(TopKOp("", true), {{"x", x}, {"k", MakeTensor<int64_t>({1}, {-1})}},
+            {"v", "i"});
   EXPECT_THAT(out.status().message(),
               HasSubstr("op 0 (top_k): k = -1 (input \"K\" (variable \"k\")) "
                         "is out of range"));
