@@ -32,10 +32,11 @@ absl::StatusOr<std::string> ScatterReduction(NodeContext& context) {
   const bool known =
       reduction == "none" || reduction == "add" || reduction == "mul" ||
       (context.opset() >= 18 && (reduction == "max" || reduction == "min"));
-  SF_CHECK(known,
-           "attribute \"reduction\" is \"%s\": expected \"none\", \"add\" or "
-           "\"mul\"%s at opset %d",
-           reduction, context.opset() >= 18 ? ", \"max\" or \"min\"" : "",
+  SF_CHECK(known, "attribute \"reduction\" is \"%s\": expected %s at opset %d",
+           reduction,
+           context.opset() >= 18
+               ? "\"none\", \"add\", \"mul\", \"max\" or \"min\""
+               : "\"none\", \"add\" or \"mul\"",
            context.opset());
   return reduction;
 }
