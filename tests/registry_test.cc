@@ -27,6 +27,9 @@ constexpr const char* kPromisedOps[] = {
     // shape
     "reshape", "transpose", "concat", "split", "slice", "gather", "flatten",
     "squeeze", "unsqueeze", "expand", "tile", "pad", "shape",
+    // indexing
+    "gather_elements", "scatter_elements", "gather_nd", "scatter_nd", "top_k",
+    "non_zero",
     // reductions
     "reduce_sum", "reduce_mean", "reduce_max", "argmax",
     // creation
@@ -54,7 +57,7 @@ TEST(RegistryTest, EveryPromisedOpIsRegisteredWithInferenceAndACpuKernel) {
 constexpr const char* kNotDifferentiable[] = {
     "equal", "less", "greater", "less_equal", "greater_equal", "argmax",
     "shape", "fill_constant", "fill_any_like", "gaussian_random",
-    "uniform_random", "accuracy",
+    "uniform_random", "accuracy", "non_zero",
     // optimizer steps, schedules and initializers update state in place
     "sgd", "momentum", "adam", "clip_by_global_norm", "lr_schedule",
     "increment", "xavier_uniform", "xavier_normal", "kaiming_uniform",

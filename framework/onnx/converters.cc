@@ -24,6 +24,7 @@ ConverterMap MakeConverters() {
   AddMoreElementwiseConverters(map);
   AddControlFlowConverters(map);
   AddSequenceConverters(map);
+  AddIndexingConverters(map);
   return map;
 }
 
@@ -102,11 +103,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"GroupNormalization", "scopeflow has no group_norm op"},
       {"Einsum", "scopeflow has no einsum op"},
       {"Range", "scopeflow has no range op"},
-      {"ScatterND", "scopeflow has no scatter_nd op"},
-      {"GatherND", "scopeflow has no gather_nd op"},
-      {"GatherElements", "scopeflow has no gather_elements op"},
-      {"TopK", "scopeflow has no top_k op"},
-      {"NonZero", "scopeflow has no nonzero op"},
       {"CumSum", "scopeflow has no cumsum op"},
   };
   auto it = kMissing.find(op_type);

@@ -33,6 +33,7 @@ void AddRecurrentConverters(ConverterMap& map);
 void AddMoreElementwiseConverters(ConverterMap& map);
 void AddControlFlowConverters(ConverterMap& map);
 void AddSequenceConverters(ConverterMap& map);
+void AddIndexingConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

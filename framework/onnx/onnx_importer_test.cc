@@ -379,7 +379,7 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   AddInput(model, "training", {}, onnx::TensorProto::BOOL);
   AddNode(model, "Relu", {"x"}, {"r"}, "fine");
   AddNode(model, "Einsum", {"r", "r"}, {"big"}, "contract");
-  AddNode(model, "NonZero", {"r"}, {"deconv"}, "nonzero");
+  AddNode(model, "Unique", {"r"}, {"deconv"}, "unique");
   // Dropout's training mode fed at run time: scopeflow needs it at import.
   AddNode(model, "Dropout", {"r", "", "training"}, {"flat"}, "drop_it");
   onnx::NodeProto* odd = AddNode(model, "Sigmoid", {"r"}, {"s"}, "odd");
@@ -400,8 +400,8 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   EXPECT_THAT(message,
               HasSubstr("node 1 \"contract\" (Einsum, opset 19): scopeflow "
                         "has no einsum"));
-  EXPECT_THAT(message, HasSubstr("node 2 \"nonzero\" (NonZero, opset 19): "
-                                 "scopeflow has no nonzero"));
+  EXPECT_THAT(message, HasSubstr("node 2 \"unique\" (Unique, opset 19): "
+                                 "no converter for ONNX op Unique"));
   EXPECT_THAT(message, HasSubstr("node 3 \"drop_it\" (Dropout, opset 19): this "
                                  "input must be constant"));
   EXPECT_THAT(message, HasSubstr("input 2 (\"training\") is a graph input"));
