@@ -18,6 +18,7 @@ ConverterMap MakeConverters() {
   AddConvTransposeConverters(map);
   AddRecurrentConverters(map);
   AddMoreElementwiseConverters(map);
+  AddTensorOpConverters(map);
   return map;
 }
 
@@ -37,7 +38,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"InstanceNormalization", "scopeflow has no instance_norm op"},
       {"GroupNormalization", "scopeflow has no group_norm op"},
       {"Einsum", "scopeflow has no einsum op"},
-      {"Range", "scopeflow has no range op"},
       {"ScatterND", "scopeflow has no scatter_nd op"},
       {"GatherND", "scopeflow has no gather_nd op"},
       {"GatherElements", "scopeflow has no gather_elements op"},

@@ -31,6 +31,7 @@ void AddResizeConverters(ConverterMap& map);
 void AddConvTransposeConverters(ConverterMap& map);
 void AddRecurrentConverters(ConverterMap& map);
 void AddMoreElementwiseConverters(ConverterMap& map);
+void AddTensorOpConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

