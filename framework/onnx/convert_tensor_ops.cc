@@ -35,10 +35,27 @@ absl::Status ConvertRange(NodeContext& context) {
                           .Out("Out", context.Output(0)));
 }
 
+// CumSum (11; 14 widened the dtypes): the axis is an input, which cumsum
+// reads at run time as well.
+absl::Status ConvertCumSum(NodeContext& context) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 11));
+  SF_ASSIGN_OR_RETURN(const int64_t exclusive, context.IntAttr("exclusive", 0));
+  SF_ASSIGN_OR_RETURN(const int64_t reverse, context.IntAttr("reverse", 0));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string axis, context.Input(1));
+  return context.Emit(OpBuilder("cumsum")
+                          .In("X", x)
+                          .In("Axis", axis)
+                          .Out("Out", context.Output(0))
+                          .Attr("exclusive", exclusive != 0)
+                          .Attr("reverse", reverse != 0));
+}
+
 }  // namespace
 
 void AddTensorOpConverters(ConverterMap& map) {
   map["Range"] = &ConvertRange;
+  map["CumSum"] = &ConvertCumSum;
 }
 
 }  // namespace onnx_import

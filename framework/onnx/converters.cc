@@ -43,7 +43,6 @@ std::string NoConverterReason(const std::string& op_type) {
       {"GatherElements", "scopeflow has no gather_elements op"},
       {"TopK", "scopeflow has no top_k op"},
       {"NonZero", "scopeflow has no nonzero op"},
-      {"CumSum", "scopeflow has no cumsum op"},
       {"If", "scopeflow has no converter for control flow (If)"},
       {"Loop", "scopeflow has no converter for control flow (Loop)"},
   };

@@ -61,5 +61,26 @@ TEST(TensorOpsImportTest, RangeBeforeOpset11IsRejected) {
                         "imports opset 10"));
 }
 
+TEST(TensorOpsImportTest, CumSumReverseExclusiveWithFedAxis) {
+  onnx::ModelProto model = Model(14);
+  AddInput(model, "x", {2, 3});
+  AddInput(model, "axis", {}, onnx::TensorProto::INT32);
+  onnx::NodeProto* node = AddNode(model, "CumSum", {"x", "axis"}, {"y"});
+  SetInt(node, "exclusive", 1);
+  SetInt(node, "reverse", 1);
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("cumsum"));
+  const Tensor x = MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto out = RunNet(*imported,
+                    {{"x", x}, {"axis", MakeTensor<int32_t>({}, {1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(5, 3, 0, 11, 6, 0));
+  out = RunNet(*imported, {{"x", x}, {"axis", MakeTensor<int32_t>({}, {0})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(4, 5, 6, 0, 0, 0));
+}
+
 }  // namespace
 }  // namespace scopeflow
