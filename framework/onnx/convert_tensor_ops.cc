@@ -51,11 +51,30 @@ absl::Status ConvertCumSum(NodeContext& context) {
                           .Attr("reverse", reverse != 0));
 }
 
+// OneHot (9; 11 let indices count from the end, which one_hot always
+// does: a negative index is out of range at opset 9 and the model
+// malformed, so no valid model reads differently).
+absl::Status ConvertOneHot(NodeContext& context) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 9));
+  SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", -1));
+  SF_ASSIGN_OR_RETURN(const int32_t axis32, ToInt32(axis, "attribute axis"));
+  SF_ASSIGN_OR_RETURN(const std::string indices, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string depth, context.Input(1));
+  SF_ASSIGN_OR_RETURN(const std::string values, context.Input(2));
+  return context.Emit(OpBuilder("one_hot")
+                          .In("Indices", indices)
+                          .In("Depth", depth)
+                          .In("Values", values)
+                          .Out("Out", context.Output(0))
+                          .Attr("axis", axis32));
+}
+
 }  // namespace
 
 void AddTensorOpConverters(ConverterMap& map) {
   map["Range"] = &ConvertRange;
   map["CumSum"] = &ConvertCumSum;
+  map["OneHot"] = &ConvertOneHot;
 }
 
 }  // namespace onnx_import

@@ -82,5 +82,23 @@ TEST(TensorOpsImportTest, CumSumReverseExclusiveWithFedAxis) {
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(4, 5, 6, 0, 0, 0));
 }
 
+TEST(TensorOpsImportTest, OneHotWithConstantDepth) {
+  onnx::ModelProto model = Model(11);
+  AddInput(model, "i", {3}, onnx::TensorProto::INT64);
+  AddInitializer(model, Int64Proto("depth", {}, {4}));
+  AddInitializer(model, Int64Proto("values", {2}, {7, 9}));
+  SetInt(AddNode(model, "OneHot", {"i", "depth", "values"}, {"y"}), "axis", 0);
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("one_hot"));
+  auto out =
+      RunNet(*imported, {{"i", MakeTensor<int64_t>({3}, {3, -4, 1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(4, 3));
+  EXPECT_THAT(Values<int64_t>((*out)[0]),
+              ElementsAre(7, 9, 7, 7, 7, 9, 7, 7, 7, 9, 7, 7));
+}
+
 }  // namespace
 }  // namespace scopeflow
