@@ -69,12 +69,27 @@ absl::Status ConvertOneHot(NodeContext& context) {
                           .Attr("axis", axis32));
 }
 
+// Trilu (14): k, when given, is an int64 scalar input.
+absl::Status ConvertTrilu(NodeContext& context) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 14));
+  SF_ASSIGN_OR_RETURN(const int64_t upper, context.IntAttr("upper", 1));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  OpBuilder op("trilu");
+  op.In("X", x).Out("Out", context.Output(0)).Attr("upper", upper != 0);
+  if (context.HasInput(1)) {
+    SF_ASSIGN_OR_RETURN(const std::string k, context.Input(1));
+    op.In("K", k);
+  }
+  return context.Emit(op);
+}
+
 }  // namespace
 
 void AddTensorOpConverters(ConverterMap& map) {
   map["Range"] = &ConvertRange;
   map["CumSum"] = &ConvertCumSum;
   map["OneHot"] = &ConvertOneHot;
+  map["Trilu"] = &ConvertTrilu;
 }
 
 }  // namespace onnx_import

@@ -100,5 +100,22 @@ TEST(TensorOpsImportTest, OneHotWithConstantDepth) {
               ElementsAre(7, 9, 7, 7, 7, 9, 7, 7, 7, 9, 7, 7));
 }
 
+TEST(TensorOpsImportTest, TriluLowerWithAndWithoutK) {
+  onnx::ModelProto model = Model(14);
+  AddInput(model, "x", {2, 3});
+  AddInitializer(model, Int64Proto("k", {}, {1}));
+  SetInt(AddNode(model, "Trilu", {"x", "k"}, {"lower"}), "upper", 0);
+  AddNode(model, "Trilu", {"x"}, {"upper"});
+  AddOutput(model, "lower");
+  AddOutput(model, "upper");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  auto out =
+      RunNet(*imported, {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 2, 0, 4, 5, 6));
+  EXPECT_THAT(Values<float>((*out)[1]), ElementsAre(1, 2, 3, 0, 5, 6));
+}
+
 }  // namespace
 }  // namespace scopeflow
