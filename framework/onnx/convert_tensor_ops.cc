@@ -83,6 +83,34 @@ absl::Status ConvertTrilu(NodeContext& context) {
   return context.Emit(op);
 }
 
+// DepthToSpace: "mode" exists from opset 11 (DCR, the order before it, or
+// CRD); an older model carrying it is left with the attribute unread, which
+// the importer rejects. SpaceToDepth has DCR's order only.
+absl::Status ConvertBlockOp(NodeContext& context, const char* type,
+                            bool has_mode) {
+  SF_ASSIGN_OR_RETURN(const int64_t blocksize, context.IntAttr("blocksize"));
+  SF_ASSIGN_OR_RETURN(const int32_t block32,
+                      ToInt32(blocksize, "attribute blocksize"));
+  std::string mode = "DCR";
+  if (has_mode) {
+    SF_ASSIGN_OR_RETURN(mode, context.StringAttr("mode", std::string("DCR")));
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder(type)
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("blocksize", block32)
+                          .Attr("mode", mode));
+}
+
+absl::Status ConvertDepthToSpace(NodeContext& context) {
+  return ConvertBlockOp(context, "depth_to_space", context.opset() >= 11);
+}
+
+absl::Status ConvertSpaceToDepth(NodeContext& context) {
+  return ConvertBlockOp(context, "space_to_depth", false);
+}
+
 }  // namespace
 
 void AddTensorOpConverters(ConverterMap& map) {
@@ -90,6 +118,8 @@ void AddTensorOpConverters(ConverterMap& map) {
   map["CumSum"] = &ConvertCumSum;
   map["OneHot"] = &ConvertOneHot;
   map["Trilu"] = &ConvertTrilu;
+  map["DepthToSpace"] = &ConvertDepthToSpace;
+  map["SpaceToDepth"] = &ConvertSpaceToDepth;
 }
 
 }  // namespace onnx_import

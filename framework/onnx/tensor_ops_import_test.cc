@@ -117,5 +117,39 @@ TEST(TensorOpsImportTest, TriluLowerWithAndWithoutK) {
   EXPECT_THAT(Values<float>((*out)[1]), ElementsAre(1, 2, 3, 0, 5, 6));
 }
 
+TEST(TensorOpsImportTest, DepthToSpaceModesAndSpaceToDepthRoundTrip) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {1, 4, 1, 2});
+  onnx::NodeProto* crd = AddNode(model, "DepthToSpace", {"x"}, {"crd"});
+  SetInt(crd, "blocksize", 2);
+  SetString(crd, "mode", "CRD");
+  SetInt(AddNode(model, "DepthToSpace", {"x"}, {"dcr"}), "blocksize", 2);
+  SetInt(AddNode(model, "SpaceToDepth", {"dcr"}, {"back"}), "blocksize", 2);
+  for (const char* out : {"crd", "dcr", "back"}) AddOutput(model, out);
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const Tensor x = MakeTensor<float>({1, 4, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto out = RunNet(*imported, {{"x", x}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(1, 1, 2, 4));
+  // CRD: channel i * 2 + j fills pixel (i, j); DCR the same with one
+  // output channel.
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0, 2, 1, 3, 4, 6, 5, 7));
+  EXPECT_THAT(Values<float>((*out)[1]), ElementsAre(0, 2, 1, 3, 4, 6, 5, 7));
+  EXPECT_EQ(Values<float>((*out)[2]), Values<float>(x));
+}
+
+TEST(TensorOpsImportTest, DepthToSpaceModeBeforeOpset11IsRejected) {
+  onnx::ModelProto model = Model(10);
+  AddInput(model, "x", {1, 4, 1, 1});
+  onnx::NodeProto* node = AddNode(model, "DepthToSpace", {"x"}, {"y"});
+  SetInt(node, "blocksize", 2);
+  SetString(node, "mode", "CRD");
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(std::string(imported.status().message()), HasSubstr("mode"));
+}
+
 }  // namespace
 }  // namespace scopeflow
