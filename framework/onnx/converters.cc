@@ -19,6 +19,7 @@ ConverterMap MakeConverters() {
   AddRecurrentConverters(map);
   AddMoreElementwiseConverters(map);
   AddTensorOpConverters(map);
+  AddGroupNormConverters(map);
   return map;
 }
 
@@ -35,8 +36,6 @@ std::string NoConverterReason(const std::string& op_type) {
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
       {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
       {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
-      {"InstanceNormalization", "scopeflow has no instance_norm op"},
-      {"GroupNormalization", "scopeflow has no group_norm op"},
       {"Einsum", "scopeflow has no einsum op"},
       {"ScatterND", "scopeflow has no scatter_nd op"},
       {"GatherND", "scopeflow has no gather_nd op"},

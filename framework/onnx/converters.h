@@ -32,6 +32,7 @@ void AddConvTransposeConverters(ConverterMap& map);
 void AddRecurrentConverters(ConverterMap& map);
 void AddMoreElementwiseConverters(ConverterMap& map);
 void AddTensorOpConverters(ConverterMap& map);
+void AddGroupNormConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();
