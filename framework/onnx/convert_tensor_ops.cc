@@ -111,6 +111,22 @@ absl::Status ConvertSpaceToDepth(NodeContext& context) {
   return ConvertBlockOp(context, "space_to_depth", false);
 }
 
+// Einsum (12): the equation as written; einsum checks it.
+absl::Status ConvertEinsum(NodeContext& context) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 12));
+  SF_ASSIGN_OR_RETURN(const std::string equation,
+                      context.StringAttr("equation"));
+  std::vector<std::string> operands;
+  for (int i = 0; i < context.InputCount(); ++i) {
+    SF_ASSIGN_OR_RETURN(const std::string operand, context.Input(i));
+    operands.push_back(operand);
+  }
+  return context.Emit(OpBuilder("einsum")
+                          .In("Operands", operands)
+                          .Out("Out", context.Output(0))
+                          .Attr("equation", equation));
+}
+
 }  // namespace
 
 void AddTensorOpConverters(ConverterMap& map) {
@@ -120,6 +136,7 @@ void AddTensorOpConverters(ConverterMap& map) {
   map["Trilu"] = &ConvertTrilu;
   map["DepthToSpace"] = &ConvertDepthToSpace;
   map["SpaceToDepth"] = &ConvertSpaceToDepth;
+  map["Einsum"] = &ConvertEinsum;
 }
 
 }  // namespace onnx_import

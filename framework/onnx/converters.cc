@@ -36,7 +36,6 @@ std::string NoConverterReason(const std::string& op_type) {
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
       {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
       {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
-      {"Einsum", "scopeflow has no einsum op"},
       {"ScatterND", "scopeflow has no scatter_nd op"},
       {"GatherND", "scopeflow has no gather_nd op"},
       {"GatherElements", "scopeflow has no gather_elements op"},

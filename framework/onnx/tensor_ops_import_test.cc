@@ -151,5 +151,33 @@ TEST(TensorOpsImportTest, DepthToSpaceModeBeforeOpset11IsRejected) {
   EXPECT_THAT(std::string(imported.status().message()), HasSubstr("mode"));
 }
 
+TEST(TensorOpsImportTest, EinsumAttentionScores) {
+  onnx::ModelProto model = Model(12);
+  AddInput(model, "q", {1, 1, 2, 2});
+  AddInput(model, "k", {1, 1, 2, 2});
+  SetString(AddNode(model, "Einsum", {"q", "k"}, {"s"}), "equation",
+            "bhqd,bhkd->bhqk");
+  AddOutput(model, "s");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("einsum"));
+  auto out = RunNet(*imported,
+                    {{"q", MakeTensor<float>({1, 1, 2, 2}, {1, 2, 3, 4})},
+                     {"k", MakeTensor<float>({1, 1, 2, 2}, {5, 6, 7, 8})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(17, 23, 39, 53));
+}
+
+TEST(TensorOpsImportTest, MalformedEinsumNamesTheEquation) {
+  onnx::ModelProto model = Model(12);
+  AddInput(model, "a", {2, 3});
+  SetString(AddNode(model, "Einsum", {"a"}, {"y"}), "equation", "ij->k");
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("output label 'k' is in no input term"));
+}
+
 }  // namespace
 }  // namespace scopeflow
