@@ -2,8 +2,10 @@
 # Runs the ONNX conformance runner over the shared ONNX node test cases,
 # ../shared/conformance/onnx-node relative to the repository root, once as
 # the models are (graph inputs fed at run time) and once with the inputs
-# that scopeflow needs as constants frozen (--freeze_constant_inputs). Fails
-# if any supported case fails. A clone without the shared cases skips,
+# that scopeflow needs as constants frozen (--freeze_constant_inputs). Then
+# the same for the cases of the full suite that full_suite_cases.txt names,
+# unpacked from ../shared/conformance/onnx-node-v1.22-all-public.tar.xz.
+# Fails if any supported case fails. A clone without the shared cases skips,
 # saying why.
 #
 #   bazel test //tests/conformance:onnx_conformance_test
@@ -32,9 +34,26 @@ if [[ -z "$runner" ]]; then
 fi
 
 status=0
-echo "=== ONNX conformance, graph inputs fed at run time: $cases"
-"$runner" "$cases" || status=1
+run_both() {
+  echo "=== ONNX conformance, graph inputs fed at run time: $1"
+  "$runner" "$1" || status=1
+  echo
+  echo "=== ONNX conformance, inputs needed as constants frozen: $1"
+  "$runner" --freeze_constant_inputs "$1" || status=1
+}
+run_both "$cases"
+
+archive="$root/../shared/conformance/onnx-node-v1.22-all-public.tar.xz"
+list="$(dirname "$script")/full_suite_cases.txt"
+if [[ ! -f "$archive" ]]; then
+  echo "SKIP: no full ONNX suite at $archive; its listed cases not run"
+  exit "$status"
+fi
+unpacked="$(mktemp -d "${TEST_TMPDIR:-/tmp}/onnx-full.XXXXXX")"
+trap 'rm -rf "$unpacked"' EXIT
+mapfile -t names < <(grep -v '^#' "$list" | grep -v '^[[:space:]]*$' |
+  sed 's|^|node/|')
+tar -xJf "$archive" -C "$unpacked" "${names[@]}"
 echo
-echo "=== ONNX conformance, inputs needed as constants frozen: $cases"
-"$runner" --freeze_constant_inputs "$cases" || status=1
+run_both "$unpacked/node"
 exit "$status"
