@@ -25,6 +25,8 @@ ConverterMap MakeConverters() {
   AddControlFlowConverters(map);
   AddSequenceConverters(map);
   AddIndexingConverters(map);
+  AddTensorOpConverters(map);
+  AddGroupNormConverters(map);
   return map;
 }
 
@@ -99,11 +101,6 @@ std::string NoConverterReason(const std::string& op_type) {
   static const absl::flat_hash_map<std::string, std::string> kMissing = {
       {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
       {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
-      {"InstanceNormalization", "scopeflow has no instance_norm op"},
-      {"GroupNormalization", "scopeflow has no group_norm op"},
-      {"Einsum", "scopeflow has no einsum op"},
-      {"Range", "scopeflow has no range op"},
-      {"CumSum", "scopeflow has no cumsum op"},
   };
   auto it = kMissing.find(op_type);
   if (it != kMissing.end()) return it->second;

@@ -34,6 +34,8 @@ void AddMoreElementwiseConverters(ConverterMap& map);
 void AddControlFlowConverters(ConverterMap& map);
 void AddSequenceConverters(ConverterMap& map);
 void AddIndexingConverters(ConverterMap& map);
+void AddTensorOpConverters(ConverterMap& map);
+void AddGroupNormConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

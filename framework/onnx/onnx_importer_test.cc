@@ -378,14 +378,14 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   AddInput(model, "x", {1, 1, 4, 4});
   AddInput(model, "training", {}, onnx::TensorProto::BOOL);
   AddNode(model, "Relu", {"x"}, {"r"}, "fine");
-  AddNode(model, "Einsum", {"r", "r"}, {"big"}, "contract");
+  AddNode(model, "ReduceLogSum", {"r"}, {"big"}, "log_sum");
   AddNode(model, "Unique", {"r"}, {"deconv"}, "unique");
   // Dropout's training mode fed at run time: scopeflow needs it at import.
   AddNode(model, "Dropout", {"r", "", "training"}, {"flat"}, "drop_it");
   onnx::NodeProto* odd = AddNode(model, "Sigmoid", {"r"}, {"s"}, "odd");
   SetInt(odd, "no_such_attribute", 1);
   // Reads the output of a failed node: not reported again.
-  AddNode(model, "Relu", {"big"}, {"after"}, "after_einsum");
+  AddNode(model, "Relu", {"big"}, {"after"}, "after_log_sum");
   AddOutput(model, "after");
   AddOutput(model, "deconv");
   AddOutput(model, "flat");
@@ -398,8 +398,8 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   const std::string message(imported.status().message());
   EXPECT_THAT(message, HasSubstr("4 of 6 node(s) cannot be converted"));
   EXPECT_THAT(message,
-              HasSubstr("node 1 \"contract\" (Einsum, opset 19): scopeflow "
-                        "has no einsum"));
+              HasSubstr("node 1 \"log_sum\" (ReduceLogSum, opset 19): "
+                        "scopeflow has no reduce_log_sum"));
   EXPECT_THAT(message, HasSubstr("node 2 \"unique\" (Unique, opset 19): "
                                  "no converter for ONNX op Unique"));
   EXPECT_THAT(message, HasSubstr("node 3 \"drop_it\" (Dropout, opset 19): this "
@@ -409,10 +409,10 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
                                  "attribute \"no_such_attribute\" not "
                                  "supported"));
   EXPECT_THAT(message, AllOf(Not(HasSubstr("\"fine\"")),
-                             Not(HasSubstr("after_einsum"))));
+                             Not(HasSubstr("after_log_sum"))));
   ASSERT_THAT(report.problems, SizeIs(4));
   EXPECT_EQ(report.problems[0].node_index, 1);
-  EXPECT_EQ(report.problems[0].op_type, "Einsum");
+  EXPECT_EQ(report.problems[0].op_type, "ReduceLogSum");
   EXPECT_EQ(report.problems[0].opset, 19);
   EXPECT_THAT(report.inputs_needed_as_constants, ElementsAre("training"));
 }
