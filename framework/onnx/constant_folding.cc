@@ -102,6 +102,9 @@ absl::StatusOr<std::optional<std::vector<NamedTensor>>> FoldOp(
     const OpDef& op, const ConstantLookup& constant, const InfoLookup& info) {
   const OpSpec* spec = OpRegistry::Global().Find(op.type());
   if (spec == nullptr || !spec->pure()) return std::nullopt;
+  // A copy of a constant (an Identity, as torch writes a weight that two
+  // layers share) would be stored twice; run, it costs one copy.
+  if (op.type() == "assign") return std::nullopt;
   for (const AttrDef& attr : op.attrs()) {
     // An op running a block of the net is no op to run alone.
     if (attr.has_block_idx()) return std::nullopt;
