@@ -42,6 +42,21 @@ OpSpec& OpSpec::Layout(LayoutRole role) {
   return *this;
 }
 
+OpSpec& OpSpec::Random() {
+  random_ = true;
+  return *this;
+}
+
+bool OpSpec::pure() const {
+  if (random_ || control_flow_ || !in_place_.empty()) return false;
+  for (const std::vector<SlotSpec>* slots : {&inputs_, &outputs_}) {
+    for (const SlotSpec& slot : *slots) {
+      if (slot.scopes) return false;
+    }
+  }
+  return true;
+}
+
 OpSpec& OpSpec::Attr(std::string name, AttrType type, AttrCheckFn check) {
   attrs_.push_back({std::move(name), type, std::nullopt, std::move(check)});
   return *this;

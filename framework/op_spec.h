@@ -136,6 +136,10 @@ class OpSpec {
   OpSpec& ControlFlow(BlockRewriteFn rewrite = nullptr);
   // How the channels-last rewrite may treat the op (default kFixed).
   OpSpec& Layout(LayoutRole role);
+  // The op's outputs depend on a random state besides its inputs and
+  // attributes (initializers, dropout): no pass may evaluate it ahead of a
+  // run or merge two of them.
+  OpSpec& Random();
 
   const std::string& type() const { return type_; }
   const std::vector<SlotSpec>& inputs() const { return inputs_; }
@@ -162,6 +166,12 @@ class OpSpec {
   // Null: the blocks are prepared as the net has them.
   const BlockRewriteFn& block_rewrite() const { return block_rewrite_; }
   LayoutRole layout_role() const { return layout_role_; }
+  bool random() const { return random_; }
+  // Whether the op's outputs follow from its inputs and attributes alone
+  // and it touches nothing else: not random, no control flow, no update in
+  // place, no lists of scopes. Passes may evaluate such an op at import
+  // (constant folding) or merge two that read the same inputs.
+  bool pure() const;
 
  private:
   std::string type_;
@@ -177,6 +187,7 @@ class OpSpec {
   bool control_flow_ = false;
   BlockRewriteFn block_rewrite_;
   LayoutRole layout_role_ = LayoutRole::kFixed;
+  bool random_ = false;
 };
 
 // Every registered op type. Registration happens during static

@@ -2,8 +2,11 @@
 
 #include <memory>
 
+#include "framework/passes/common_subexpression.h"
+#include "framework/passes/dead_code.h"
 #include "framework/passes/gated_activation.h"
 #include "framework/passes/op_fusion.h"
+#include "framework/passes/transpose_matmul.h"
 #include "framework/prepare_block.h"
 #include "platform/status_macros.h"
 
@@ -21,6 +24,13 @@ PassPipeline DefaultPasses(const PrepareOptions& options, const Place& place) {
   // After the layout rewrite, which places its transfers around the ops as
   // written: placed around silu, it puts twice as many in EfficientNet-B0.
   if (options.fuse_ops) pipeline.Add(std::make_unique<GatedActivationPass>());
+  // Last, over what the passes before left: duplicates merged, transposes
+  // folded into matmuls, then whatever that left unread removed.
+  if (options.fuse_ops) {
+    pipeline.Add(std::make_unique<CommonSubexpressionPass>());
+    pipeline.Add(std::make_unique<TransposeMatmulPass>());
+    pipeline.Add(std::make_unique<DeadCodePass>());
+  }
   return pipeline;
 }
 

@@ -28,7 +28,10 @@ struct PrepareOptions {
   // On every place, fuse a matrix product and the bias added to it, and an
   // fc and the relu after it, into one fc (framework/passes/op_fusion.h);
   // x * sigmoid(x) and x * hard_sigmoid(x) into silu and hard_swish
-  // (framework/passes/gated_activation.h).
+  // (framework/passes/gated_activation.h); merge ops computing the same
+  // value, fold transposes into matmuls and remove ops whose outputs
+  // nothing reads (common_subexpression.h, transpose_matmul.h,
+  // dead_code.h).
   bool fuse_ops = true;
 
   // Options under which a PreparedNet's ops and variables are exactly the

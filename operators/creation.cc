@@ -123,6 +123,7 @@ SF_REGISTER_OP(fill_any_like)
     .Kernel(DeviceType::kCPU, kBool, &FillConstant<bool>);
 
 SF_REGISTER_OP(gaussian_random)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("mean", AttrType::kFloat, AttrValue(0.0f))
@@ -134,6 +135,7 @@ SF_REGISTER_OP(gaussian_random)
     .Kernel(DeviceType::kCPU, kFloat32, &GaussianRandom);
 
 SF_REGISTER_OP(uniform_random)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("min", AttrType::kFloat, AttrValue(-1.0f))

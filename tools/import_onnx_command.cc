@@ -14,12 +14,13 @@ namespace scopeflow {
 absl::Status ImportOnnxCommand(const std::string& model,
                                const std::string& out_net,
                                const std::string& out_params,
-                               bool fuse_decomposed) {
+                               bool rewrite) {
   SF_CHECK(!model.empty() && !out_net.empty(),
            "import-onnx needs an ONNX model and an output net path");
   SF_ASSIGN_OR_RETURN(const onnx::ModelProto proto, ReadOnnxModel(model));
   ImportOptions options;
-  options.fuse_decomposed = fuse_decomposed;
+  options.fuse_decomposed = rewrite;
+  options.fold_constants = rewrite;
   absl::StatusOr<ImportedModel> imported = ImportOnnx(proto, options);
   if (!imported.ok()) {
     return absl::Status(imported.status().code(),

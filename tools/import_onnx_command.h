@@ -14,13 +14,14 @@ namespace scopeflow {
 // ".txt", binary otherwise) and its parameters to `out_params` (a
 // SaveParams file), and prints what it wrote: the ops, the parameters and
 // the inputs to feed. `out_params` may be empty only if the model has no
-// parameters. `fuse_decomposed`: import GELU and layer norm written as
-// chains of nodes as one op each (ImportOptions). On an unsupported model the error lists every node that
-// cannot be converted.
+// parameters. `rewrite`: import GELU and layer norm written as chains of
+// nodes as one op each, and fold the ops computing constants
+// (ImportOptions::fuse_decomposed, fold_constants). On an unsupported model
+// the error lists every node that cannot be converted.
 absl::Status ImportOnnxCommand(const std::string& model,
                                const std::string& out_net,
                                const std::string& out_params,
-                               bool fuse_decomposed = true);
+                               bool rewrite = true);
 
 }  // namespace scopeflow
 

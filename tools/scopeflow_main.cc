@@ -58,7 +58,8 @@ ABSL_FLAG(bool, fuse_ops, true,
           "run: fuse matmul + add of a bias + relu into one fc op, and x * "
           "sigmoid(x) into silu (false: run each op as written); "
           "import-onnx: import GELU and layer norm written as chains of "
-          "nodes as one op (false: node by node)");
+          "nodes as one op and fold ops computing constants (false: node "
+          "by node)");
 ABSL_FLAG(bool, huge_pages, true,
           "place host blocks of 2 MiB or more (weights, large activations) "
           "on transparent huge pages (false: small pages only)");

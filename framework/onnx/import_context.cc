@@ -632,6 +632,7 @@ absl::Status NodeContext::Commit() {
           "the conversion does not produce output %d (\"%s\")", i, Output(i)));
     }
   }
+  if (state_.options.fold_constants) SF_RETURN_IF_ERROR(FoldConstantOps());
   for (auto& [name, value] : new_constants_) {
     state_.constants[name] = std::move(value);
   }
@@ -660,6 +661,59 @@ absl::Status NodeContext::Commit() {
   ops_.clear();
   for (BlockDef& block : new_blocks_) *state_.net->add_blocks() = std::move(block);
   new_blocks_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status NodeContext::FoldConstantOps() {
+  auto constant = [this](const std::string& var) -> const Tensor* {
+    if (Tainted(var)) return nullptr;
+    auto made = new_constants_.find(var);
+    if (made != new_constants_.end()) return &made->second;
+    auto known = state_.constants.find(var);
+    return known != state_.constants.end() ? &known->second : nullptr;
+  };
+  auto info = [this](const std::string& var) { return Info(var); };
+  std::vector<OpDef> kept;
+  for (OpDef& op : ops_) {
+    std::optional<std::vector<NamedTensor>> folded;
+    if (std::optional<NamedTensor> dims =
+            FoldDims(op, constant, info, state_.dims_values)) {
+      folded.emplace().push_back(*std::move(dims));
+    } else {
+      SF_ASSIGN_OR_RETURN(folded, FoldOp(op, constant, info));
+    }
+    if (!folded.has_value()) {
+      kept.push_back(std::move(op));
+      continue;
+    }
+    for (NamedTensor& value : *folded) {
+      infos_.erase(value.name);
+      new_constants_[value.name] = std::move(value.tensor);
+    }
+  }
+  ops_ = std::move(kept);
+  absl::flat_hash_set<std::string> read;
+  for (const OpDef& op : ops_) {
+    for (const OpSlot& slot : op.inputs()) {
+      read.insert(slot.vars().begin(), slot.vars().end());
+    }
+  }
+  new_params_.erase(
+      std::remove_if(new_params_.begin(), new_params_.end(),
+                     [&](const std::string& name) { return !read.contains(name); }),
+      new_params_.end());
+  // What folded ops computed for the node's other ops to read at run time.
+  for (const OpDef& op : ops_) {
+    for (const OpSlot& slot : op.inputs()) {
+      for (const std::string& var : slot.vars()) {
+        if (new_constants_.contains(var) && !state_.infos.contains(var) &&
+            std::find(new_params_.begin(), new_params_.end(), var) ==
+                new_params_.end()) {
+          new_params_.push_back(var);
+        }
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

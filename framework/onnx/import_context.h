@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "framework/onnx/constant_folding.h"
 #include "framework/onnx/onnx_importer.h"
 #include "framework/op_context.h"
 #include "framework/tensor.h"
@@ -118,6 +119,8 @@ struct GraphState {
   NetDef* net = nullptr;
   BlockDef* block = nullptr;
   std::vector<NamedTensor> params;
+  // What is known of run-time dims vectors (constant_folding.h).
+  DimsValues dims_values;
   // Fed graph inputs that a node needed as a constant, in the order found.
   std::vector<std::string> inputs_needed_as_constants;
   // Sequence values (by ONNX name), which no variable holds.
@@ -274,6 +277,9 @@ class NodeContext {
   // constant or one of this node's results.
   bool Known(const std::string& var) const;
   bool Tainted(const std::string& var) const;
+  // Folds the node's ops whose inputs are all constants (constant_folding.h)
+  // into constants, and drops the parameters only they read.
+  absl::Status FoldConstantOps();
   const onnx::AttributeProto* FindAttr(absl::string_view name) const;
   absl::StatusOr<const onnx::AttributeProto*> TypedAttr(
       absl::string_view name, onnx::AttributeProto::AttributeType type);

@@ -318,6 +318,11 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
                        static_cast<int>(out_report.downstream.size()));
   }
   result.params = std::move(state.params);
+  if (options.fold_constants) {
+    onnx_import::RemoveUnreadOps(
+        {result.outputs.begin(), result.outputs.end()}, *state.block,
+        result.params);
+  }
   return result;
 }
 

@@ -80,6 +80,14 @@ struct ImportOptions {
   // nodes (as torch.onnx writes them) as gelu and layer_norm ops
   // (fuse_decomposed.h); false imports each node as written.
   bool fuse_decomposed = true;
+  // Evaluate at import the ops whose inputs are all known then
+  // (initializers, Constant outputs, dims that inference knows), keeping
+  // their results as constants, then drop the pure ops whose results
+  // nothing reads (constant_folding.h); false emits every node's ops. A
+  // net to be trained with respect to the model's initializers wants
+  // false: folded, the weights derived from them (a transposed or sliced
+  // weight) become the parameters in their place.
+  bool fold_constants = true;
   // Whether the recurrent ops that LSTM, GRU and RNN become keep each
   // step's scope (their StepScopes output), which differentiating the net
   // (AppendBackward) needs. Off, a run holds one step's temporaries at a

@@ -499,9 +499,13 @@ Tensor DoubleTensor(Dims dims, double phase) {
   return MakeTensor<double>(std::move(dims), values);
 }
 
+// Training differentiates with respect to the model's own initializers:
+// folding would make the weights the converter derives from them (sliced,
+// transposed) the parameters instead.
 ImportOptions Differentiable() {
   ImportOptions options;
   options.keep_recurrent_step_scopes = true;
+  options.fold_constants = false;
   return options;
 }
 

@@ -39,6 +39,9 @@ struct PassContext {
   // The block as it is before this pass, prepared: its ops bound to their
   // specs and attributes, its variables' inferred dtypes and shapes.
   const PreparedNet& prepared;
+  // The block as written, before any pass: a variable no op of it reads is
+  // one the net is run to compute.
+  const BlockDef& as_written;
 };
 
 // Stateless once constructed: Run may be called from many threads at once.

@@ -59,7 +59,8 @@ absl::StatusOr<PreparedNet> PassPipeline::Run(const NetDef& net, int block,
                                                      place, changed_by.back()));
       stale = false;
     }
-    const PassContext context{place, prepared ? *prepared : as_written};
+    const PassContext context{place, prepared ? *prepared : as_written,
+                              net.blocks(block)};
     absl::StatusOr<bool> changed = pass->Run(current, context);
     if (!changed.ok()) {
       return absl::Status(

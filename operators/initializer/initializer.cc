@@ -175,6 +175,7 @@ absl::Status TruncatedGaussianRandom(KernelContext& context) {
 
 // U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)).
 SF_REGISTER_OP(xavier_uniform)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("gain", AttrType::kFloat, AttrValue(1.0f), Positive())
@@ -187,6 +188,7 @@ SF_REGISTER_OP(xavier_uniform)
 
 // N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)).
 SF_REGISTER_OP(xavier_normal)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("gain", AttrType::kFloat, AttrValue(1.0f), Positive())
@@ -199,6 +201,7 @@ SF_REGISTER_OP(xavier_normal)
 
 // U(-b, b), b = gain * sqrt(3 / fan).
 SF_REGISTER_OP(kaiming_uniform)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("mode", AttrType::kString, AttrValue(std::string("fan_in")),
@@ -213,6 +216,7 @@ SF_REGISTER_OP(kaiming_uniform)
 
 // N(0, std^2), std = gain / sqrt(fan).
 SF_REGISTER_OP(kaiming_normal)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("mode", AttrType::kString, AttrValue(std::string("fan_in")),
@@ -226,6 +230,7 @@ SF_REGISTER_OP(kaiming_normal)
     .Kernel(DeviceType::kCPU, kFloat64, &KaimingNormal<double>);
 
 SF_REGISTER_OP(truncated_gaussian_random)
+    .Random()
     .Output("Out")
     .Attr("shape", AttrType::kInt64s, NonNegative())
     .Attr("mean", AttrType::kFloat, AttrValue(0.0f))

@@ -126,6 +126,7 @@ absl::Status DropoutGradKernel(KernelContext& context) {
 // Seed (optional): a one-element int64 tensor mixed with attribute "seed"
 // to draw each training step's mask.
 SF_REGISTER_OP(dropout)
+    .Random()
     .Input("X")
     .Input("Seed", /*optional=*/true)
     .Output("Out")
