@@ -21,6 +21,9 @@ namespace scopeflow {
 namespace {
 
 constexpr absl::string_view kDataFormatAttr = "data_format";
+// An op that prefers channels-last reads its input slot of this name
+// (conv2d's, added to its output) in its own layout, as a data input.
+constexpr char kResidualSlot[] = "Residual";
 
 // What the rewrite turns regions into.
 struct Target {
@@ -119,6 +122,10 @@ absl::flat_hash_map<std::string, DataSlots> DataSlotsOfRegisteredOps() {
     const std::string& in = spec.inputs()[0].name;
     const std::string& out = spec.outputs()[0].name;
     forward[type] = {spec.layout_role(), false, {in}, {out}, {}};
+    if (spec.layout_role() == LayoutRole::kPrefersChannelsLast &&
+        spec.InputIndex(kResidualSlot) >= 0) {
+      forward[type].inputs.push_back(kResidualSlot);
+    }
     if (spec.grad() == nullptr || spec.grad()->grad_type().empty()) continue;
     DataSlots grad{
         spec.layout_role(), true, {in, out, GradName(out)}, {GradName(in)}, {}};
@@ -204,6 +211,12 @@ DataOp DataOpOf(const OpDef& op, const Target& target) {
     data.outs.push_back({&slot.slot(), &slot.vars(0)});
   }
   if (data.ins.empty() || (!data.gradient && data.outs.empty())) return {};
+  // The first data slot's variable first (in()), whatever order the op
+  // binds its slots in.
+  std::stable_sort(
+      data.ins.begin(), data.ins.end(), [&slots](const auto& a, const auto& b) {
+        return *a.first == slots.inputs[0] && *b.first != slots.inputs[0];
+      });
   for (const auto& [out_slot, out] : data.outs) {
     for (const auto& [in_slot, in] : data.ins) {
       if (*in == *out) return {};
@@ -421,8 +434,10 @@ absl::flat_hash_map<int, int> ReluFusions(
     }
     const OpSpec* spec = OpRegistry::Global().Find(block.ops(i).type());
     const AttrDef* fused = FindAttr(block.ops(i), "fuse_relu");
+    const AttrDef* activation = FindAttr(block.ops(i), "activation");
     if (spec->FindAttr("fuse_relu") == nullptr ||
-        (fused != nullptr && fused->b())) {
+        (fused != nullptr && fused->b()) ||
+        (activation != nullptr && !activation->s().empty())) {
       continue;
     }
     const std::vector<int>& readers = uses.at(op.out()).data_readers;
@@ -515,7 +530,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         in = renamed[*var];
       } else if (target.blocked() && !data.gradient &&
                  data.role == LayoutRole::kPrefersChannelsLast &&
-                 !target.Fits(*var)) {
+                 *slot == *data.ins[0].first && !target.Fits(*var)) {
         // A blocked conv2d reads NCHW input of any channel count itself.
         in = *var;
       } else if (auto it = entered.find(*var);
