@@ -225,6 +225,40 @@ TEST(ConvFusionTest, ResidualFromAnotherConvolutionStaysInTheLayout) {
   ExpectNear(fused.fetched[0], written.fetched[0]);
 }
 
+// EfficientNet's squeeze-excitation: the image times a per-channel scale
+// computed from its mean, [N, C, 1, 1]. The mul broadcasts alike in every
+// layout, so the image stays in the convolutions' layout through it.
+TEST(ConvFusionTest, SqueezeExcitationScaleStaysInTheLayout) {
+  const std::string pool =
+      "ops { type: 'pool2d' inputs { slot: 'X' vars: 'a' } outputs { slot: "
+      "'Out' vars: 'p' } attrs { name: 'pooling_type' s: 'avg' } attrs { "
+      "name: 'ksize' ints { values: [1, 1] } } attrs { name: "
+      "'global_pooling' b: true } }\n";
+  for (const auto layout : {ActivationLayout::kNhwc, ActivationLayout::kNchw8c,
+                            ActivationLayout::kNchw16c}) {
+    for (const char* binary : {"mul", "add"}) {
+      SCOPED_TRACE(binary);
+      SCOPED_TRACE(static_cast<int>(layout));
+      const NetDef net = Net(Conv("x", "t") + Unary("silu", "t", "a") + pool +
+                             Unary("sigmoid", "p", "s") +
+                             Binary(binary, "a", "s", "m") + Conv("m", "y"));
+      const Ran written =
+          PrepareAndRun(net, PrepareOptions::AsWritten(), {"y"});
+      PrepareOptions options;
+      options.activation_layout = layout;
+      const Ran fused = PrepareAndRun(net, options, {"y"});
+      ASSERT_TRUE(fused.status.ok()) << fused.status.message();
+      EXPECT_THAT(fused.passes, Contains("layout"));
+      // Into the layout once, out once.
+      EXPECT_THAT(fused.op_types,
+                  ElementsAre(AnyOf(Eq("transfer_layout"), Eq("transpose")),
+                              "conv2d", "pool2d", "sigmoid", binary, "conv2d",
+                              AnyOf(Eq("transfer_layout"), Eq("transpose"))));
+      ExpectNear(fused.fetched[0], written.fetched[0]);
+    }
+  }
+}
+
 TEST(ConvFusionTest, FetchingAFusedAwayVariableRunsTheNetAsWritten) {
   const NetDef net = Net(Conv("x", "t") + Binary("add", "t", "r", "s") +
                          Unary("sigmoid", "s", "y"));
