@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "framework/passes/common_subexpression.h"
+#include "framework/passes/conv_fusion.h"
 #include "framework/passes/dead_code.h"
 #include "framework/passes/gated_activation.h"
 #include "framework/passes/op_fusion.h"
@@ -17,6 +18,12 @@ PassPipeline DefaultPasses(const PrepareOptions& options, const Place& place) {
   // Fusion pays on every place, on a device by one op's dispatch per op
   // removed.
   if (options.fuse_ops) pipeline.Add(std::make_unique<OpFusionPass>());
+  // Before the layout rewrite, which takes a fused Residual into the
+  // convolution's layout; the adds and activations it fuses would
+  // otherwise leave that layout around them.
+  if (options.fuse_ops && place.is_cpu()) {
+    pipeline.Add(std::make_unique<ConvFusionPass>());
+  }
   // The layout rewrite is the CPU's (its blocked and NHWC kernels).
   if (options.channels_last && place.is_cpu()) {
     pipeline.Add(std::make_unique<LayoutPass>(options.activation_layout));

@@ -98,9 +98,11 @@ NetDef Cnn(Scope& scope, int64_t channels = 32) {
   return text.Build();
 }
 
+// Without the conv-fusion pass either, which fuses the relus too.
 ExecutorOptions AsWritten() {
   ExecutorOptions options;
   options.prepare.channels_last = false;
+  options.prepare.fuse_ops = false;
   return options;
 }
 
@@ -120,6 +122,7 @@ class ChannelsLastTest : public ::testing::TestWithParam<ActivationLayout> {
   ExecutorOptions Options(bool channels_last) const {
     ExecutorOptions options;
     options.prepare.channels_last = channels_last;
+    options.prepare.fuse_ops = channels_last;
     options.prepare.activation_layout = GetParam();
     return options;
   }

@@ -21,6 +21,9 @@ namespace scopeflow {
 namespace {
 
 constexpr absl::string_view kDataFormatAttr = "data_format";
+// An op that prefers channels-last reads its input slot of this name
+// (conv2d's, added to its output) in its own layout, as a data input.
+constexpr char kResidualSlot[] = "Residual";
 
 // What the rewrite turns regions into.
 struct Target {
@@ -28,6 +31,9 @@ struct Target {
   // Blocked layouts: the channel counts inference found
   // (RewriteChannelBlocked).
   const absl::flat_hash_map<std::string, int64_t>* channels = nullptr;
+  // The NCHW dims of rank-4 variables, where known (null: none are); for
+  // the binary ops of ImageBinaryOf.
+  const absl::flat_hash_map<std::string, Dims>* images = nullptr;
 
   // The channels per block of NCHW8c and NCHW16c
   // (operators/channel_blocks.h, which the framework does not depend on);
@@ -119,6 +125,10 @@ absl::flat_hash_map<std::string, DataSlots> DataSlotsOfRegisteredOps() {
     const std::string& in = spec.inputs()[0].name;
     const std::string& out = spec.outputs()[0].name;
     forward[type] = {spec.layout_role(), false, {in}, {out}, {}};
+    if (spec.layout_role() == LayoutRole::kPrefersChannelsLast &&
+        spec.InputIndex(kResidualSlot) >= 0) {
+      forward[type].inputs.push_back(kResidualSlot);
+    }
     if (spec.grad() == nullptr || spec.grad()->grad_type().empty()) continue;
     DataSlots grad{
         spec.layout_role(), true, {in, out, GradName(out)}, {GradName(in)}, {}};
@@ -177,7 +187,61 @@ bool GroupsFitBlocks(const Target& target, int64_t groups,
 // (GroupsFitBlocks), other forward ops their input (whose channels their
 // output shares), gradient ops every data variable (and conv2d_grad its
 // groups).
+// Whether `small` broadcasts to `image` in any layout: rank 4, the same
+// channels, each other dim equal or 1.
+bool BroadcastsInAnyLayout(const Dims& small, const Dims& image) {
+  if (small.size() != 4 || image.size() != 4 || small[1] != image[1] ||
+      image[1] <= 0) {
+    return false;
+  }
+  for (int d : {0, 2, 3}) {
+    if (small[d] != 1 && small[d] != image[d]) return false;
+  }
+  return true;
+}
+
+// A mul or add of two images into a third of the dims of one of them, the
+// other broadcast over batch, height or width only: an elementwise op of
+// two data inputs in any layout. Else a kFixed DataOp.
+DataOp ImageBinaryOf(const OpDef& op, const Target& target) {
+  if (target.images == nullptr || (op.type() != "mul" && op.type() != "add") ||
+      op.attrs_size() != 0 || op.inputs_size() != 2 || op.outputs_size() != 1) {
+    return {};
+  }
+  DataOp data;
+  for (const OpSlot& slot : op.inputs()) {
+    if (slot.vars_size() != 1) return {};
+    data.ins.push_back({&slot.slot(), &slot.vars(0)});
+  }
+  const OpSlot& out = op.outputs(0);
+  if (out.slot() != "Out" || out.vars_size() != 1) return {};
+  data.outs.push_back({&out.slot(), &out.vars(0)});
+  std::vector<const Dims*> dims;
+  for (const std::string* var :
+       {data.ins[0].second, data.ins[1].second, data.outs[0].second}) {
+    auto it = target.images->find(*var);
+    if (it == target.images->end() || !target.Fits(*var)) return {};
+    dims.push_back(&it->second);
+  }
+  const Dims& a = *dims[0];
+  const Dims& b = *dims[1];
+  const Dims& result = *dims[2];
+  if (!((result == a && BroadcastsInAnyLayout(b, a)) ||
+        (result == b && BroadcastsInAnyLayout(a, b)))) {
+    return {};
+  }
+  if (*data.ins[0].second == *data.outs[0].second ||
+      *data.ins[1].second == *data.outs[0].second) {
+    return {};
+  }
+  data.role = LayoutRole::kElementwise;
+  return data;
+}
+
 DataOp DataOpOf(const OpDef& op, const Target& target) {
+  if (DataOp binary = ImageBinaryOf(op, target); binary.rewritable()) {
+    return binary;
+  }
   const auto& by_type = DataSlotsByType();
   const auto found = by_type.find(op.type());
   if (found == by_type.end()) return {};
@@ -204,6 +268,12 @@ DataOp DataOpOf(const OpDef& op, const Target& target) {
     data.outs.push_back({&slot.slot(), &slot.vars(0)});
   }
   if (data.ins.empty() || (!data.gradient && data.outs.empty())) return {};
+  // The first data slot's variable first (in()), whatever order the op
+  // binds its slots in.
+  std::stable_sort(
+      data.ins.begin(), data.ins.end(), [&slots](const auto& a, const auto& b) {
+        return *a.first == slots.inputs[0] && *b.first != slots.inputs[0];
+      });
   for (const auto& [out_slot, out] : data.outs) {
     for (const auto& [in_slot, in] : data.ins) {
       if (*in == *out) return {};
@@ -421,8 +491,10 @@ absl::flat_hash_map<int, int> ReluFusions(
     }
     const OpSpec* spec = OpRegistry::Global().Find(block.ops(i).type());
     const AttrDef* fused = FindAttr(block.ops(i), "fuse_relu");
+    const AttrDef* activation = FindAttr(block.ops(i), "activation");
     if (spec->FindAttr("fuse_relu") == nullptr ||
-        (fused != nullptr && fused->b())) {
+        (fused != nullptr && fused->b()) ||
+        (activation != nullptr && !activation->s().empty())) {
       continue;
     }
     const std::vector<int>& readers = uses.at(op.out()).data_readers;
@@ -515,7 +587,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         in = renamed[*var];
       } else if (target.blocked() && !data.gradient &&
                  data.role == LayoutRole::kPrefersChannelsLast &&
-                 !target.Fits(*var)) {
+                 *slot == *data.ins[0].first && !target.Fits(*var)) {
         // A blocked conv2d reads NCHW input of any channel count itself.
         in = *var;
       } else if (auto it = entered.find(*var);
@@ -591,40 +663,46 @@ ActivationLayout PreferredCpuActivationLayout() {
   return layout;
 }
 
-std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block) {
-  return Rewrite(block, Target{ActivationLayout::kNhwc});
+std::optional<LayoutRewrite> RewriteChannelsLast(
+    const BlockDef& block,
+    const absl::flat_hash_map<std::string, Dims>* images) {
+  return Rewrite(block, Target{ActivationLayout::kNhwc, nullptr, images});
 }
 
 std::optional<LayoutRewrite> RewriteChannelBlocked(
     const BlockDef& block,
     const absl::flat_hash_map<std::string, int64_t>& channels,
-    ActivationLayout layout) {
-  return Rewrite(block, Target{layout, &channels});
+    ActivationLayout layout,
+    const absl::flat_hash_map<std::string, Dims>* images) {
+  return Rewrite(block, Target{layout, &channels, images});
 }
 
 std::optional<LayoutRewrite> LayoutPass::Rewrite(
     const BlockDef& block, const PreparedNet& prepared) const {
-  const ActivationLayout layout =
-      layout_ == ActivationLayout::kAuto
-          ? PreferredCpuActivationLayout()
-          : layout_;
-  if (layout == ActivationLayout::kNhwc) return RewriteChannelsLast(block);
+  const ActivationLayout layout = layout_ == ActivationLayout::kAuto
+                                      ? PreferredCpuActivationLayout()
+                                      : layout_;
+  absl::flat_hash_map<std::string, Dims> images;
   absl::flat_hash_map<std::string, int64_t> channels;
   for (size_t v = 0; v < prepared.var_names().size(); ++v) {
     const VarInfo& info = prepared.var_infos()[v];
     if (info.has_dims && info.dims.size() == 4) {
+      images[prepared.var_names()[v]] = info.dims;
       channels[prepared.var_names()[v]] = info.dims[1];
     }
   }
+  if (layout == ActivationLayout::kNhwc) {
+    return RewriteChannelsLast(block, &images);
+  }
   std::optional<LayoutRewrite> rewrite =
-      RewriteChannelBlocked(block, channels, layout);
+      RewriteChannelBlocked(block, channels, layout, &images);
   if (layout_ == ActivationLayout::kAuto &&
       (!rewrite.has_value() || rewrite->convolutions_left_out > 0)) {
     // Channel counts that do not fill blocks leave convolutions out of a
     // blocked layout (the example CNN's 8 in 16-channel blocks): each
     // then reorders on its own, which costs more than the blocks save.
     // NHWC takes any channel count.
-    std::optional<LayoutRewrite> nhwc = RewriteChannelsLast(block);
+    std::optional<LayoutRewrite> nhwc = RewriteChannelsLast(block, &images);
     if (nhwc.has_value() &&
         (!rewrite.has_value() ||
          nhwc->convolutions_left_out < rewrite->convolutions_left_out)) {
@@ -633,7 +711,6 @@ std::optional<LayoutRewrite> LayoutPass::Rewrite(
   }
   return rewrite;
 }
-
 
 absl::StatusOr<bool> LayoutPass::Run(PassBlock& block,
                                      const PassContext& context) const {

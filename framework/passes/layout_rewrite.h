@@ -90,7 +90,14 @@ ActivationLayout PreferredActivationLayoutFor(bool avx512_core, bool avx2,
 // `block` rewritten channels-last, or nullopt when no region with an op that
 // prefers channels-last (conv2d) can be rewritten. Expects a block that
 // Prepare has accepted (ops registered, slots bound as their specs say).
-std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block);
+// `images`, where given, holds the NCHW dims inference found for rank-4
+// variables: with them, a mul or add of two images of the same batch and
+// channels, one of them broadcast over height or width only (as
+// squeeze-excitation scales an image by a [N, C, 1, 1] one), joins the
+// region too, since broadcasting works alike in every layout.
+std::optional<LayoutRewrite> RewriteChannelsLast(
+    const BlockDef& block,
+    const absl::flat_hash_map<std::string, Dims>* images = nullptr);
 
 // The same rewrite to `layout`, NCHW8c or NCHW16c. `channels` gives the
 // channel count inference found for each rank-4 variable (-1, or absent,
@@ -99,7 +106,8 @@ std::optional<LayoutRewrite> RewriteChannelsLast(const BlockDef& block);
 std::optional<LayoutRewrite> RewriteChannelBlocked(
     const BlockDef& block,
     const absl::flat_hash_map<std::string, int64_t>& channels,
-    ActivationLayout layout);
+    ActivationLayout layout,
+    const absl::flat_hash_map<std::string, Dims>* images = nullptr);
 
 // The layout rewrite as a pass of Prepare (PrepareOptions::channels_last,
 // on the CPU), named "layout". With ActivationLayout::kAuto it takes the

@@ -18,21 +18,20 @@
 #include <unordered_map>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
 #include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
 #include "operators/image_layout.h"
+#include "operators/nn/conv2d_forward_cpu.h"
+#include "operators/nn/conv_epilogue.h"
 #include "operators/nn/conv_onednn.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/kernel_util.h"
 #include "operators/nn/onednn.h"
 #include "operators/nn/window.h"
 #include "operators/strided_copy.h"
-#include "platform/kept_copies.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
 
@@ -195,8 +194,32 @@ absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
                  /*has_dims=*/true};
 }
 
+// Whether known dims `a` and `b` may be the same: equal where both known.
+bool DimsMayMatch(const Dims& a, const Dims& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (a[d] >= 0 && b[d] >= 0 && a[d] != b[d]) return false;
+  }
+  return true;
+}
+
 absl::Status InferConv2d(InferContext& context) {
   SF_ASSIGN_OR_RETURN(const VarInfo output, InferOutput(context));
+  const std::string& activation =
+      context.attrs().Get<std::string>("activation");
+  SF_CHECK(activation.empty() || !context.attrs().Get<bool>("fuse_relu"),
+           "attribute \"fuse_relu\" and activation \"%s\" both given: "
+           "expected one activation",
+           activation);
+  if (context.HasInput("Residual")) {
+    SF_RETURN_IF_ERROR(CheckSameDtype(context, "Input", "Residual"));
+    const VarInfo& residual = context.Input("Residual");
+    SF_CHECK(!residual.has_dims || DimsMayMatch(residual.dims, output.dims),
+             "input \"Residual\" (variable \"%s\") has shape %s: expected "
+             "Output's shape %s, to which it is added",
+             context.InputName("Residual"), DimsToString(residual.dims),
+             DimsToString(output.dims));
+  }
   context.SetOutput("Output", output);
   return absl::OkStatus();
 }
@@ -210,15 +233,6 @@ absl::Status InferConv2dGrad(InferContext& context) {
         context, "Bias", "output \"Bias@GRAD\" takes the shape of \"Bias\""));
   }
   return GradsLikeInputs({"Input", "Filter", "Bias"})(context);
-}
-
-// Output = max(Output, 0), as fuse_relu asks.
-template <typename T>
-void Relu(Tensor& tensor) {
-  T* data = tensor.data<T>();
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    data[i] = data[i] > T{0} ? data[i] : T{0};
-  }
 }
 
 template <typename T>
@@ -480,147 +494,6 @@ void CopyOut(dnnl::memory& result, dnnl::memory& user) {
   }
 }
 
-// A forward convolution ready to run: its primitive, the reorders between
-// our layouts and the ones oneDNN chose, and scratch buffers in
-// oneDNN's layouts. Building one costs more than a small convolution, so
-// each thread keeps them per shape (ConvForwardFor). Weights in another
-// layout than oneDNN's are reordered once per version of their contents and
-// kept with them (KeptWeights).
-struct ConvForward {
-  dnnl::convolution_forward conv;
-  // The user-layout memories, pointed at the run's tensors before each run.
-  dnnl::memory user_src, user_weights, user_dst, bias;
-  // In the primitive's layouts; the same objects as the user ones (and no
-  // reorder) where the layouts agree.
-  dnnl::memory src, weights, dst;
-  std::optional<dnnl::reorder> src_in, weights_in, dst_out;
-  // Pointed at a kept copy of the weights, in the primitive's layout.
-  dnnl::memory kept_weights;
-  // Names the weights' layout among kept copies: the same for every thread
-  // running these shapes and attributes, which get the same layout.
-  uint64_t weights_form = 0;
-};
-
-ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
-                            ImageFormat input_format, const Dims& filter,
-                            const Dims& output, bool has_bias) {
-  using dnnl::memory;
-  dnnl::engine& engine = ThreadCpuEngine();
-  const OneDnnConv c =
-      DescribeConv(a, input, input_format, filter, output, OutputFormat(a));
-  const dnnl::convolution_forward::primitive_desc pd =
-      ForwardPrimitive(c, has_bias, a.fuse_relu, engine);
-  ConvForward f;
-  f.conv = dnnl::convolution_forward(pd);
-  // Null handles: each run sets them to its tensors.
-  f.user_src = memory(c.src_md, engine, nullptr);
-  f.user_weights = memory(c.weights_md, engine, nullptr);
-  f.user_dst = memory(c.dst_md, engine, nullptr);
-  if (has_bias) f.bias = memory(pd.bias_desc(), engine, nullptr);
-  auto stage = [&](const memory& user, const memory::desc& want,
-                   memory& staged) {
-    staged = user.get_desc() == want ? user : memory(want, engine);
-  };
-  stage(f.user_src, pd.src_desc(), f.src);
-  stage(f.user_weights, pd.weights_desc(), f.weights);
-  stage(f.user_dst, pd.dst_desc(), f.dst);
-  if (f.src != f.user_src) f.src_in = dnnl::reorder(f.user_src, f.src);
-  if (f.weights != f.user_weights) {
-    f.weights_in = dnnl::reorder(f.user_weights, f.weights);
-    f.kept_weights = memory(pd.weights_desc(), engine, nullptr);
-  }
-  if (f.dst != f.user_dst) f.dst_out = dnnl::reorder(f.dst, f.user_dst);
-  return f;
-}
-
-// The calling thread's ConvForward for these shapes (`input` and `output`
-// in [N, C, H, W] order) and attributes, made on first use. Per thread,
-// because a ConvForward's scratch buffers serve one run at a time; bounded,
-// because shapes may vary without end (a full cache is emptied: simpler
-// than an LRU and rare in practice).
-ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
-                            ImageFormat input_format, const Dims& filter,
-                            const Dims& output, bool has_bias) {
-  constexpr size_t kMaxEntries = 32;
-  // The engine and stream first, so that as thread-locals they outlive the
-  // cache, whose memories and primitives belong to them.
-  ThreadCpuStream();
-  thread_local absl::flat_hash_map<std::string, ConvForward> cache;
-  const std::string key = absl::StrCat(
-      absl::StrJoin(input, ","), ";", absl::StrJoin(filter, ","), ";",
-      absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
-      absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
-      a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
-      a.groups, ";", static_cast<int>(a.format), ",",
-      static_cast<int>(input_format), ";", has_bias, ";", a.fuse_relu);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  // Made before the eviction so that a throwing oneDNN leaves the cache as
-  // it was.
-  ConvForward made =
-      MakeConvForward(a, input, input_format, filter, output, has_bias);
-  // Never 0, the form of plain re-spaced copies.
-  made.weights_form = std::hash<std::string>{}(key) | 1;
-  if (cache.size() >= kMaxEntries) cache.clear();
-  return cache.emplace(key, std::move(made)).first->second;
-}
-
-// The filter reordered into `f`'s weights layout, kept with the filter's
-// buffer for the runs after (KeptCopyOf); null where none is kept, and the
-// run reorders into f.weights as before.
-std::shared_ptr<const Allocation> KeptWeights(ConvForward& f,
-                                              const Tensor& filter) {
-  const Allocation* buffer = filter.buffer();
-  if (buffer == nullptr || filter.numel() == 0) return nullptr;
-  const KeptCopyKey key{
-      static_cast<size_t>(static_cast<const char*>(filter.raw_data()) -
-                          static_cast<const char*>(buffer->data())),
-      filter.dim(0), filter.numel() / filter.dim(0), 0, f.weights_form};
-  return KeptCopyOf(
-      *buffer, key, f.weights.get_desc().get_size(), [&f](void* copy) {
-        dnnl::memory into(f.weights.get_desc(), ThreadCpuEngine(), copy);
-        f.weights_in->execute(ThreadCpuStream(), f.user_weights, into);
-        // Other threads may read the copy once it is kept.
-        ThreadCpuStream().wait();
-      });
-}
-
-absl::Status RunConv2d(const Conv2dAttrs& a, const Tensor& input,
-                       const Tensor& filter, const Tensor* bias,
-                       Tensor& output) {
-  dnnl::stream& stream = ThreadCpuStream();
-  ConvForward& f =
-      ConvForwardFor(a, NchwOf(input.dims(), a), FormatOf(input.dims(), a),
-                     filter.dims(), NchwOf(output.dims(), a), bias != nullptr);
-  f.user_src.set_data_handle(ReadOnlyHandle(input.raw_data()));
-  f.user_weights.set_data_handle(ReadOnlyHandle(filter.raw_data()));
-  f.user_dst.set_data_handle(output.raw_data());
-  if (f.src_in) f.src_in->execute(stream, f.user_src, f.src);
-  dnnl::memory weights = f.weights;
-  // Holds the kept copy alive until the convolution has read it.
-  std::shared_ptr<const Allocation> kept;
-  if (f.weights_in) {
-    kept = KeptWeights(f, filter);
-    if (kept != nullptr) {
-      f.kept_weights.set_data_handle(kept->data());
-      weights = f.kept_weights;
-    } else {
-      f.weights_in->execute(stream, f.user_weights, f.weights);
-    }
-  }
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, f.src},
-                                                {DNNL_ARG_WEIGHTS, weights},
-                                                {DNNL_ARG_DST, f.dst}};
-  if (bias != nullptr) {
-    f.bias.set_data_handle(ReadOnlyHandle(bias->raw_data()));
-    args.emplace(DNNL_ARG_BIAS, f.bias);
-  }
-  f.conv.execute(stream, args);
-  if (f.dst_out) f.dst_out->execute(stream, f.dst, f.user_dst);
-  stream.wait();
-  return absl::OkStatus();
-}
-
 // The gradients of Input (into `d_input`) and Filter (`d_filter`), each
 // skipped when null, by oneDNN's backward-data and backward-weights
 // primitives (Winograd's where they pay: conv_onednn.h), between our
@@ -695,28 +568,54 @@ absl::Status ReferenceConv2dInFormat(const Conv2dAttrs& a, const Tensor& input,
   return absl::OkStatus();
 }
 
+// What conv2d applies to its convolution: fuse_relu's relu, or the
+// residual and activation of the fused forms (conv_epilogue.h).
+ConvEpilogue EpilogueOf(const KernelContext& context) {
+  ConvEpilogue e;
+  e.residual = context.HasInput("Residual");
+  e.activation =
+      context.attrs().Get<bool>("fuse_relu")
+          ? ConvActivation::kRelu
+          : ConvActivationNamed(context.attrs().Get<std::string>("activation"))
+                .value_or(ConvActivation::kNone);
+  e.alpha = context.attrs().Get<float>("activation_alpha");
+  e.beta = context.attrs().Get<float>("activation_beta");
+  return e;
+}
+
 template <typename T>
 absl::Status Conv2dKernel(KernelContext& context) {
   const Tensor& input = context.Input("Input");
   const Tensor& filter = context.Input("Filter");
   const Tensor* bias =
       context.HasInput("Bias") ? &context.Input("Bias") : nullptr;
+  const Tensor* residual =
+      context.HasInput("Residual") ? &context.Input("Residual") : nullptr;
   Tensor& output = *context.Output("Output");
   if (output.numel() == 0) return absl::OkStatus();
-  Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
-  a.fuse_relu = context.attrs().Get<bool>("fuse_relu");
+  const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
+  const ConvEpilogue epilogue = EpilogueOf(context);
+  auto apply_epilogue = [&] {
+    if (epilogue.empty()) return;
+    ApplyConvEpilogue<T>(epilogue,
+                         residual == nullptr ? nullptr : residual->data<T>(),
+                         output.data<T>(), output.numel());
+  };
   if (input.numel() == 0) {
     FillWithBias<T>(bias, a, output);
-    if (a.fuse_relu) Relu<T>(output);
+    apply_epilogue();
     return absl::OkStatus();
   }
   if constexpr (std::is_same_v<T, float>) {
-    return RunOneDnn("conv2d",
-                     [&] { return RunConv2d(a, input, filter, bias, output); });
+    return RunOneDnn("conv2d", [&] {
+      return RunConv2d(a, NchwOf(input.dims(), a), FormatOf(input.dims(), a),
+                       input, filter, bias, residual, epilogue,
+                       NchwOf(output.dims(), a), output);
+    });
   } else {
     SF_RETURN_IF_ERROR(
         ReferenceConv2dInFormat<T>(a, input, filter, bias, output));
-    if (a.fuse_relu) Relu<T>(output);
+    apply_epilogue();
     return absl::OkStatus();
   }
 }
@@ -870,6 +769,18 @@ absl::Status MakeConv2dGrad(GradOpContext& grad) {
   bool fuse_relu = false;
   for (const AttrDef& attr : grad.forward().attrs()) {
     if (attr.name() == "fuse_relu") fuse_relu = attr.b();
+    if (attr.name() == "activation" && !attr.s().empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "conv2d: no gradient through activation \"", attr.s(),
+          "\", which inference fuses in; train the net as written, with the "
+          "activation as an op of its own"));
+    }
+  }
+  if (!grad.Input("Residual").empty()) {
+    return absl::UnimplementedError(
+        "conv2d: no gradient through input \"Residual\", which inference "
+        "fuses in; train the net as written, with the add as an op of its "
+        "own");
   }
   if (fuse_relu) {
     const std::vector<std::string> output = grad.Output("Output");
@@ -883,7 +794,10 @@ absl::Status MakeConv2dGrad(GradOpContext& grad) {
   }
   OpDef& conv = grad.AddOp("conv2d_grad");
   for (const AttrDef& attr : grad.forward().attrs()) {
-    if (attr.name() != "fuse_relu") *conv.add_attrs() = attr;
+    if (attr.name() != "fuse_relu" && attr.name() != "activation" &&
+        attr.name() != "activation_alpha" && attr.name() != "activation_beta") {
+      *conv.add_attrs() = attr;
+    }
   }
   for (const char* slot : {"Input", "Filter", "Bias"}) {
     GradOpContext::SetInput(conv, slot, grad.Input(slot));
@@ -896,7 +810,14 @@ absl::Status MakeConv2dGrad(GradOpContext& grad) {
 }  // namespace
 
 // fuse_relu: Output = relu(convolution), in one pass (the executor's
-// channels-last rewrite fuses a conv2d and the relu reading it so).
+// conv-fusion pass fuses a conv2d and the relu reading it so). Residual
+// (optional, of Output's dims, dtype and format) is added to the
+// convolution and activation (conv_epilogue.h: "" for none, or
+// "leaky_relu", "clip", "sigmoid", "hard_swish"..., with
+// activation_alpha and activation_beta as ConvActivation says) applied
+// after: Output = activation(conv(Input) + Bias + Residual), as the
+// conv-fusion pass writes an imported net's Add and activations into its
+// convolutions (float32 on the CPU; no gradient through them).
 // data_format "NHWC" takes Input [N, H, W, C] and writes Output [N, H_out,
 // W_out, M]; the blocked data_formats "NCHW8c" and "NCHW16c"
 // (operators/channel_blocks.h), of B = 8 and 16 channels a block, write
@@ -908,6 +829,7 @@ SF_REGISTER_OP(conv2d)
     .Input("Input")
     .Input("Filter")
     .Input("Bias", /*optional=*/true)
+    .Input("Residual", /*optional=*/true)
     .Output("Output")
     .Layout(LayoutRole::kPrefersChannelsLast)
     .Attr("strides", AttrType::kInts, AttrValue(std::vector<int32_t>{1, 1}),
@@ -920,6 +842,10 @@ SF_REGISTER_OP(conv2d)
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")),
           OneOf(ImageFormatNames()))
     .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
+    .Attr("activation", AttrType::kString, AttrValue(std::string()),
+          OneOf(ConvActivationNames()))
+    .Attr("activation_alpha", AttrType::kFloat, AttrValue(0.0f))
+    .Attr("activation_beta", AttrType::kFloat, AttrValue(0.0f))
     .Infer(InferConv2d)
     .Grad(GradSpec("conv2d_grad")
               .ReadInput("Input")

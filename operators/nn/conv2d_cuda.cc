@@ -593,6 +593,17 @@ absl::Status Conv2dCuda(KernelContext& context) {
   if (output.numel() == 0) return absl::OkStatus();
   const Conv2dAttrs a = Conv2dAttrsOf(context.attrs());
   const bool relu = context.attrs().Get<bool>("fuse_relu");
+  // The conv-fusion pass writes these for the CPU only.
+  const std::string& activation =
+      context.attrs().Get<std::string>("activation");
+  if (!activation.empty() || context.HasInput("Residual")) {
+    return absl::UnimplementedError(absl::StrCat(
+        "conv2d on CUDA: no kernel for a fused ",
+        activation.empty() ? "input \"Residual\""
+                           : absl::StrCat("activation \"", activation, "\""),
+        " (the CPU's conv-fusion pass writes them); run the add or the "
+        "activation as an op of its own"));
+  }
   SF_ASSIGN_OR_RETURN(CudaContext * cuda, GetCudaContext(context.place()));
   const ChannelView out = ChannelsOf(output.dims(), a);
   if (input.numel() > 0) {

@@ -119,7 +119,7 @@ void BM_Conv3x3Algorithm(benchmark::State& state, ImageFormat format) {
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
   try {
     pd = ForwardPrimitiveOf(conv, AlgorithmOf(x.winograd), /*has_bias=*/true,
-                            /*fuse_relu=*/true, engine);
+                            ConvEpilogue{false, ConvActivation::kRelu}, engine);
   } catch (const dnnl::error&) {
     state.SkipWithError("oneDNN has no such kernel for this CPU");
     return;

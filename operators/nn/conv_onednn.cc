@@ -134,20 +134,17 @@ bool WinogradPays(const OneDnnConv& c) {
 
 dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
     const OneDnnConv& c, dnnl::algorithm algorithm, bool has_bias,
-    bool fuse_relu, const dnnl::engine& engine) {
+    const ConvEpilogue& epilogue, const dnnl::engine& engine) {
   using dnnl::memory;
   const DataLayouts l = LayoutsFor(c, algorithm);
   const auto prop = dnnl::prop_kind::forward_inference;
   const memory::desc bias_md({c.dst[1]}, memory::data_type::f32,
                              memory::format_tag::x);
-  // relu as a post-op: applied to each output block while it is still in
-  // cache, instead of in a second pass over the whole output.
+  // The residual's sum and the activation as post-ops: applied to each
+  // output block while it is still in cache, instead of in more passes over
+  // the whole output.
   dnnl::primitive_attr attr;
-  if (fuse_relu) {
-    dnnl::post_ops relu;
-    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(relu);
-  }
+  if (!epilogue.empty()) attr.set_post_ops(PostOpsOf(epilogue));
   return dnnl::convolution_forward::primitive_desc(
       has_bias ? dnnl::convolution_forward::desc(
                      prop, algorithm, l.src, AnyLayout(c.weights), bias_md,
@@ -159,10 +156,10 @@ dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
-    const OneDnnConv& c, bool has_bias, bool fuse_relu,
+    const OneDnnConv& c, bool has_bias, const ConvEpilogue& epilogue,
     const dnnl::engine& engine) {
   return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
-    return ForwardPrimitiveOf(c, algorithm, has_bias, fuse_relu, engine);
+    return ForwardPrimitiveOf(c, algorithm, has_bias, epilogue, engine);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "dnnl.hpp"
 #include "framework/tensor.h"
 #include "operators/image_layout.h"
+#include "operators/nn/conv_epilogue.h"
 #include "operators/nn/window.h"
 
 namespace scopeflow {
@@ -75,19 +76,19 @@ OneDnnConv DescribeConv(const Conv2dAttrs& a, const Dims& input,
 // three passes.
 bool WinogradPays(const OneDnnConv& c);
 
-// The float32 inference primitive of `algorithm` for `c` (a relu post-op
-// with `fuse_relu`, a bias with `has_bias`): direct on src_want and
+// The float32 inference primitive of `algorithm` for `c` (`epilogue`'s
+// post-ops, a bias with `has_bias`): direct on src_want and
 // dst_want, Winograd's on the layouts it chooses. Throws dnnl::error where
 // oneDNN has no implementation on this CPU.
 dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
     const OneDnnConv& c, dnnl::algorithm algorithm, bool has_bias,
-    bool fuse_relu, const dnnl::engine& engine);
+    const ConvEpilogue& epilogue, const dnnl::engine& engine);
 
 // The primitive conv2d runs for `c`: Winograd's where WinogradPays and
 // oneDNN implements it on this CPU (AVX-512), otherwise direct. Throws
 // dnnl::error where oneDNN has neither.
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
-    const OneDnnConv& c, bool has_bias, bool fuse_relu,
+    const OneDnnConv& c, bool has_bias, const ConvEpilogue& epilogue,
     const dnnl::engine& engine);
 
 // The float32 backward-data (Input's gradient) and backward-weights

@@ -91,7 +91,8 @@ TEST(ForwardPrimitiveTest, WinogradWhereItPaysAndTheCpuHasIt) {
         DescribeIn(ImageFormat::kNchw8c, 32, 32, 3),
         DescribeIn(ImageFormat::kNchw16c, 32, 32, 3)}) {
     const std::string impl =
-        ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine)
+        ForwardPrimitive(c, /*has_bias=*/true,
+                         ConvEpilogue{false, ConvActivation::kRelu}, engine)
             .impl_info_str();
     EXPECT_EQ(impl.find("wino") != std::string::npos, CpuHasWinograd()) << impl;
   }
@@ -102,7 +103,7 @@ TEST(ForwardPrimitiveTest, DirectWhereWinogradDoesNotPay) {
   for (const OneDnnConv& c : {Describe(32, 32, 3), Describe(64, 64, 5),
                               Describe(64, 64, 3, /*stride=*/2)}) {
     const dnnl::convolution_forward::primitive_desc pd =
-        ForwardPrimitive(c, /*has_bias=*/false, /*fuse_relu=*/false, engine);
+        ForwardPrimitive(c, /*has_bias=*/false, ConvEpilogue{}, engine);
     const std::string impl = pd.impl_info_str();
     EXPECT_EQ(impl.find("wino"), std::string::npos) << impl;
     // Direct kernels run on our NHWC layout: no reorders.
@@ -126,7 +127,8 @@ TEST(ForwardPrimitiveTest, NoReordersOnNchw16c) {
                                          /*stride=*/2),
                               DescribeIn(ImageFormat::kNchw16c, 32, 32, 1)}) {
     const dnnl::convolution_forward::primitive_desc pd =
-        ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine);
+        ForwardPrimitive(c, /*has_bias=*/true,
+                         ConvEpilogue{false, ConvActivation::kRelu}, engine);
     const std::string impl = pd.impl_info_str();
     EXPECT_EQ(IsWinograd(impl), WinogradPays(c) && CpuHasWinograd()) << impl;
     EXPECT_TRUE(pd.src_desc() == c.src_md) << impl;
@@ -136,7 +138,8 @@ TEST(ForwardPrimitiveTest, NoReordersOnNchw16c) {
     if (c.weights[2] != 3 || c.strides != dnnl::memory::dims{1, 1}) continue;
     const dnnl::convolution_forward::primitive_desc winograd =
         ForwardPrimitiveOf(c, dnnl::algorithm::convolution_winograd,
-                           /*has_bias=*/true, /*fuse_relu=*/true, engine);
+                           /*has_bias=*/true,
+                           ConvEpilogue{false, ConvActivation::kRelu}, engine);
     EXPECT_TRUE(winograd.src_desc() == c.src_md);
     EXPECT_TRUE(winograd.dst_desc() == c.dst_md);
   }
@@ -155,8 +158,8 @@ TEST(ForwardPrimitiveTest, FirstConvolutionReadsNchwWritesNchw16c) {
       DescribeConv(a, {1, 3, 16, 16}, ImageFormat::kNchw, {32, 3, 3, 3},
                    {1, 32, 16, 16}, ImageFormat::kNchw16c);
   EXPECT_FALSE(WinogradPays(c));
-  const dnnl::convolution_forward::primitive_desc pd =
-      ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/true, engine);
+  const dnnl::convolution_forward::primitive_desc pd = ForwardPrimitive(
+      c, /*has_bias=*/true, ConvEpilogue{false, ConvActivation::kRelu}, engine);
   EXPECT_TRUE(pd.src_desc() == c.src_md) << pd.impl_info_str();
   EXPECT_TRUE(pd.dst_desc() == c.dst_md) << pd.impl_info_str();
 }
@@ -187,7 +190,7 @@ TEST(BackwardPrimitivesTest, WinogradExactlyWhereItPaysAndTheCpuHasIt) {
     const bool pays = WinogradPays(c) && CpuHasWinograd();
     winograd += pays;
     const std::string forward =
-        ForwardPrimitive(c, /*has_bias=*/true, /*fuse_relu=*/false, engine)
+        ForwardPrimitive(c, /*has_bias=*/true, ConvEpilogue{}, engine)
             .impl_info_str();
     const std::string data = BackwardDataPrimitive(c, engine).impl_info_str();
     const std::string weights =
