@@ -2,6 +2,7 @@
 // only widened the tensors' types).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "framework/onnx/converters.h"
 #include "platform/status_macros.h"
@@ -29,9 +30,15 @@ absl::Status ConvertNonMaxSuppression(NodeContext& context) {
       .Attr("center_point_box", center_point_box);
   if (context.HasInput(2)) {
     if (context.IsConstant(2)) {
-      SF_ASSIGN_OR_RETURN(const double max_boxes,
-                          context.ConstantScalar(2, "it gives the limit"));
-      op.Attr("max_output_boxes_per_class", static_cast<int64_t>(max_boxes));
+      // Read as integers: exporters write "no limit" as INT64_MAX, which a
+      // double would not hold.
+      SF_ASSIGN_OR_RETURN(const std::vector<int64_t> max_boxes,
+                          context.ConstantInts(2, "it gives the limit"));
+      SF_CHECK(max_boxes.size() == 1,
+               "input 2 (max_output_boxes_per_class) holds %d values: "
+               "expected one",
+               max_boxes.size());
+      op.Attr("max_output_boxes_per_class", max_boxes[0]);
     } else {
       SF_ASSIGN_OR_RETURN(const std::string max_boxes, context.Input(2));
       op.In("MaxOutputBoxesPerClass", max_boxes);

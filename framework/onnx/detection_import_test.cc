@@ -1,6 +1,7 @@
 // Importing NonMaxSuppression: constant limits fold into attributes, fed
 // ones bind inputs; what runs (values checked by hand); bad attributes.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,9 @@ void AddBoxInputs(onnx::ModelProto& model) {
 TEST(DetectionImportTest, ConstantLimitsAreAttributes) {
   onnx::ModelProto model = Model(11);
   AddBoxInputs(model);
-  AddInitializer(model, Int64Proto("max", {1}, {5}));
+  // torchvision writes "no limit" as INT64_MAX.
+  AddInitializer(model, Int64Proto("max", {1},
+                                   {std::numeric_limits<int64_t>::max()}));
   AddInitializer(model, FloatProto("iou", {1}, {0.3f}));
   AddInitializer(model, FloatProto("score", {1}, {0.5f}));
   AddNode(model, "NonMaxSuppression",
@@ -57,7 +60,8 @@ TEST(DetectionImportTest, ConstantLimitsAreAttributes) {
   ASSERT_NE(op, nullptr);
   EXPECT_THAT(InputSlots(*op), ElementsAre("Boxes", "Scores"));
   ASSERT_NE(FindAttr(*op, "max_output_boxes_per_class"), nullptr);
-  EXPECT_EQ(FindAttr(*op, "max_output_boxes_per_class")->i64(), 5);
+  EXPECT_EQ(FindAttr(*op, "max_output_boxes_per_class")->i64(),
+            std::numeric_limits<int64_t>::max());
   // Box 1 goes (IoU 1/3 > 0.3), box 2 too (score 0.1 not above 0.5).
   auto out = RunNet(*imported, BoxFeeds());
   ASSERT_TRUE(out.ok()) << out.status();
