@@ -1,5 +1,5 @@
 // Converters of ONNX's detection ops: NonMaxSuppression (opset 10; 11
-// only widened the tensors' types).
+// only widened the tensors' types) and RoiAlign (opsets 10 and 16).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -72,10 +72,46 @@ absl::Status ConvertNonMaxSuppression(NodeContext& context) {
   return context.Emit(op);
 }
 
+// RoiAlign: opset 16 added "coordinate_transformation_mode" (default
+// half_pixel); before it the regions were unshifted, output_half_pixel.
+absl::Status ConvertRoiAlign(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string mode,
+                      context.StringAttr("mode", "avg"));
+  SF_ASSIGN_OR_RETURN(const int64_t output_height,
+                      context.IntAttr("output_height", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t output_width,
+                      context.IntAttr("output_width", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t sampling_ratio,
+                      context.IntAttr("sampling_ratio", 0));
+  SF_ASSIGN_OR_RETURN(const float spatial_scale,
+                      context.FloatAttr("spatial_scale", 1.0f));
+  std::string transform = "output_half_pixel";
+  if (context.opset() >= 16) {
+    SF_ASSIGN_OR_RETURN(
+        transform,
+        context.StringAttr("coordinate_transformation_mode", "half_pixel"));
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string rois, context.Input(1));
+  SF_ASSIGN_OR_RETURN(const std::string batch_indices, context.Input(2));
+  return context.Emit(OpBuilder("roi_align")
+                          .In("X", x)
+                          .In("Rois", rois)
+                          .In("BatchIndices", batch_indices)
+                          .Out("Out", context.Output(0))
+                          .Attr("mode", mode)
+                          .Attr("output_height", output_height)
+                          .Attr("output_width", output_width)
+                          .Attr("sampling_ratio", sampling_ratio)
+                          .Attr("spatial_scale", spatial_scale)
+                          .Attr("coordinate_transformation_mode", transform));
+}
+
 }  // namespace
 
 void AddDetectionConverters(ConverterMap& map) {
   map["NonMaxSuppression"] = &ConvertNonMaxSuppression;
+  map["RoiAlign"] = &ConvertRoiAlign;
 }
 
 }  // namespace onnx_import

@@ -1,5 +1,6 @@
-// Importing NonMaxSuppression: constant limits fold into attributes, fed
-// ones bind inputs; what runs (values checked by hand); bad attributes.
+// Importing NonMaxSuppression (constant limits fold into attributes, fed
+// ones bind inputs) and RoiAlign (each opset's coordinate mode); what runs
+// (values checked by hand); bad attributes.
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -26,6 +27,7 @@ using onnx_testing::MakeTensor;
 using onnx_testing::Model;
 using onnx_testing::RunNet;
 using onnx_testing::SetInt;
+using onnx_testing::SetString;
 using onnx_testing::Values;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -123,6 +125,38 @@ TEST(DetectionImportTest, BadAttributesAndThresholdsAreRefused) {
   EXPECT_THAT(imported.status().message(),
               HasSubstr("input 3 (iou_threshold) is -0.5: expected a value "
                         "within [0, 1]"));
+}
+
+// RoiAlign over X[y][x] = 3y + x ([1, 1, 3, 3]), one 1 x 1 bin of one
+// sample: the region (1, 1, 2, 2) samples (1.5, 1.5) = 6 unshifted (opset
+// 10, output_half_pixel) and (1, 1) = 4 shifted by half a pixel (opset
+// 16's default half_pixel).
+TEST(DetectionImportTest, RoiAlignCoordinateModeByOpset) {
+  for (const int64_t opset : {10, 16}) {
+    onnx::ModelProto model = Model(opset);
+    AddInput(model, "x", {1, 1, 3, 3});
+    AddInput(model, "rois", {1, 4});
+    AddInput(model, "batch", {1}, onnx::TensorProto::INT64);
+    AddOutput(model, "y");
+    onnx::NodeProto* node =
+        AddNode(model, "RoiAlign", {"x", "rois", "batch"}, {"y"});
+    SetInt(node, "sampling_ratio", 1);
+    SetString(node, "mode", "avg");
+    auto imported = ImportOnnx(model);
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    const OpDef* op = FindOp(*imported, "roi_align");
+    ASSERT_NE(op, nullptr);
+    ASSERT_NE(FindAttr(*op, "coordinate_transformation_mode"), nullptr);
+    EXPECT_EQ(FindAttr(*op, "coordinate_transformation_mode")->s(),
+              opset == 10 ? "output_half_pixel" : "half_pixel");
+    auto out = RunNet(
+        *imported,
+        {{"x", MakeTensor<float>({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8})},
+         {"rois", MakeTensor<float>({1, 4}, {1, 1, 2, 2})},
+         {"batch", MakeTensor<int64_t>({1}, {0})}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(opset == 10 ? 6 : 4));
+  }
 }
 
 }  // namespace
