@@ -245,6 +245,7 @@ absl::Status RoiAlignGradKernel(KernelContext& context) {
   SF_RETURN_IF_ERROR(CheckBatchIndices(context, x.dims()[0]));
   const RoiAlignParams p = ParamsOf(context.attrs());
   const int64_t bins = p.out_h * p.out_w, plane = height * width;
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   const T* out_grad = context.Input("Out@GRAD").data<T>();
   Tensor* x_grad = context.Output("X@GRAD");
   std::fill_n(x_grad->data<T>(), x_grad->numel(), T(0));
@@ -315,7 +316,7 @@ SF_REGISTER_OP(roi_align_grad)
     .Input("Rois")
     .Input("BatchIndices")
     .Input("Out@GRAD")
-    .Output("X@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
     .Attr("mode", AttrType::kString, AttrValue(std::string("avg")),
           OneOf({"avg", "max"}))
     .Attr("output_height", AttrType::kInt64, AttrValue(int64_t{1}), Positive())
