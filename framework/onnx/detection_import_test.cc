@@ -35,8 +35,8 @@ using ::testing::HasSubstr;
 // Corners (y1, x1, y2, x2): box 0 = [0, 0, 2, 2]; box 1 = [0, 1, 2, 3],
 // IoU 1/3 with box 0; box 2 = [5, 5, 6, 6], apart. Scores 0.9, 0.8, 0.1.
 std::vector<Feed> BoxFeeds() {
-  return {{"boxes", MakeTensor<float>({1, 3, 4}, {0, 0, 2, 2, 0, 1, 2, 3, 5,
-                                                  5, 6, 6})},
+  return {{"boxes",
+           MakeTensor<float>({1, 3, 4}, {0, 0, 2, 2, 0, 1, 2, 3, 5, 5, 6, 6})},
           {"scores", MakeTensor<float>({1, 1, 3}, {0.9f, 0.8f, 0.1f})}};
 }
 
@@ -50,8 +50,8 @@ TEST(DetectionImportTest, ConstantLimitsAreAttributes) {
   onnx::ModelProto model = Model(11);
   AddBoxInputs(model);
   // torchvision writes "no limit" as INT64_MAX.
-  AddInitializer(model, Int64Proto("max", {1},
-                                   {std::numeric_limits<int64_t>::max()}));
+  AddInitializer(model,
+                 Int64Proto("max", {1}, {std::numeric_limits<int64_t>::max()}));
   AddInitializer(model, FloatProto("iou", {1}, {0.3f}));
   AddInitializer(model, FloatProto("score", {1}, {0.5f}));
   AddNode(model, "NonMaxSuppression",
@@ -82,9 +82,9 @@ TEST(DetectionImportTest, FedLimitsAreInputsAndAbsentOnesDefault) {
   ASSERT_TRUE(imported.ok()) << imported.status();
   const OpDef* op = FindOp(*imported, "non_max_suppression");
   ASSERT_NE(op, nullptr);
-  EXPECT_THAT(InputSlots(*op), ElementsAre("Boxes", "Scores",
-                                           "MaxOutputBoxesPerClass",
-                                           "IouThreshold"));
+  EXPECT_THAT(
+      InputSlots(*op),
+      ElementsAre("Boxes", "Scores", "MaxOutputBoxesPerClass", "IouThreshold"));
   std::vector<Feed> feeds = BoxFeeds();
   feeds.push_back({"max", MakeTensor<int64_t>({1}, {2})});
   feeds.push_back({"iou", MakeTensor<float>({1}, {0.5f})});
@@ -107,13 +107,13 @@ TEST(DetectionImportTest, FedLimitsAreInputsAndAbsentOnesDefault) {
 TEST(DetectionImportTest, BadAttributesAndThresholdsAreRefused) {
   onnx::ModelProto model = Model(11);
   AddBoxInputs(model);
-  SetInt(AddNode(model, "NonMaxSuppression", {"boxes", "scores"},
-                 {"selected"}),
+  SetInt(AddNode(model, "NonMaxSuppression", {"boxes", "scores"}, {"selected"}),
          "center_point_box", 2);
   auto imported = ImportOnnx(model);
   ASSERT_FALSE(imported.ok());
-  EXPECT_THAT(imported.status().message(),
-              HasSubstr("attribute \"center_point_box\" is 2: expected 0 or 1"));
+  EXPECT_THAT(
+      imported.status().message(),
+      HasSubstr("attribute \"center_point_box\" is 2: expected 0 or 1"));
   onnx::ModelProto iou = Model(11);
   AddBoxInputs(iou);
   AddInitializer(iou, Int64Proto("max", {1}, {5}));

@@ -44,8 +44,7 @@ struct Extent {
 Extent ExtentOf(const float* box, bool center_point) {
   if (center_point) {
     const float half_w = box[2] / 2, half_h = box[3] / 2;
-    return {box[1] - half_h, box[0] - half_w, box[1] + half_h,
-            box[0] + half_w};
+    return {box[1] - half_h, box[0] - half_w, box[1] + half_h, box[0] + half_w};
   }
   return {std::min(box[0], box[2]), std::min(box[1], box[3]),
           std::max(box[0], box[2]), std::max(box[1], box[3])};
@@ -100,8 +99,8 @@ std::vector<int64_t> SelectBoxes(const Tensor& boxes, const Tensor& scores,
       for (const int64_t candidate : order) {
         if (static_cast<int64_t>(picked.size()) >= limits.max_boxes_per_class)
           break;
-        const bool suppressed = std::any_of(
-            picked.begin(), picked.end(), [&](int64_t kept) {
+        const bool suppressed =
+            std::any_of(picked.begin(), picked.end(), [&](int64_t kept) {
               return Suppresses(extents[kept], extents[candidate],
                                 limits.iou_threshold);
             });
@@ -129,7 +128,9 @@ absl::Status CheckBoxesAndScores(const InferContext& context) {
              DescribeInputShape(context, "Boxes"));
   }
   if (!boxes.has_dims || !scores.has_dims) return absl::OkStatus();
-  const auto agree = [](int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; };
+  const auto agree = [](int64_t a, int64_t b) {
+    return a < 0 || b < 0 || a == b;
+  };
   SF_CHECK(agree(boxes.dims[0], scores.dims[0]),
            "%s and %s: expected one batch size (dim 0 of both)",
            DescribeInputShape(context, "Boxes"),
@@ -204,11 +205,10 @@ absl::Status InferNonMaxSuppression(InferContext& context) {
   int64_t count = -1;
   const Tensor* boxes = context.InputValue("Boxes");
   const Tensor* scores = context.InputValue("Scores");
-  SF_ASSIGN_OR_RETURN(
-      const std::optional<NmsLimits> limits,
-      LimitsOf(context, [&context](const char* slot) {
-        return context.InputValue(slot);
-      }));
+  SF_ASSIGN_OR_RETURN(const std::optional<NmsLimits> limits,
+                      LimitsOf(context, [&context](const char* slot) {
+                        return context.InputValue(slot);
+                      }));
   if (boxes != nullptr && scores != nullptr && limits) {
     SF_ASSIGN_OR_RETURN(const Tensor boxes_host, OnHost(*boxes));
     SF_ASSIGN_OR_RETURN(const Tensor scores_host, OnHost(*scores));
@@ -230,9 +230,8 @@ absl::Status NonMaxSuppressionKernel(KernelContext& context) {
                       LimitsOf(context, [&context](const char* slot) {
                         return &context.Input(slot);
                       }));
-  const std::vector<int64_t> selected =
-      SelectBoxes(boxes, scores, context.attrs().Get<int64_t>("center_point_box"),
-                  *limits);
+  const std::vector<int64_t> selected = SelectBoxes(
+      boxes, scores, context.attrs().Get<int64_t>("center_point_box"), *limits);
   Tensor* out = context.Output("Out");
   const int64_t count = static_cast<int64_t>(selected.size()) / 3;
   // Inference selected from the same values (every run: Prepare cannot

@@ -32,8 +32,8 @@ std::string NmsOp(const std::string& attrs, bool fed_limits = false) {
 
 std::string Attrs(int64_t max_boxes, float iou) {
   return "attrs { name: \"max_output_boxes_per_class\" i64: " +
-         std::to_string(max_boxes) + " } attrs { name: \"iou_threshold\" f: " +
-         std::to_string(iou) + " }";
+         std::to_string(max_boxes) +
+         " } attrs { name: \"iou_threshold\" f: " + std::to_string(iou) + " }";
 }
 
 absl::StatusOr<Tensor> Nms(const std::string& op, const Tensor& boxes,
@@ -99,8 +99,8 @@ const Tensor& CenterBoxes() {
 }
 const Tensor& CenterScores() {
   // [batch, class, box]; batch 1 class 1 is a tie (lower index first).
-  static const Tensor* scores = new Tensor(MakeTensor<float>(
-      {2, 2, 2}, {0.5f, 0.6f, 0.7f, 0.2f, 0.3f, 0.4f, 0, 0}));
+  static const Tensor* scores = new Tensor(
+      MakeTensor<float>({2, 2, 2}, {0.5f, 0.6f, 0.7f, 0.2f, 0.3f, 0.4f, 0, 0}));
   return *scores;
 }
 const std::vector<int64_t> kCenterSelected = {0, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -116,9 +116,9 @@ TEST(NonMaxSuppressionTest, CenterBoxesBatchesAndClasses) {
 }
 
 TEST(NonMaxSuppressionTest, FedLimitsOverrideAttributes) {
-  const std::string op = NmsOp(
-      Attrs(0, 0.9f) + " attrs { name: \"center_point_box\" i64: 1 }",
-      /*fed_limits=*/true);
+  const std::string op =
+      NmsOp(Attrs(0, 0.9f) + " attrs { name: \"center_point_box\" i64: 1 }",
+            /*fed_limits=*/true);
   auto out = RunOp(op,
                    {{"b", CenterBoxes()},
                     {"s", CenterScores()},
@@ -138,14 +138,14 @@ TEST(NonMaxSuppressionTest, FedLimitsOverrideAttributes) {
                {"st", MakeTensor<float>({1}, {0.35f})}},
               {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(0, 0, 1, 0, 1, 0, 1, 0, 1));
+  EXPECT_THAT(Values<int64_t>((*out)[0]),
+              ElementsAre(0, 0, 1, 0, 1, 0, 1, 0, 1));
 }
 
 TEST(NonMaxSuppressionTest, CountUnknownAtPrepareAndNoGradient) {
-  auto info = InferAtPrepare(NmsOp(Attrs(3, 0.5f)),
-                             {{"b", kFloat32, {2, 10, 4}},
-                              {"s", kFloat32, {2, 3, 10}}},
-                             "y");
+  auto info = InferAtPrepare(
+      NmsOp(Attrs(3, 0.5f)),
+      {{"b", kFloat32, {2, 10, 4}}, {"s", kFloat32, {2, 3, 10}}}, "y");
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->dtype, kInt64);
   EXPECT_THAT(info->dims, ElementsAre(-1, 3));
@@ -157,9 +157,9 @@ TEST(NonMaxSuppressionTest, CountUnknownAtPrepareAndNoGradient) {
 TEST(NonMaxSuppressionTest, BadShapesAreRefused) {
   const std::string op = NmsOp(Attrs(3, 0.5f));
   auto prepare = [&op](std::vector<int64_t> boxes,
-                         std::vector<int64_t> scores) {
-    return InferAtPrepare(
-               op, {{"b", kFloat32, boxes}, {"s", kFloat32, scores}}, "y")
+                       std::vector<int64_t> scores) {
+    return InferAtPrepare(op, {{"b", kFloat32, boxes}, {"s", kFloat32, scores}},
+                          "y")
         .status();
   };
   absl::Status status = prepare({10, 4}, {1, 3, 10});
@@ -178,11 +178,10 @@ TEST(NonMaxSuppressionTest, BadShapesAreRefused) {
   EXPECT_THAT(status.message(),
               HasSubstr("expected as many boxes (dim 1 of Boxes) as scores a "
                         "class (dim 2 of Scores)"));
-  status = InferAtPrepare(op,
-                          {{"b", kFloat32, {1, 10, 4}},
-                           {"s", kFloat64, {1, 3, 10}}},
-                          "y")
-               .status();
+  status =
+      InferAtPrepare(
+          op, {{"b", kFloat32, {1, 10, 4}}, {"s", kFloat64, {1, 3, 10}}}, "y")
+          .status();
   EXPECT_THAT(status.message(), HasSubstr("input \"Scores\" (variable \"s\")"));
   EXPECT_THAT(status.message(), HasSubstr("float32"));
 }
@@ -204,7 +203,8 @@ TEST(NonMaxSuppressionTest, BadLimitsAreRefused) {
   EXPECT_THAT(status.message(),
               HasSubstr("input \"IouThreshold\" (variable \"iou\") is 1.5: "
                         "expected a value within [0, 1]"));
-  status = run(MakeTensor<int64_t>({2}, {3, 3}), MakeTensor<float>({1}, {0.5f}));
+  status =
+      run(MakeTensor<int64_t>({2}, {3, 3}), MakeTensor<float>({1}, {0.5f}));
   EXPECT_THAT(status.message(),
               HasSubstr("input \"MaxOutputBoxesPerClass\" (variable \"m\")"));
   status = run(MakeTensor<int32_t>({1}, {3}), MakeTensor<float>({1}, {0.5f}));

@@ -43,13 +43,13 @@ struct RoiAlignParams {
 };
 
 RoiAlignParams ParamsOf(const Attributes& attrs) {
-  return {attrs.Get<int64_t>("output_height"),
-          attrs.Get<int64_t>("output_width"),
-          attrs.Get<int64_t>("sampling_ratio"),
-          attrs.Get<float>("spatial_scale"),
-          attrs.Get<std::string>("coordinate_transformation_mode") ==
-              "half_pixel",
-          attrs.Get<std::string>("mode") == "max"};
+  return {
+      attrs.Get<int64_t>("output_height"),
+      attrs.Get<int64_t>("output_width"),
+      attrs.Get<int64_t>("sampling_ratio"),
+      attrs.Get<float>("spatial_scale"),
+      attrs.Get<std::string>("coordinate_transformation_mode") == "half_pixel",
+      attrs.Get<std::string>("mode") == "max"};
 }
 
 template <typename T>
@@ -174,12 +174,12 @@ absl::Status InferRoiAlign(InferContext& context) {
   const VarInfo& indices = context.Input("BatchIndices");
   int64_t num_rois = rois.has_dims ? rois.dims[0] : -1;
   if (num_rois < 0 && indices.has_dims) num_rois = indices.dims[0];
-  context.SetOutput(
-      "Out", VarInfo{x.dtype,
-                     {num_rois, x.has_dims ? x.dims[1] : -1,
-                      context.attrs().Get<int64_t>("output_height"),
-                      context.attrs().Get<int64_t>("output_width")},
-                     true});
+  context.SetOutput("Out",
+                    VarInfo{x.dtype,
+                            {num_rois, x.has_dims ? x.dims[1] : -1,
+                             context.attrs().Get<int64_t>("output_height"),
+                             context.attrs().Get<int64_t>("output_width")},
+                            true});
   return absl::OkStatus();
 }
 
@@ -224,7 +224,8 @@ absl::Status RoiAlignKernel(KernelContext& context) {
         } else {
           for (int64_t s = 0; s < per_bin; ++s) {
             for (int k = 0; k < 4; ++k) {
-              value += bin_samples[s].weight[k] * image[bin_samples[s].offset[k]];
+              value +=
+                  bin_samples[s].weight[k] * image[bin_samples[s].offset[k]];
             }
           }
           value /= std::max<int64_t>(per_bin, 1);

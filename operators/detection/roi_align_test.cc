@@ -61,21 +61,21 @@ TEST(RoiAlignTest, AverageOfBilinearSamples) {
   // 2 x 2 samples at 0.5 and 1.5 averages to 3 * 1 + 1 = 4; 2 x 2 bins of
   // one sample each are 3y + x at their centers: 2, 3, 5, 6.
   const Tensor x = LinearImage(1);
-  EXPECT_THAT(RoiAlign(Attrs(1, 2, "avg", "half_pixel"), x,
-                       {0.5f, 0.5f, 2.5f, 2.5f}),
-              ElementsAre(4));
-  EXPECT_THAT(RoiAlign(Attrs(2, 1, "avg", "half_pixel"), x,
-                       {0.5f, 0.5f, 2.5f, 2.5f}),
-              ElementsAre(2, 3, 5, 6));
+  EXPECT_THAT(
+      RoiAlign(Attrs(1, 2, "avg", "half_pixel"), x, {0.5f, 0.5f, 2.5f, 2.5f}),
+      ElementsAre(4));
+  EXPECT_THAT(
+      RoiAlign(Attrs(2, 1, "avg", "half_pixel"), x, {0.5f, 0.5f, 2.5f, 2.5f}),
+      ElementsAre(2, 3, 5, 6));
   // output_half_pixel takes the box unshifted: (0, 0, 2, 2) is the same
   // region; sampling_ratio 0 takes ceil(bin size) = 1 sample a side.
-  EXPECT_THAT(RoiAlign(Attrs(2, 0, "avg", "output_half_pixel"), x,
-                       {0, 0, 2, 2}),
-              ElementsAre(2, 3, 5, 6));
+  EXPECT_THAT(
+      RoiAlign(Attrs(2, 0, "avg", "output_half_pixel"), x, {0, 0, 2, 2}),
+      ElementsAre(2, 3, 5, 6));
   // It makes a region at least 1 x 1: (1, 1, 1.2, 1.2) samples (1.5, 1.5).
-  EXPECT_THAT(RoiAlign(Attrs(1, 0, "avg", "output_half_pixel"), x,
-                       {1, 1, 1.2f, 1.2f}),
-              ElementsAre(6));
+  EXPECT_THAT(
+      RoiAlign(Attrs(1, 0, "avg", "output_half_pixel"), x, {1, 1, 1.2f, 1.2f}),
+      ElementsAre(6));
   // spatial_scale 0.5 maps (0, 0, 4, 4) onto (0, 0, 2, 2).
   EXPECT_THAT(RoiAlign(Attrs(2, 1, "avg", "output_half_pixel") +
                            " attrs { name: \"spatial_scale\" f: 0.5 }",
@@ -88,12 +88,12 @@ TEST(RoiAlignTest, MaxOfWeightedCorners) {
   // largest weighted one is 4 / 4 = 1. With 2 x 2 samples, the one at
   // (0.75, 0.75) weighs corner 4 by 0.75 * 0.75: 2.25.
   const Tensor x = LinearImage(1);
-  EXPECT_THAT(RoiAlign(Attrs(1, 1, "max", "half_pixel"), x,
-                       {0.5f, 0.5f, 1.5f, 1.5f}),
-              ElementsAre(1));
-  EXPECT_THAT(RoiAlign(Attrs(1, 2, "max", "half_pixel"), x,
-                       {0.5f, 0.5f, 1.5f, 1.5f}),
-              ElementsAre(2.25f));
+  EXPECT_THAT(
+      RoiAlign(Attrs(1, 1, "max", "half_pixel"), x, {0.5f, 0.5f, 1.5f, 1.5f}),
+      ElementsAre(1));
+  EXPECT_THAT(
+      RoiAlign(Attrs(1, 2, "max", "half_pixel"), x, {0.5f, 0.5f, 1.5f, 1.5f}),
+      ElementsAre(2.25f));
 }
 
 TEST(RoiAlignTest, BatchIndicesAndSamplesOutside) {
@@ -102,28 +102,28 @@ TEST(RoiAlignTest, BatchIndicesAndSamplesOutside) {
                        {0.5f, 0.5f, 2.5f, 2.5f}, 1),
               ElementsAre(104));
   // A sample beyond the image (y > H or x > W) is 0.
-  EXPECT_THAT(RoiAlign(Attrs(1, 1, "avg", "half_pixel"), x,
-                       {10, 10, 12, 12}, 1),
-              ElementsAre(0));
+  EXPECT_THAT(
+      RoiAlign(Attrs(1, 1, "avg", "half_pixel"), x, {10, 10, 12, 12}, 1),
+      ElementsAre(0));
 }
 
 TEST(RoiAlignTest, GradientOfX) {
   const std::vector<double> x = RandomValues(2 * 2 * 5 * 6, 7);
   const std::vector<Feed> feeds = {
       {"x", MakeTensor<double>({2, 2, 5, 6}, x)},
-      {"r", MakeTensor<double>({3, 4}, {0.3, 0.2, 4.1, 3.7, 1.2, 0.4, 2.9,
-                                         4.6, -0.6, 2.2, 5.8, 5.3})},
+      {"r", MakeTensor<double>({3, 4}, {0.3, 0.2, 4.1, 3.7, 1.2, 0.4, 2.9, 4.6,
+                                        -0.6, 2.2, 5.8, 5.3})},
       {"i", MakeTensor<int64_t>({3}, {1, 0, 1})}};
   GradCheckOptions options;
   options.wrt = {"x"};
   for (const char* mode : {"avg", "max"}) {
     for (const char* transform : {"half_pixel", "output_half_pixel"}) {
-      EXPECT_TRUE(CheckGradient(RoiAlignOp(Attrs(2, 0, mode, transform)),
-                                feeds, options)
+      EXPECT_TRUE(CheckGradient(RoiAlignOp(Attrs(2, 0, mode, transform)), feeds,
+                                options)
                       .ok())
           << mode << " " << transform;
-      EXPECT_TRUE(CheckGradient(RoiAlignOp(Attrs(3, 2, mode, transform)),
-                                feeds, options)
+      EXPECT_TRUE(CheckGradient(RoiAlignOp(Attrs(3, 2, mode, transform)), feeds,
+                                options)
                       .ok())
           << mode << " " << transform;
     }
@@ -134,11 +134,9 @@ TEST(RoiAlignTest, BadInputsAreRefused) {
   const std::string op = RoiAlignOp(Attrs(2, 0, "avg", "half_pixel"));
   auto prepare = [&op](std::vector<int64_t> x, std::vector<int64_t> rois,
                        std::vector<int64_t> indices) {
-    return InferAtPrepare(op,
-                          {{"x", kFloat32, x},
-                           {"r", kFloat32, rois},
-                           {"i", kInt64, indices}},
-                          "y");
+    return InferAtPrepare(
+        op, {{"x", kFloat32, x}, {"r", kFloat32, rois}, {"i", kInt64, indices}},
+        "y");
   };
   auto info = prepare({2, 3, 8, 8}, {5, 4}, {5});
   ASSERT_TRUE(info.ok()) << info.status();
@@ -150,8 +148,7 @@ TEST(RoiAlignTest, BadInputsAreRefused) {
   EXPECT_THAT(status.message(),
               HasSubstr("expected [num_rois, 4], (x1, y1, x2, y2) a region"));
   status = prepare({2, 3, 8, 8}, {5, 4}, {4}).status();
-  EXPECT_THAT(status.message(),
-              HasSubstr("expected one batch index a region"));
+  EXPECT_THAT(status.message(), HasSubstr("expected one batch index a region"));
   auto out = RunOp(op,
                    {{"x", LinearImage(1)},
                     {"r", MakeTensor<float>({1, 4}, {0, 0, 1, 1})},
