@@ -27,6 +27,7 @@ ConverterMap MakeConverters() {
   AddIndexingConverters(map);
   AddTensorOpConverters(map);
   AddGroupNormConverters(map);
+  AddDetectionConverters(map);
   return map;
 }
 

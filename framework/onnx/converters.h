@@ -36,6 +36,7 @@ void AddSequenceConverters(ConverterMap& map);
 void AddIndexingConverters(ConverterMap& map);
 void AddTensorOpConverters(ConverterMap& map);
 void AddGroupNormConverters(ConverterMap& map);
+void AddDetectionConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -200,12 +200,14 @@ absl::Status InferSplit(InferContext& context) {
   const VarInfo& x = context.Input("X");
   if (!x.has_dims) {
     SF_RETURN_IF_ERROR(SplitSizes(context, -1).status());
-    // InferContext::SetOutput(slot, info) reaches only a slot's first
-    // variable, and SetOutput(slot, i, dtype, dims) always sets a rank: the
-    // other outputs keep no dtype until run-time inference.
+    // Every part has X's dtype and an unknown rank: ops reading any of
+    // them check their dtype at Prepare (an imported detector splits boxes
+    // of unknown rank into coordinates that are then multiplied).
     VarInfo out;
     out.dtype = x.dtype;
-    context.SetOutput("Out", out);
+    for (int i = 0; i < context.OutputCount("Out"); ++i) {
+      context.SetOutput("Out", i, out);
+    }
     return absl::OkStatus();
   }
   const int rank = static_cast<int>(x.dims.size());

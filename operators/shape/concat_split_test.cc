@@ -176,6 +176,13 @@ TEST(SplitTest, UnknownDimsAtPrepare) {
   auto q = InferAtPrepare(op, {{"x", kFloat32, {-1, 3}}}, "q");
   ASSERT_TRUE(q.ok()) << q.status();
   EXPECT_THAT(q->dims, ElementsAre(-1, 3));
+  // X of unknown rank: every part, not only the first, has X's dtype.
+  for (const char* part : {"p", "q"}) {
+    auto unranked = InferAtPrepare(op, {{"x", kFloat32, {}}}, part);
+    ASSERT_TRUE(unranked.ok()) << unranked.status();
+    EXPECT_FALSE(unranked->has_dims);
+    EXPECT_EQ(unranked->dtype, kFloat32) << part;
+  }
   auto out = RunDeclared(
       op, {{"x", kFloat32, {-1, 3}}},
       {{"x", MakeTensor<float>({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}},
