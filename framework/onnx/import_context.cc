@@ -632,7 +632,16 @@ absl::Status NodeContext::Commit() {
           "the conversion does not produce output %d (\"%s\")", i, Output(i)));
     }
   }
-  if (state_.options.fold_constants) SF_RETURN_IF_ERROR(FoldConstantOps());
+  // Not the ops a control-flow node becomes: their sub-blocks read the
+  // counters and initial values the node sets up by name, and learn their
+  // shapes from these ops' outputs, which folding would turn into
+  // parameters without the VarInfo the sub-blocks are prepared with.
+  const bool control_flow = node_.op_type() == "If" ||
+                            node_.op_type() == "Loop" ||
+                            node_.op_type() == "Scan";
+  if (state_.options.fold_constants && !control_flow) {
+    SF_RETURN_IF_ERROR(FoldConstantOps());
+  }
   for (auto& [name, value] : new_constants_) {
     state_.constants[name] = std::move(value);
   }
