@@ -34,3 +34,6 @@ if ((${#missing[@]} > 0)); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# Bazel 4 never evicts from its disk cache; cap it so that it cannot fill the disk.
+bash "$(dirname "$0")/trim_disk_cache.sh"
