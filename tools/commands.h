@@ -57,6 +57,12 @@ struct TrainCommandOptions {
   // Where to save the trained parameters at the end ("" for nowhere).
   std::string save_params;
   TrainerOptions trainer;
+  // Data-parallel training: the batch split over this many replicas, each
+  // on its own thread (1: the plain Trainer).
+  int replicas = 1;
+  // "mpi": one data-parallel process of those mpirun started ("" for one
+  // process).
+  std::string distributed;
 };
 
 // Trains: the startup net once (or the newest checkpoint with `resume`),

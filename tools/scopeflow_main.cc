@@ -108,6 +108,10 @@ ABSL_FLAG(int64_t, lr_step_size, 1000, "train: steps per decay (step)");
 ABSL_FLAG(double, lr_gamma, 0.1, "train: decay factor (step, exponential)");
 ABSL_FLAG(int64_t, warmup_steps, 0, "train: linear warm-up steps");
 ABSL_FLAG(int64_t, seed, 1, "train: seeds the order of the examples");
+ABSL_FLAG(int, replicas, 1,
+          "train: split each batch over this many replicas on threads");
+ABSL_FLAG(std::string, distributed, "",
+          "train: mpi (one process of those mpirun starts) or '' for one");
 ABSL_FLAG(std::string, host, "127.0.0.1",
           "serve: the address to listen on (0.0.0.0: every interface)");
 ABSL_FLAG(int, port, 8500, "serve: the port to listen on (0: any free one)");
@@ -150,6 +154,8 @@ scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
   options.resume = absl::GetFlag(FLAGS_resume);
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.save_params = absl::GetFlag(FLAGS_save_params);
+  options.replicas = absl::GetFlag(FLAGS_replicas);
+  options.distributed = absl::GetFlag(FLAGS_distributed);
   scopeflow::TrainerOptions& trainer = options.trainer;
   trainer.loss = absl::GetFlag(FLAGS_loss);
   trainer.accuracy = absl::GetFlag(FLAGS_accuracy);
@@ -189,7 +195,7 @@ constexpr char kUsage[] =
     "  train       train: --startup NET --main NET --data FILE|digits\n"
     "              --epochs N --batch B --checkpoint_dir D --resume\n"
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
-    "              --place cpu|cuda:N\n"
+    "              --place cpu|cuda:N --replicas N --distributed mpi\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
     "              convert an ONNX model (opsets 7 to 25, external data\n"
     "              read beside it) into a net and a parameter file\n"

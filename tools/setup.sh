@@ -18,6 +18,7 @@ packages=(
   libcpp-httplib-dev nlohmann-json3-dev
   wrk
   python3-torch python3-torchvision python3-onnx
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

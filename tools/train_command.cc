@@ -1,14 +1,19 @@
 // scopeflow train: the training loop of framework/training behind a
-// progress bar.
+// progress bar, on one replica (Trainer) or several (DataParallelTrainer:
+// --replicas threads, --distributed=mpi processes).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "framework/net_io.h"
 #include "framework/param_io.h"
+#include "framework/parallel/communicator.h"
+#include "framework/parallel/mpi_communicator.h"
+#include "framework/training/data_parallel_trainer.h"
 #include "framework/training/dataset.h"
 #include "framework/training/trainer.h"
 #include "platform/status_macros.h"
@@ -72,6 +77,89 @@ class ProgressBar {
   Clock::time_point last_;
 };
 
+// The epochs, the final evaluation and the saved parameters, for either
+// trainer. `print` is false on every MPI process but rank 0.
+template <typename AnyTrainer>
+absl::Status TrainAndReport(AnyTrainer& trainer,
+                            const TrainCommandOptions& options,
+                            const TrainerOptions& trainer_options,
+                            const Split& split, bool print) {
+  ProgressBar progress;
+  const Clock::time_point start = Clock::now();
+  int64_t examples = 0;
+  double last_loss = 0;
+  SF_RETURN_IF_ERROR(trainer.Fit(
+      split.train, split.test,
+      [&](const StepReport& report) {
+        examples += trainer_options.batch_size;
+        last_loss = report.loss;
+        if (print) progress.Update(report);
+      },
+      [&](const EvalReport& report) {
+        if (!print) return;
+        progress.Clear();
+        const double seconds =
+            std::chrono::duration<double>(Clock::now() - start).count();
+        std::printf(
+            "epoch %lld/%lld: train loss %.4f  test loss %.4f  test "
+            "accuracy %.2f%% (%lld examples)  %.0f examples/s  %.1fs\n",
+            static_cast<long long>(report.epoch),
+            static_cast<long long>(trainer_options.epochs), last_loss,
+            report.loss, 100.0 * report.accuracy,
+            static_cast<long long>(report.examples),
+            seconds > 0 ? examples / seconds : 0.0, seconds);
+        std::fflush(stdout);
+      }));
+  progress.Clear();
+  SF_ASSIGN_OR_RETURN(EvalReport final_report, trainer.Evaluate(split.test));
+  if (print) {
+    std::printf("final: test loss %.4f  test accuracy %.2f%%\n",
+                final_report.loss, 100.0 * final_report.accuracy);
+  }
+  if (!options.save_params.empty() && print) {
+    SF_RETURN_IF_ERROR(SaveParams(trainer.scope(), trainer.state_names(),
+                                  options.save_params));
+    std::printf("saved the parameters to %s\n", options.save_params.c_str());
+  }
+  return absl::OkStatus();
+}
+
+template <typename AnyTrainer>
+absl::Status InitializeOrResume(AnyTrainer& trainer,
+                                const TrainCommandOptions& options,
+                                bool print) {
+  SF_RETURN_IF_ERROR(trainer.Initialize());
+  if (!options.resume) return absl::OkStatus();
+  SF_ASSIGN_OR_RETURN(bool resumed, trainer.Resume());
+  SF_ASSIGN_OR_RETURN(int64_t step, trainer.step());
+  if (!print) return absl::OkStatus();
+  if (resumed) {
+    std::printf("resumed from %s at step %lld\n",
+                options.checkpoint_dir.c_str(), static_cast<long long>(step));
+  } else {
+    std::printf("no checkpoint in %s: starting afresh\n",
+                options.checkpoint_dir.c_str());
+  }
+  return absl::OkStatus();
+}
+
+// Where a data-parallel run's steps went, per step.
+void PrintStepTimes(const DataParallelTimes& times) {
+  if (times.steps == 0) return;
+  const double ms = 1000.0 / times.steps;
+  const double total = times.forward_backward_seconds + times.reduce_seconds +
+                       times.all_reduce_seconds + times.update_seconds;
+  std::printf(
+      "per step: forward+backward %.3f ms, gradient sum %.3f ms, "
+      "all-reduce %.3f ms, update %.3f ms (reductions %.1f%% of the step, "
+      "none of it overlapped with the backward pass)\n",
+      times.forward_backward_seconds * ms, times.reduce_seconds * ms,
+      times.all_reduce_seconds * ms, times.update_seconds * ms,
+      total > 0 ? 100.0 * (times.reduce_seconds + times.all_reduce_seconds) /
+                      total
+                : 0.0);
+}
+
 }  // namespace
 
 absl::Status TrainCommand(const TrainCommandOptions& options) {
@@ -80,6 +168,16 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
   SF_CHECK(!options.data.empty(), "train: --data DATASET is required");
   SF_CHECK(!options.resume || !options.checkpoint_dir.empty(),
            "train: --resume needs --checkpoint_dir");
+  SF_CHECK(options.replicas >= 1, "train: --replicas must be >= 1, got %d",
+           options.replicas);
+  SF_CHECK(options.distributed.empty() || options.distributed == "mpi",
+           "train: --distributed must be mpi or empty, got \"%s\"",
+           options.distributed);
+  std::unique_ptr<Communicator> communicator;
+  if (options.distributed == "mpi") {
+    SF_ASSIGN_OR_RETURN(communicator, NewMpiCommunicator());
+  }
+  const bool print = communicator == nullptr || communicator->rank() == 0;
   SF_ASSIGN_OR_RETURN(NetDef main, LoadNet(options.main));
   SF_ASSIGN_OR_RETURN(NetDef startup, LoadNet(options.startup));
 
@@ -96,69 +194,49 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
       options.split == "tail"
           ? SplitTail(data, options.test_fraction)
           : SplitShuffled(data, options.test_fraction, options.split_seed));
-  std::printf(
-      "data: %s (%s split), %lld train and %lld test examples, %lld "
-      "features, %lld classes\n",
-      path.c_str(), options.split.c_str(),
-      static_cast<long long>(split.train.size()),
-      static_cast<long long>(split.test.size()),
-      static_cast<long long>(data.features.dim(1)),
-      static_cast<long long>(data.num_classes));
+  if (print) {
+    std::printf(
+        "data: %s (%s split), %lld train and %lld test examples, %lld "
+        "features, %lld classes\n",
+        path.c_str(), options.split.c_str(),
+        static_cast<long long>(split.train.size()),
+        static_cast<long long>(split.test.size()),
+        static_cast<long long>(data.features.dim(1)),
+        static_cast<long long>(data.num_classes));
+  }
 
   TrainerOptions trainer_options = options.trainer;
   const int64_t per_epoch = split.train.size() / trainer_options.batch_size;
   if (trainer_options.optimizer.total_steps == 0) {
     trainer_options.optimizer.total_steps = per_epoch * trainer_options.epochs;
   }
-  SF_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
-                      Trainer::Create(startup, main, trainer_options));
-  SF_RETURN_IF_ERROR(trainer->Initialize());
-  if (options.resume) {
-    SF_ASSIGN_OR_RETURN(bool resumed, trainer->Resume());
-    SF_ASSIGN_OR_RETURN(int64_t step, trainer->step());
-    if (resumed) {
-      std::printf("resumed from %s at step %lld\n",
-                  options.checkpoint_dir.c_str(), static_cast<long long>(step));
-    } else {
-      std::printf("no checkpoint in %s: starting afresh\n",
-                  options.checkpoint_dir.c_str());
-    }
+  if (options.replicas == 1 && communicator == nullptr) {
+    SF_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
+                        Trainer::Create(startup, main, trainer_options));
+    SF_RETURN_IF_ERROR(InitializeOrResume(*trainer, options, print));
+    return TrainAndReport(*trainer, options, trainer_options, split, print);
   }
-
-  ProgressBar progress;
-  const Clock::time_point start = Clock::now();
-  int64_t examples = 0;
-  double last_loss = 0;
-  SF_RETURN_IF_ERROR(trainer->Fit(
-      split.train, split.test,
-      [&](const StepReport& report) {
-        examples += trainer_options.batch_size;
-        last_loss = report.loss;
-        progress.Update(report);
-      },
-      [&](const EvalReport& report) {
-        progress.Clear();
-        const double seconds =
-            std::chrono::duration<double>(Clock::now() - start).count();
-        std::printf(
-            "epoch %lld/%lld: train loss %.4f  test loss %.4f  test "
-            "accuracy %.2f%% (%lld examples)  %.0f examples/s  %.1fs\n",
-            static_cast<long long>(report.epoch),
-            static_cast<long long>(trainer_options.epochs), last_loss,
-            report.loss, 100.0 * report.accuracy,
-            static_cast<long long>(report.examples),
-            seconds > 0 ? examples / seconds : 0.0, seconds);
-        std::fflush(stdout);
-      }));
-  progress.Clear();
-  SF_ASSIGN_OR_RETURN(EvalReport final_report, trainer->Evaluate(split.test));
-  std::printf("final: test loss %.4f  test accuracy %.2f%%\n",
-              final_report.loss, 100.0 * final_report.accuracy);
-  if (!options.save_params.empty()) {
-    SF_RETURN_IF_ERROR(SaveParams(trainer->scope(), trainer->state_names(),
-                                  options.save_params));
-    std::printf("saved the parameters to %s\n", options.save_params.c_str());
+  SF_ASSIGN_OR_RETURN(
+      std::unique_ptr<DataParallelTrainer> trainer,
+      DataParallelTrainer::Create(startup, main, trainer_options,
+                                  options.replicas, communicator.get()));
+  if (print) {
+    std::printf(
+        "data parallel: global batch %lld = %d process%s x %d replica%s x "
+        "%lld examples (per-replica batch %lld), %d OpenMP thread%s per "
+        "replica\n",
+        static_cast<long long>(trainer_options.batch_size),
+        trainer->processes(), trainer->processes() == 1 ? "" : "es",
+        trainer->replicas(), trainer->replicas() == 1 ? "" : "s",
+        static_cast<long long>(trainer->replica_batch()),
+        static_cast<long long>(trainer->replica_batch()),
+        trainer->threads_per_replica(),
+        trainer->threads_per_replica() == 1 ? "" : "s");
   }
+  SF_RETURN_IF_ERROR(InitializeOrResume(*trainer, options, print));
+  SF_RETURN_IF_ERROR(
+      TrainAndReport(*trainer, options, trainer_options, split, print));
+  if (print) PrintStepTimes(trainer->times());
   return absl::OkStatus();
 }
 

@@ -1,0 +1,465 @@
+#include "framework/training/data_parallel_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/backward.h"
+#include "platform/parallel.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double Scalar(const Tensor& tensor) {
+  switch (tensor.dtype()) {
+    case kFloat32:
+      return tensor.data<float>()[0];
+    case kFloat64:
+      return tensor.data<double>()[0];
+    default:
+      return std::nan("");
+  }
+}
+
+// Gives every dropout op of `net` its own seed for replica `replica`.
+void SeedDropoutForReplica(NetDef& net, int replica) {
+  if (replica == 0) return;
+  for (BlockDef& block : *net.mutable_blocks()) {
+    for (OpDef& op : *block.mutable_ops()) {
+      if (op.type() != "dropout") continue;
+      AttrDef* seed = nullptr;
+      for (AttrDef& attr : *op.mutable_attrs()) {
+        if (attr.name() == "seed") seed = &attr;
+      }
+      if (seed == nullptr) {
+        seed = op.add_attrs();
+        seed->set_name("seed");
+      }
+      seed->set_i(seed->i() + replica * kReplicaSeedStride);
+    }
+  }
+}
+
+// The persistable variables block 0 of `net` writes.
+std::vector<std::string> WrittenPersistables(const NetDef& net) {
+  std::set<std::string> persistable;
+  for (const VarDef& var : net.blocks(0).vars()) {
+    if (var.persistable()) persistable.insert(var.name());
+  }
+  std::set<std::string> written;
+  for (const OpDef& op : net.blocks(0).ops()) {
+    for (const OpSlot& slot : op.outputs()) {
+      for (const std::string& var : slot.vars()) {
+        if (persistable.count(var) > 0) written.insert(var);
+      }
+    }
+  }
+  return std::vector<std::string>(written.begin(), written.end());
+}
+
+// Drops from block 0 the variables no op of `net` reads or writes: the
+// replica net declares the optimizer's state and the update net the
+// activations, which the other half of the training net uses.
+void DropUnusedVars(NetDef& net) {
+  std::set<std::string> used;
+  for (const BlockDef& block : net.blocks()) {
+    for (const OpDef& op : block.ops()) {
+      for (const auto* slots : {&op.inputs(), &op.outputs()}) {
+        for (const OpSlot& slot : *slots) {
+          used.insert(slot.vars().begin(), slot.vars().end());
+        }
+      }
+    }
+  }
+  auto* vars = net.mutable_blocks(0)->mutable_vars();
+  for (int v = vars->size() - 1; v >= 0; --v) {
+    if (used.count(vars->Get(v).name()) == 0) vars->DeleteSubrange(v, 1);
+  }
+}
+
+// Declares the gradients in `block` as inputs to feed, shaped like their
+// parameters: the update net reads the summed gradients so.
+void DeclareGradientInputs(BlockDef& block, const std::vector<VarGrad>& grads) {
+  for (const VarGrad& grad : grads) {
+    VarDef* declared = nullptr;
+    const VarDef* param = nullptr;
+    for (VarDef& var : *block.mutable_vars()) {
+      if (var.name() == grad.grad) declared = &var;
+      if (var.name() == grad.var) param = &var;
+    }
+    if (declared == nullptr) {
+      declared = block.add_vars();
+      declared->set_name(grad.grad);
+    }
+    if (param != nullptr) {
+      declared->set_dtype(param->dtype());
+      *declared->mutable_shape() = param->shape();
+    }
+  }
+}
+
+}  // namespace
+
+DataParallelTrainer::~DataParallelTrainer() {
+  // The workers run against the replica scopes: join them first.
+  pool_.reset();
+}
+
+absl::StatusOr<std::unique_ptr<DataParallelTrainer>>
+DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
+                            const TrainerOptions& options, int replicas,
+                            Communicator* communicator) {
+  SF_CHECK(replicas >= 1, "replicas must be >= 1, got %d", replicas);
+  SF_CHECK(options.place.is_cpu(),
+           "data-parallel training runs its replicas on CPU threads; place "
+           "%s is not supported",
+           options.place.ToString());
+  const int processes = communicator != nullptr ? communicator->size() : 1;
+  const int64_t shards = int64_t{replicas} * processes;
+  SF_CHECK(options.batch_size > 0 && options.batch_size % shards == 0,
+           "the batch of %d examples does not split evenly over %d replicas "
+           "(%d per process, %d processes)",
+           options.batch_size, shards, replicas, processes);
+  auto dp = std::make_unique<DataParallelTrainer>(Key());
+  dp->options_ = options;
+  dp->replicas_ = replicas;
+  dp->communicator_ = communicator;
+  dp->processes_ = processes;
+  dp->rank_ = communicator != nullptr ? communicator->rank() : 0;
+  dp->replica_batch_ = options.batch_size / shards;
+  dp->threads_per_replica_ = std::max(1, MaxParallelThreads() / replicas);
+  SF_ASSIGN_OR_RETURN(dp->trainer_, Trainer::Create(startup, main, options));
+
+  // The training net is the forward net, its backward pass, then the
+  // optimizer's ops: the replicas run the first two, the root the last.
+  NetDef backward = main;
+  SF_ASSIGN_OR_RETURN(dp->grads_, AppendBackward(backward, options.loss));
+  const NetDef& train = dp->trainer_->train_net();
+  const int split = backward.blocks(0).ops_size();
+  SF_CHECK(split <= train.blocks(0).ops_size(),
+           "the training net of \"%s\" has %d ops, fewer than its forward "
+           "and backward passes (%d)",
+           main.name(), train.blocks(0).ops_size(), split);
+  for (int i = 0; i < split; ++i) {
+    SF_CHECK(train.blocks(0).ops(i).type() == backward.blocks(0).ops(i).type(),
+             "op %d of the training net of \"%s\" is %s, the backward pass "
+             "has %s there",
+             i, main.name(), train.blocks(0).ops(i).type(),
+             backward.blocks(0).ops(i).type());
+  }
+  NetDef replica_net = train;
+  replica_net.set_name(absl::StrCat(train.name(), "@replica"));
+  auto* replica_ops = replica_net.mutable_blocks(0)->mutable_ops();
+  replica_ops->DeleteSubrange(split, replica_ops->size() - split);
+  NetDef update_net = train;
+  update_net.set_name(absl::StrCat(train.name(), "@update"));
+  update_net.mutable_blocks(0)->mutable_ops()->DeleteSubrange(0, split);
+  DeclareGradientInputs(*update_net.mutable_blocks(0), dp->grads_);
+  DropUnusedVars(replica_net);
+  DropUnusedVars(update_net);
+  dp->replica_state_ = WrittenPersistables(replica_net);
+
+  const Executor& executor = dp->executor_;
+  for (int r = 0; r < replicas; ++r) {
+    NetDef net = replica_net;
+    SeedDropoutForReplica(net, r);
+    SF_ASSIGN_OR_RETURN(PreparedNet prepared,
+                        executor.Prepare(net, 0, options.place));
+    dp->replica_nets_.push_back(std::move(prepared));
+    dp->replica_scopes_.push_back(&dp->trainer_->scope().NewScope());
+  }
+  SF_ASSIGN_OR_RETURN(dp->update_net_,
+                      executor.Prepare(update_net, 0, options.place));
+  std::set<std::string> grad_names;
+  for (const VarGrad& grad : dp->grads_) grad_names.insert(grad.grad);
+  for (const std::string& input : dp->update_net_.input_names()) {
+    SF_CHECK(grad_names.count(input) > 0,
+             "the optimizer's ops of \"%s\" read \"%s\", which is neither a "
+             "gradient nor persistable state",
+             main.name(), input);
+  }
+
+  DataParallelTrainer* self = dp.get();
+  dp->pool_ = std::make_unique<Parallel<ReplicaTask, ReplicaResult>>(
+      replicas,
+      [self](int replica, ReplicaTask task) {
+        return self->RunReplica(replica, std::move(task));
+      },
+      /*serial_first_call=*/true);
+  return dp;
+}
+
+absl::StatusOr<DataParallelTrainer::ReplicaResult>
+DataParallelTrainer::RunReplica(int replica, ReplicaTask task) {
+  ReplicaResult result;
+  if (task.reduce) {
+    reducer_.ReducePart(replica, replicas_);
+    return result;
+  }
+  ScopedMaxThreads threads(threads_per_replica_);
+  std::vector<std::string> fetches;
+  fetches.reserve(grads_.size() + 1);
+  for (const VarGrad& grad : grads_) fetches.push_back(grad.grad);
+  fetches.push_back(options_.loss);
+  const std::vector<Feed> feeds = {
+      {options_.features_feed, task.shard.features},
+      {options_.labels_feed, task.shard.labels}};
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                      executor_.Run(replica_nets_[replica],
+                                    *replica_scopes_[replica], feeds, fetches));
+  result.loss = Scalar(out.back());
+  out.pop_back();
+  result.grads = std::move(out);
+  return result;
+}
+
+absl::Status DataParallelTrainer::ShadowReplicaState() {
+  for (const std::string& name : replica_state_) {
+    const Variable* var = scope().FindLocalVar(name);
+    SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
+                  "state \"%s\" is not in the root scope: initialise or "
+                  "resume first",
+                  name);
+    SF_ASSIGN_OR_RETURN(const Tensor* root, var->Get<Tensor>());
+    SF_CHECK_CODE(root->initialized() && root->place().is_cpu(),
+                  absl::StatusCode::kFailedPrecondition,
+                  "state \"%s\" holds %s: expected a tensor on the CPU", name,
+                  root->DebugString());
+    for (Scope* replica : replica_scopes_) {
+      SF_ASSIGN_OR_RETURN(Tensor * copy,
+                          replica->Var(name)->GetMutable<Tensor>());
+      SF_RETURN_IF_ERROR(
+          copy->Allocate(CPUPlace(), root->dtype(), root->dims()));
+      std::memcpy(copy->raw_data(), root->raw_data(), root->nbytes());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DataParallelTrainer::AverageReplicaState() {
+  for (const std::string& name : replica_state_) {
+    SF_ASSIGN_OR_RETURN(Tensor * root,
+                        scope().FindLocalVar(name)->GetMutable<Tensor>());
+    std::vector<const Tensor*> copies;
+    for (Scope* replica : replica_scopes_) {
+      SF_ASSIGN_OR_RETURN(const Tensor* copy,
+                          replica->FindLocalVar(name)->Get<Tensor>());
+      SF_CHECK(copy->dtype() == root->dtype() && copy->dims() == root->dims(),
+               "state \"%s\": a replica wrote %s over %s", name,
+               copy->DebugString(), root->DebugString());
+      copies.push_back(copy);
+    }
+    const int64_t n = root->numel();
+    if (root->dtype() == kFloat32) {
+      float* out = root->data<float>();
+      for (int64_t i = 0; i < n; ++i) {
+        float sum = copies[0]->data<float>()[i];
+        for (size_t r = 1; r < copies.size(); ++r) {
+          sum += copies[r]->data<float>()[i];
+        }
+        out[i] = sum / static_cast<float>(copies.size());
+      }
+    } else if (root->dtype() == kFloat64) {
+      double* out = root->data<double>();
+      for (int64_t i = 0; i < n; ++i) {
+        double sum = copies[0]->data<double>()[i];
+        for (size_t r = 1; r < copies.size(); ++r) {
+          sum += copies[r]->data<double>()[i];
+        }
+        out[i] = sum / static_cast<double>(copies.size());
+      }
+    } else {
+      // Counters and other integers: replica 0's.
+      std::memcpy(root->raw_data(), copies[0]->raw_data(), root->nbytes());
+    }
+    if (communicator_ != nullptr && processes_ > 1 &&
+        root->dtype() == kFloat32) {
+      float* out = root->data<float>();
+      SF_RETURN_IF_ERROR(communicator_->AllReduceSum(out, n));
+      for (int64_t i = 0; i < n; ++i) out[i] /= static_cast<float>(processes_);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DataParallelTrainer::BroadcastState() {
+  if (communicator_ == nullptr || processes_ == 1) return absl::OkStatus();
+  for (const std::string& name : state_names()) {
+    // State the training net computes before reading it (the learning
+    // rate) does not exist until the first step, and needs no broadcast.
+    Variable* var = scope().FindLocalVar(name);
+    if (var == nullptr) continue;
+    SF_ASSIGN_OR_RETURN(Tensor * tensor, var->GetMutable<Tensor>());
+    SF_CHECK(tensor->initialized() && tensor->place().is_cpu(),
+             "state \"%s\" holds %s: expected a tensor on the CPU", name,
+             tensor->DebugString());
+    SF_RETURN_IF_ERROR(communicator_->Broadcast(
+        tensor->raw_data(), static_cast<int64_t>(tensor->nbytes()), 0));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DataParallelTrainer::Initialize() {
+  SF_RETURN_IF_ERROR(trainer_->Initialize());
+  return BroadcastState();
+}
+
+absl::StatusOr<bool> DataParallelTrainer::Resume() {
+  SF_ASSIGN_OR_RETURN(bool resumed, trainer_->Resume());
+  SF_RETURN_IF_ERROR(BroadcastState());
+  return resumed;
+}
+
+absl::Status DataParallelTrainer::SaveCheckpoint() {
+  if (rank_ != 0) return absl::OkStatus();
+  return trainer_->SaveCheckpoint();
+}
+
+absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
+  SF_CHECK(batch.size() == options_.batch_size,
+           "a step takes a batch of %d examples, got %d", options_.batch_size,
+           batch.size());
+  SF_RETURN_IF_ERROR(ShadowReplicaState());
+  Clock::time_point start = Clock::now();
+  for (int r = 0; r < replicas_; ++r) {
+    ReplicaTask task;
+    const int64_t first = (int64_t{rank_} * replicas_ + r) * replica_batch_;
+    SF_ASSIGN_OR_RETURN(task.shard,
+                        Rows(batch, first, first + replica_batch_));
+    pool_->Put(std::move(task));
+  }
+  // Every replica's result is got, failed or not, so that none is left
+  // running into the next step; the first error stops the step.
+  absl::Status failure;
+  std::vector<std::vector<Tensor>> replica_grads(replicas_);
+  double loss = 0;
+  for (int r = 0; r < replicas_; ++r) {
+    absl::StatusOr<ReplicaResult> result = pool_->Get();
+    if (!result.ok()) {
+      if (failure.ok()) failure = result.status();
+      continue;
+    }
+    loss += result->loss;
+    replica_grads[r] = std::move(result->grads);
+  }
+  SF_RETURN_IF_ERROR(failure);
+  times_.forward_backward_seconds += SecondsSince(start);
+
+  start = Clock::now();
+  std::vector<std::string> names;
+  for (const VarGrad& grad : grads_) names.push_back(grad.grad);
+  SF_RETURN_IF_ERROR(reducer_.Start(
+      replica_grads, names, 1.0f / static_cast<float>(replicas_ * processes_)));
+  replica_grads.clear();
+  // Waking the workers costs more than summing a small net's gradients.
+  const bool on_workers =
+      replicas_ > 1 && reducer_.total_elements() >= 2 * kElementsWorthAThread;
+  if (on_workers) {
+    for (int r = 0; r < replicas_; ++r) pool_->Put(ReplicaTask{true, {}});
+    for (int r = 0; r < replicas_; ++r) SF_RETURN_IF_ERROR(pool_->Get().status());
+  } else {
+    reducer_.ReducePart(0, 1);
+  }
+  reducer_.ReleaseInputs();
+  times_.reduce_seconds += SecondsSince(start);
+  if (communicator_ != nullptr && processes_ > 1) {
+    start = Clock::now();
+    Tensor& flat = reducer_.flat();
+    SF_RETURN_IF_ERROR(
+        communicator_->AllReduceSum(flat.data<float>(), flat.numel()));
+    float loss_sum = static_cast<float>(loss);
+    SF_RETURN_IF_ERROR(communicator_->AllReduceSum(&loss_sum, 1));
+    loss = loss_sum / processes_;
+    times_.all_reduce_seconds += SecondsSince(start);
+  }
+  start = Clock::now();
+  SF_RETURN_IF_ERROR(AverageReplicaState());
+  times_.reduce_seconds += SecondsSince(start);
+
+  start = Clock::now();
+  std::vector<Feed> feeds;
+  for (size_t g = 0; g < grads_.size(); ++g) {
+    feeds.push_back({grads_[g].grad, reducer_.sums()[g]});
+  }
+  SF_RETURN_IF_ERROR(
+      executor_.Run(update_net_, scope(), feeds, {}).status());
+  times_.update_seconds += SecondsSince(start);
+  ++times_.steps;
+  return loss / replicas_;
+}
+
+absl::Status DataParallelTrainer::TrainUntil(
+    const Dataset& train, int64_t until,
+    const std::function<void(const StepReport&)>& report) {
+  const int64_t per_epoch = StepsPerEpoch(train);
+  SF_CHECK(per_epoch > 0,
+           "the training set has %d examples, fewer than one batch of %d",
+           train.size(), options_.batch_size);
+  SF_ASSIGN_OR_RETURN(int64_t steps, step());
+  const int64_t first = steps;
+  const Clock::time_point start = Clock::now();
+  std::vector<int64_t> order;
+  int64_t order_epoch = -1;
+  while (steps < until) {
+    const int64_t epoch = steps / per_epoch;
+    if (epoch != order_epoch) {
+      order = EpochOrder(train.size(), options_.seed, epoch);
+      order_epoch = epoch;
+    }
+    const int64_t begin = (steps % per_epoch) * options_.batch_size;
+    SF_ASSIGN_OR_RETURN(
+        Dataset batch,
+        Gather(train, std::vector<int64_t>(
+                          order.begin() + begin,
+                          order.begin() + begin + options_.batch_size)));
+    SF_ASSIGN_OR_RETURN(double loss, TrainStep(batch));
+    ++steps;
+    if (report != nullptr) {
+      StepReport r;
+      r.step = steps;
+      r.total_steps = until;
+      r.epoch = epoch;
+      r.epochs = options_.epochs;
+      r.loss = loss;
+      const double seconds = SecondsSince(start);
+      const double done = static_cast<double>(steps - first);
+      r.examples_per_second =
+          seconds > 0 ? done * options_.batch_size / seconds : 0;
+      r.seconds_left = seconds / done * (until - steps);
+      report(r);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DataParallelTrainer::Fit(
+    const Dataset& train, const Dataset& test,
+    const std::function<void(const StepReport&)>& on_step,
+    const std::function<void(const EvalReport&)>& on_epoch) {
+  const int64_t per_epoch = StepsPerEpoch(train);
+  SF_ASSIGN_OR_RETURN(int64_t steps, step());
+  for (int64_t epoch = steps / std::max<int64_t>(per_epoch, 1);
+       epoch < options_.epochs; ++epoch) {
+    SF_RETURN_IF_ERROR(TrainUntil(train, (epoch + 1) * per_epoch, on_step));
+    SF_ASSIGN_OR_RETURN(EvalReport report, Evaluate(test));
+    report.epoch = epoch + 1;
+    if (!options_.checkpoint_dir.empty()) {
+      SF_RETURN_IF_ERROR(SaveCheckpoint());
+    }
+    if (on_epoch != nullptr) on_epoch(report);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace scopeflow

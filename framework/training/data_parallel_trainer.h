@@ -1,0 +1,178 @@
+// Data-parallel training on CPU threads: N replicas of the training net,
+// each running the forward and backward pass on its shard of every batch
+// from its own thread, in its own child scope of one root scope that holds
+// the parameters and the optimizer state once; their gradients are summed
+// in a fixed order and one optimizer update follows.
+//
+// The global batch (TrainerOptions::batch_size) is what one replica would
+// take: each of N replicas takes batch_size / N of its examples, and step s
+// still takes batch s of the epoch's order, so N replicas follow (within
+// float rounding) the path of one, and a checkpoint saved with N replicas
+// resumes with any other number.
+//
+// Batch norm: each replica normalises by the statistics of its own shard
+// (no synchronised batch norm). A synchronised one would add a blocking
+// exchange to every batch-norm layer of the forward and backward passes;
+// per-replica statistics cost nothing, match PyTorch's DistributedDataParallel
+// and Paddle's default, and with shards of 16 or more examples the
+// statistics are close. The running statistics each replica records are
+// averaged, in replica order, into the root after every step (for the
+// mean, exactly what one replica over the whole batch would record).
+//
+// Dropout: replica r draws its masks with the op's seed attribute plus
+// r * kReplicaSeedStride (replica 0 keeps the net's seed), mixed with the
+// step counter as in Trainer, so replicas never share a mask and a run is
+// reproducible.
+//
+// Across processes (a Communicator, e.g. MPI): the global batch is split
+// over processes x replicas; each process sums its replicas' gradients as
+// above, then the processes sum theirs (all-reduce) and every process
+// applies the same update to its own copy of the state, which rank 0
+// broadcasts after Initialize and Resume. Only rank 0 writes checkpoints.
+#ifndef SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
+#define SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/executor.h"
+#include "framework/parallel/communicator.h"
+#include "framework/parallel/parallel.h"
+#include "framework/scope.h"
+#include "framework/training/dataset.h"
+#include "framework/training/gradient_reducer.h"
+#include "framework/training/trainer.h"
+#include "proto/framework.pb.h"
+
+namespace scopeflow {
+
+// Added to a dropout op's seed attribute per replica index.
+inline constexpr int64_t kReplicaSeedStride = 1000003;
+
+// Where the time of the steps went, summed over the steps trained.
+struct DataParallelTimes {
+  int64_t steps = 0;
+  // From handing the shards to the replicas until every replica's
+  // gradients are back (the slowest replica's forward and backward).
+  double forward_backward_seconds = 0;
+  // Summing the replicas' gradients (and the batch-norm statistics).
+  double reduce_seconds = 0;
+  // Summing the processes' gradients (with a communicator).
+  double all_reduce_seconds = 0;
+  // The optimizer update.
+  double update_seconds = 0;
+};
+
+class DataParallelTrainer {
+  class Key {
+    friend class DataParallelTrainer;
+    Key() = default;
+  };
+
+ public:
+  explicit DataParallelTrainer(Key) {}
+  ~DataParallelTrainer();
+
+  // `options.batch_size` is the global batch, split evenly over `replicas`
+  // in each of the communicator's processes (it must divide). Runs on the
+  // CPU only. Each replica's kernels get an equal share of the OpenMP
+  // threads the caller may use (at least one). `communicator` (not owned,
+  // null for one process) must outlive the trainer.
+  static absl::StatusOr<std::unique_ptr<DataParallelTrainer>> Create(
+      const NetDef& startup, const NetDef& main, const TrainerOptions& options,
+      int replicas, Communicator* communicator = nullptr);
+
+  // As Trainer's: the state lives once per process, in scope(); with a
+  // communicator, every process then holds rank 0's.
+  absl::Status Initialize();
+  absl::StatusOr<bool> Resume();
+  // Rank 0 writes; the others do nothing.
+  absl::Status SaveCheckpoint();
+  absl::StatusOr<int64_t> step() const { return trainer_->step(); }
+  int64_t StepsPerEpoch(const Dataset& train) const {
+    return trainer_->StepsPerEpoch(train);
+  }
+
+  // As Trainer::TrainUntil, the batches split over the replicas. A
+  // replica's error stops the step before the update (the state is left as
+  // it was) and names the replica.
+  absl::Status TrainUntil(const Dataset& train, int64_t until,
+                          const std::function<void(const StepReport&)>& report);
+  // One step on `batch`, batch_size rows: replica r takes rows
+  // [r * replica_batch(), (r + 1) * replica_batch()). Returns the mean of
+  // the replicas' losses.
+  absl::StatusOr<double> TrainStep(const Dataset& batch);
+
+  absl::StatusOr<EvalReport> Evaluate(const Dataset& data) {
+    return trainer_->Evaluate(data);
+  }
+  absl::Status Fit(const Dataset& train, const Dataset& test,
+                   const std::function<void(const StepReport&)>& on_step,
+                   const std::function<void(const EvalReport&)>& on_epoch);
+
+  int replicas() const { return replicas_; }
+  int processes() const { return processes_; }
+  int64_t replica_batch() const { return replica_batch_; }
+  int threads_per_replica() const { return threads_per_replica_; }
+  // The root scope: parameters, optimizer state, step counter.
+  Scope& scope() { return trainer_->scope(); }
+  const std::vector<std::string>& state_names() const {
+    return trainer_->state_names();
+  }
+  // The parameters whose gradients are summed, in the net's order.
+  const std::vector<VarGrad>& parameters() const { return grads_; }
+  const DataParallelTimes& times() const { return times_; }
+
+ private:
+  struct ReplicaResult {
+    double loss = 0;
+    std::vector<Tensor> grads;
+  };
+  // What a replica worker is handed: a shard to run forward and backward
+  // on, or (shard unset) its part of the gradient sum.
+  struct ReplicaTask {
+    bool reduce = false;
+    Dataset shard;
+  };
+
+  absl::StatusOr<ReplicaResult> RunReplica(int replica, ReplicaTask task);
+  // Copies the root's values of the state the replica net writes (batch
+  // norm's running statistics) into each replica's own variables.
+  absl::Status ShadowReplicaState();
+  // Averages the replicas' copies of that state back into the root (and
+  // over the processes).
+  absl::Status AverageReplicaState();
+  // Gives every process rank 0's state.
+  absl::Status BroadcastState();
+
+  TrainerOptions options_;
+  int replicas_ = 1;
+  Communicator* communicator_ = nullptr;
+  int processes_ = 1;
+  int rank_ = 0;
+  int64_t replica_batch_ = 0;
+  int threads_per_replica_ = 1;
+  std::unique_ptr<Trainer> trainer_;
+  std::vector<VarGrad> grads_;
+  // Persistable variables the replica net writes.
+  std::vector<std::string> replica_state_;
+  Executor executor_;
+  std::vector<PreparedNet> replica_nets_;
+  PreparedNet update_net_;
+  // Kids of the root, one per replica, owned by the root scope.
+  std::vector<Scope*> replica_scopes_;
+  // The replicas' gradients of the step under way, then their sum.
+  std::vector<std::vector<Tensor>> replica_grads_;
+  GradientReducer reducer_;
+  DataParallelTimes times_;
+  // Last: its threads are joined before the rest goes.
+  std::unique_ptr<Parallel<ReplicaTask, ReplicaResult>> pool_;
+};
+
+}  // namespace scopeflow
+
+#endif  // SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
