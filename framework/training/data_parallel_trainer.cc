@@ -326,6 +326,41 @@ absl::Status DataParallelTrainer::SaveCheckpoint() {
   return trainer_->SaveCheckpoint();
 }
 
+absl::StatusOr<std::vector<Tensor>> DataParallelTrainer::SumGradients(
+    std::vector<std::vector<Tensor>>& replica_grads, double& loss) {
+  std::vector<std::string> names;
+  for (const VarGrad& grad : grads_) names.push_back(grad.grad);
+  SF_RETURN_IF_ERROR(reducer_.Start(
+      replica_grads, names, 1.0f / static_cast<float>(replicas_ * processes_)));
+  replica_grads.clear();
+  // Waking the workers costs more than summing a small net's gradients.
+  const bool on_workers =
+      replicas_ > 1 && reducer_.total_elements() >= 2 * kElementsWorthAThread;
+  if (on_workers) {
+    for (int r = 0; r < replicas_; ++r) pool_->Put(ReplicaTask{true, {}});
+    for (int r = 0; r < replicas_; ++r) {
+      SF_RETURN_IF_ERROR(pool_->Get().status());
+    }
+  } else {
+    reducer_.ReducePart(0, 1);
+  }
+  reducer_.ReleaseInputs();
+  if (communicator_ != nullptr && processes_ > 1) {
+    const Clock::time_point start = Clock::now();
+    Tensor& flat = reducer_.flat();
+    SF_RETURN_IF_ERROR(
+        communicator_->AllReduceSum(flat.data<float>(), flat.numel()));
+    float loss_sum = static_cast<float>(loss);
+    SF_RETURN_IF_ERROR(communicator_->AllReduceSum(&loss_sum, 1));
+    loss = loss_sum / processes_;
+    const double seconds = SecondsSince(start);
+    times_.all_reduce_seconds += seconds;
+    // The caller's timer of the whole sum includes it: counted once, here.
+    times_.reduce_seconds -= seconds;
+  }
+  return reducer_.sums();
+}
+
 absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   SF_CHECK(batch.size() == options_.batch_size,
            "a step takes a batch of %d examples, got %d", options_.batch_size,
@@ -357,32 +392,14 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   times_.forward_backward_seconds += SecondsSince(start);
 
   start = Clock::now();
-  std::vector<std::string> names;
-  for (const VarGrad& grad : grads_) names.push_back(grad.grad);
-  SF_RETURN_IF_ERROR(reducer_.Start(
-      replica_grads, names, 1.0f / static_cast<float>(replicas_ * processes_)));
-  replica_grads.clear();
-  // Waking the workers costs more than summing a small net's gradients.
-  const bool on_workers =
-      replicas_ > 1 && reducer_.total_elements() >= 2 * kElementsWorthAThread;
-  if (on_workers) {
-    for (int r = 0; r < replicas_; ++r) pool_->Put(ReplicaTask{true, {}});
-    for (int r = 0; r < replicas_; ++r) SF_RETURN_IF_ERROR(pool_->Get().status());
+  std::vector<Tensor> summed;
+  if (replicas_ == 1 && processes_ == 1) {
+    // One replica's gradients are the sum: no copy.
+    summed = std::move(replica_grads[0]);
   } else {
-    reducer_.ReducePart(0, 1);
+    SF_ASSIGN_OR_RETURN(summed, SumGradients(replica_grads, loss));
   }
-  reducer_.ReleaseInputs();
   times_.reduce_seconds += SecondsSince(start);
-  if (communicator_ != nullptr && processes_ > 1) {
-    start = Clock::now();
-    Tensor& flat = reducer_.flat();
-    SF_RETURN_IF_ERROR(
-        communicator_->AllReduceSum(flat.data<float>(), flat.numel()));
-    float loss_sum = static_cast<float>(loss);
-    SF_RETURN_IF_ERROR(communicator_->AllReduceSum(&loss_sum, 1));
-    loss = loss_sum / processes_;
-    times_.all_reduce_seconds += SecondsSince(start);
-  }
   start = Clock::now();
   SF_RETURN_IF_ERROR(AverageReplicaState());
   times_.reduce_seconds += SecondsSince(start);
@@ -390,7 +407,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   start = Clock::now();
   std::vector<Feed> feeds;
   for (size_t g = 0; g < grads_.size(); ++g) {
-    feeds.push_back({grads_[g].grad, reducer_.sums()[g]});
+    feeds.push_back({grads_[g].grad, std::move(summed[g])});
   }
   SF_RETURN_IF_ERROR(
       executor_.Run(update_net_, scope(), feeds, {}).status());

@@ -140,6 +140,10 @@ class DataParallelTrainer {
   };
 
   absl::StatusOr<ReplicaResult> RunReplica(int replica, ReplicaTask task);
+  // The replicas' gradients summed (over processes too) and scaled to the
+  // mean over the global batch; `loss` becomes the mean over processes.
+  absl::StatusOr<std::vector<Tensor>> SumGradients(
+      std::vector<std::vector<Tensor>>& replica_grads, double& loss);
   // Copies the root's values of the state the replica net writes (batch
   // norm's running statistics) into each replica's own variables.
   absl::Status ShadowReplicaState();
