@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_format.h"
 #include "framework/net_io.h"
-#include "framework/param_io.h"
 #include "framework/parallel/communicator.h"
 #include "framework/parallel/mpi_communicator.h"
+#include "framework/param_io.h"
 #include "framework/training/data_parallel_trainer.h"
 #include "framework/training/dataset.h"
 #include "framework/training/trainer.h"
@@ -155,9 +155,9 @@ void PrintStepTimes(const DataParallelTimes& times) {
       "none of it overlapped with the backward pass)\n",
       times.forward_backward_seconds * ms, times.reduce_seconds * ms,
       times.all_reduce_seconds * ms, times.update_seconds * ms,
-      total > 0 ? 100.0 * (times.reduce_seconds + times.all_reduce_seconds) /
-                      total
-                : 0.0);
+      total > 0
+          ? 100.0 * (times.reduce_seconds + times.all_reduce_seconds) / total
+          : 0.0);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ class MpiCommunicator final : public Communicator {
   absl::Status AllReduceSum(float* data, int64_t count) override {
     // MPI counts are ints: large buffers go in pieces.
     for (int64_t done = 0; done < count;) {
-      const int piece = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
+      const int piece =
+          static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
       absl::Status status =
           MpiError(MPI_Allreduce(MPI_IN_PLACE, data + done, piece, MPI_FLOAT,
                                  MPI_SUM, MPI_COMM_WORLD),
@@ -47,7 +48,8 @@ class MpiCommunicator final : public Communicator {
   absl::Status Broadcast(void* data, int64_t bytes, int root) override {
     char* bytes_at = static_cast<char*>(data);
     for (int64_t done = 0; done < bytes;) {
-      const int piece = static_cast<int>(std::min<int64_t>(bytes - done, INT_MAX));
+      const int piece =
+          static_cast<int>(std::min<int64_t>(bytes - done, INT_MAX));
       absl::Status status = MpiError(
           MPI_Bcast(bytes_at + done, piece, MPI_BYTE, root, MPI_COMM_WORLD),
           "MPI_Bcast");

@@ -38,7 +38,8 @@ std::vector<int64_t> Widths(int net) {
 }
 
 std::string Shape(int64_t a, int64_t b) {
-  return b < 0 ? absl::StrCat("[ ", a, " ]") : absl::StrCat("[ ", a, ", ", b, " ]");
+  return b < 0 ? absl::StrCat("[ ", a, " ]")
+               : absl::StrCat("[ ", a, ", ", b, " ]");
 }
 
 // A relu MLP of `widths` with softmax cross-entropy, and its seeded
@@ -53,24 +54,27 @@ void MlpNets(const std::vector<int64_t>& widths, NetDef& startup,
     const std::string w = absl::StrCat("fc", l, ".w");
     const std::string b = absl::StrCat("fc", l, ".b");
     vars += absl::StrCat(
-        "vars { name: \"", w, "\" dtype: DATA_TYPE_FLOAT32 shape: ",
-        Shape(widths[l], widths[l + 1]), " persistable: true }\n",
-        "vars { name: \"", b, "\" dtype: DATA_TYPE_FLOAT32 shape: ",
-        Shape(widths[l + 1], -1), " persistable: true }\n");
+        "vars { name: \"", w,
+        "\" dtype: DATA_TYPE_FLOAT32 shape: ", Shape(widths[l], widths[l + 1]),
+        " persistable: true }\n", "vars { name: \"", b,
+        "\" dtype: DATA_TYPE_FLOAT32 shape: ", Shape(widths[l + 1], -1),
+        " persistable: true }\n");
     init += absl::StrCat(
         "ops { type: \"gaussian_random\" outputs { slot: \"Out\" vars: \"", w,
         "\" } attrs { name: \"shape\" i64s { values: [ ", widths[l], ", ",
-        widths[l + 1], " ] } } attrs { name: \"std\" f: 0.05 } attrs { name: "
-        "\"seed\" i: ", l + 1, " } }\n",
+        widths[l + 1],
+        " ] } } attrs { name: \"std\" f: 0.05 } attrs { name: "
+        "\"seed\" i: ",
+        l + 1, " } }\n",
         "ops { type: \"fill_constant\" outputs { slot: \"Out\" vars: \"", b,
         "\" } attrs { name: \"shape\" i64s { values: [ ", widths[l + 1],
         " ] } } attrs { name: \"value\" f: 0 } }\n");
     const std::string out = absl::StrCat("h", l);
-    ops += absl::StrCat("ops { type: \"fc\" inputs { slot: \"X\" vars: \"",
-                        input, "\" } inputs { slot: \"W\" vars: \"", w,
-                        "\" } inputs { slot: \"Bias\" vars: \"", b,
-                        "\" } outputs { slot: \"Out\" vars: \"", out,
-                        "\" } }\n");
+    ops +=
+        absl::StrCat("ops { type: \"fc\" inputs { slot: \"X\" vars: \"", input,
+                     "\" } inputs { slot: \"W\" vars: \"", w,
+                     "\" } inputs { slot: \"Bias\" vars: \"", b,
+                     "\" } outputs { slot: \"Out\" vars: \"", out, "\" } }\n");
     input = out;
     if (l + 2 < widths.size()) {
       ops += absl::StrCat("ops { type: \"relu\" inputs { slot: \"X\" vars: \"",
@@ -81,7 +85,9 @@ void MlpNets(const std::vector<int64_t>& widths, NetDef& startup,
   }
   ops += absl::StrCat(
       "ops { type: \"softmax_with_cross_entropy\" inputs { slot: \"Logits\" "
-      "vars: \"", input, "\" } inputs { slot: \"Label\" vars: \"label\" } "
+      "vars: \"",
+      input,
+      "\" } inputs { slot: \"Label\" vars: \"label\" } "
       "outputs { slot: \"Softmax\" vars: \"prob\" } outputs { slot: \"Loss\" "
       "vars: \"losses\" } }\n"
       "ops { type: \"mean\" inputs { slot: \"X\" vars: \"losses\" } outputs { "
@@ -155,8 +161,9 @@ void BM_DataParallelStep(benchmark::State& state) {
     }
   }
   const DataParallelTimes& times = (*trainer)->times();
-  state.counters["examples/s"] = benchmark::Counter(
-      static_cast<double>(kBatch), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["examples/s"] =
+      benchmark::Counter(static_cast<double>(kBatch),
+                         benchmark::Counter::kIsIterationInvariantRate);
   const double total = times.forward_backward_seconds + times.reduce_seconds +
                        times.update_seconds;
   state.counters["sum_share"] = total > 0 ? times.reduce_seconds / total : 0;
@@ -188,8 +195,9 @@ void BM_TrainerStep(benchmark::State& state) {
       return;
     }
   }
-  state.counters["examples/s"] = benchmark::Counter(
-      static_cast<double>(kBatch), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["examples/s"] =
+      benchmark::Counter(static_cast<double>(kBatch),
+                         benchmark::Counter::kIsIterationInvariantRate);
   state.counters["cpu_us/example"] =
       1e6 * (ProcessCpuSeconds() - cpu_start) /
       (static_cast<double>(state.iterations()) * kBatch);

@@ -370,8 +370,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   for (int r = 0; r < replicas_; ++r) {
     ReplicaTask task;
     const int64_t first = (int64_t{rank_} * replicas_ + r) * replica_batch_;
-    SF_ASSIGN_OR_RETURN(task.shard,
-                        Rows(batch, first, first + replica_batch_));
+    SF_ASSIGN_OR_RETURN(task.shard, Rows(batch, first, first + replica_batch_));
     pool_->Put(std::move(task));
   }
   // Every replica's result is got, failed or not, so that none is left
@@ -409,8 +408,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   for (size_t g = 0; g < grads_.size(); ++g) {
     feeds.push_back({grads_[g].grad, std::move(summed[g])});
   }
-  SF_RETURN_IF_ERROR(
-      executor_.Run(update_net_, scope(), feeds, {}).status());
+  SF_RETURN_IF_ERROR(executor_.Run(update_net_, scope(), feeds, {}).status());
   times_.update_seconds += SecondsSince(start);
   ++times_.steps;
   return loss / replicas_;

@@ -48,8 +48,7 @@ std::vector<float> Values(Scope& scope, const std::string& name) {
 // `tolerance` (relative to the larger magnitude, absolute below 1), or
 // bit for bit with a tolerance of 0.
 void ExpectSameState(Scope& expected, Scope& actual,
-                     const std::vector<std::string>& names,
-                     double tolerance) {
+                     const std::vector<std::string>& names, double tolerance) {
   for (const std::string& name : names) {
     const Tensor* tensor = *expected.FindLocalVar(name)->Get<Tensor>();
     if (tensor->dtype() != kFloat32) continue;
@@ -210,8 +209,7 @@ TEST_P(EquivalenceTest, ReplicasFollowOneReplicaOfTheWholeBatch) {
     absl::Status trained = parallel->TrainUntil(data, 10, nullptr);
     ASSERT_TRUE(trained.ok()) << trained;
     EXPECT_EQ(*parallel->step(), 10);
-    ExpectSameState(one->scope(), parallel->scope(), one->state_names(),
-                    2e-5);
+    ExpectSameState(one->scope(), parallel->scope(), one->state_names(), 2e-5);
   }
 }
 
