@@ -396,6 +396,13 @@ TEST(DataParallelTrainerTest, BadConfigurations) {
                                           Options("sgd", 10), 0);
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.status().message(), HasSubstr("replicas must be >= 1"));
+  TrainerOptions on_gpu = Options("sgd", 16);
+  on_gpu.place = CUDAPlace(0);
+  auto gpu =
+      DataParallelTrainer::Create(ToyStartupNet(), ToyMainNet(), on_gpu, 2);
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_THAT(gpu.status().message(),
+              HasSubstr("runs its replicas on CPU threads; place cuda:0"));
   std::unique_ptr<DataParallelTrainer> trainer =
       ParallelTrainer(ToyStartupNet(), ToyMainNet(), Options("sgd", 16), 2);
   absl::StatusOr<double> loss = trainer->TrainStep(Clusters(8));
