@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
+#include "operators/activation/gelu_math.h"
 #include "operators/activation/grad_util.h"
 #include "operators/common.h"
 #include "operators/elementwise/vector_loops.h"
@@ -81,34 +82,9 @@ struct TanhOp {
   SF_VECTOR_OP double operator()(double v) const { return std::tanh(v); }
 };
 
-// x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), computed as x Phi(x) (float)
-// or 0.5 x erfc(-x / sqrt(2)) (double), which keep their precision for
-// negative x where 1 + erf(...) would cancel.
-struct GeluErfOp {
-  SF_VECTOR_OP float operator()(float v) const {
-    return v * vmath::NormalCdf(v);
-  }
-  SF_VECTOR_OP double operator()(double v) const {
-    return 0.5 * v * std::erfc(-v * 0.70710678118654752440);
-  }
-};
-
-// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), computed as
-// x sigmoid(2 z) with z the tanh's argument (the same function, without the
-// cancellation).
-struct GeluTanhOp {
-  template <typename T>
-  static T TwiceZ(T v) {
-    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
-    return T(2) * kSqrt2OverPi * (v + T(0.044715) * v * v * v);
-  }
-  SF_VECTOR_OP float operator()(float v) const {
-    return v * vmath::Sigmoid(TwiceZ(v));
-  }
-  SF_VECTOR_OP double operator()(double v) const {
-    return v / (1.0 + std::exp(-TwiceZ(v)));
-  }
-};
+// gelu_math.h's two forms.
+using GeluErfOp = GeluErf;
+using GeluTanhOp = GeluTanh;
 
 // The activations whose loops vectorize.
 template <typename T>
