@@ -158,7 +158,8 @@ TEST(FcReluTest, OtherActivationsAreErrors) {
     EXPECT_THAT(
         PrepareOp(FcOp(false, 1, activation), {{"x", x}, {"w", w}}).message(),
         HasSubstr(absl::StrCat("op 0 (fc): attribute \"activation_type\" must "
-                               "be one of \"\" (none), \"relu\", got \"",
+                               "be one of \"\" (none), \"relu\", \"gelu\", "
+                               "\"gelu_tanh\", got \"",
                                activation, "\"")));
   }
 }

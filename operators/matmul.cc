@@ -1,5 +1,5 @@
 // Matrix products: matmul (batched, with transpose flags) and fc (matmul
-// plus bias, optionally followed by relu), and their gradients: single
+// plus bias, optionally followed by relu or gelu), and their gradients: single
 // products through Gemm (operators/gemm.h), batches of them through
 // BatchedGemm (operators/batched_gemm.h).
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
+#include "operators/activation/gelu_math.h"
 #include "operators/batched_gemm.h"
 #include "operators/common.h"
 #include "operators/gemm.h"
@@ -249,21 +250,36 @@ absl::StatusOr<VarInfo> FcOutInfo(const InferContext& context) {
   return VarInfo{x.dtype, std::move(out), true};
 }
 
-// fc's "activation_type": "" (none) or "relu". A check of its own rather
-// than OneOf, whose message would list the empty choice as nothing at all.
+// fc's "activation_type": "" (none), "relu", "gelu" (the exact, erf form)
+// or "gelu_tanh" (gelu's tanh approximation, gelu with "approximate"). A
+// check of its own rather than OneOf, whose message would list the empty
+// choice as nothing at all.
 constexpr char kActivationType[] = "activation_type";
+
+enum class FcActivationKind { kNone, kRelu, kGelu, kGeluTanh };
+
+std::optional<FcActivationKind> FcActivationOf(const std::string& s) {
+  if (s.empty()) return FcActivationKind::kNone;
+  if (s == "relu") return FcActivationKind::kRelu;
+  if (s == "gelu") return FcActivationKind::kGelu;
+  if (s == "gelu_tanh") return FcActivationKind::kGeluTanh;
+  return std::nullopt;
+}
 
 AttrCheckFn FcActivation() {
   return [](const AttrValue& value) -> absl::Status {
     const std::string& s = std::get<std::string>(value);
-    SF_CHECK(s.empty() || s == "relu",
-             "must be one of \"\" (none), \"relu\", got \"%s\"", s);
+    SF_CHECK(FcActivationOf(s).has_value(),
+             "must be one of \"\" (none), \"relu\", \"gelu\", "
+             "\"gelu_tanh\", got \"%s\"",
+             s);
     return absl::OkStatus();
   };
 }
 
-bool FusesRelu(const Attributes& attrs) {
-  return attrs.Get<std::string>(kActivationType) == "relu";
+FcActivationKind FcActivationOf(const Attributes& attrs) {
+  return FcActivationOf(attrs.Get<std::string>(kActivationType))
+      .value_or(FcActivationKind::kNone);
 }
 
 absl::Status InferFc(InferContext& context) {
@@ -272,45 +288,69 @@ absl::Status InferFc(InferContext& context) {
   return absl::OkStatus();
 }
 
-// Rows [0, rows) of n values: the bias (if not null) added to each row, then
-// the relu if asked, in one pass. relu's own expression, so NaN stays NaN.
-template <typename T>
-inline __attribute__((always_inline)) void FinishRowsLoop(T* out, const T* bias,
+// Row by row of n values: the bias (if not null) added, then `activation`.
+template <typename T, typename Activation>
+inline __attribute__((always_inline)) void FinishRowsWith(T* out, const T* bias,
                                                           int64_t rows,
                                                           int64_t n,
-                                                          bool relu) {
+                                                          Activation f) {
   for (int64_t i = 0; i < rows; ++i) {
     T* row = out + i * n;
-    if (bias != nullptr && relu) {
-      for (int64_t j = 0; j < n; ++j) {
-        const T v = row[j] + bias[j];
-        row[j] = v < T(0) ? T(0) : v;
-      }
-    } else if (bias != nullptr) {
-      for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+    if (bias != nullptr) {
+      for (int64_t j = 0; j < n; ++j) row[j] = f(row[j] + bias[j]);
     } else {
-      for (int64_t j = 0; j < n; ++j) {
-        const T v = row[j];
-        row[j] = v < T(0) ? T(0) : v;
-      }
+      for (int64_t j = 0; j < n; ++j) row[j] = f(row[j]);
     }
+  }
+}
+
+// max(v, 0), relu's own expression, so NaN stays NaN.
+struct FcRelu {
+  template <typename T>
+  inline __attribute__((always_inline)) T operator()(T v) const {
+    return v < T(0) ? T(0) : v;
+  }
+};
+
+struct FcIdentity {
+  template <typename T>
+  inline __attribute__((always_inline)) T operator()(T v) const {
+    return v;
+  }
+};
+
+// Rows [0, rows) of n values: the bias (if not null) added to each row, then
+// the activation, in one pass.
+template <typename T>
+inline __attribute__((always_inline)) void FinishRowsLoop(
+    T* out, const T* bias, int64_t rows, int64_t n,
+    FcActivationKind activation) {
+  switch (activation) {
+    case FcActivationKind::kNone:
+      return FinishRowsWith(out, bias, rows, n, FcIdentity());
+    case FcActivationKind::kRelu:
+      return FinishRowsWith(out, bias, rows, n, FcRelu());
+    case FcActivationKind::kGelu:
+      return FinishRowsWith(out, bias, rows, n, GeluErf());
+    case FcActivationKind::kGeluTanh:
+      return FinishRowsWith(out, bias, rows, n, GeluTanh());
   }
 }
 
 // FinishRowsLoop on the widest vectors the CPU has
 // (platform/vector_clones.h; GCC clones non-template functions only).
 SF_WIDEST_VECTORS void FinishRows(float* out, const float* bias, int64_t rows,
-                                  int64_t n, bool relu) {
-  FinishRowsLoop(out, bias, rows, n, relu);
+                                  int64_t n, FcActivationKind activation) {
+  FinishRowsLoop(out, bias, rows, n, activation);
 }
 SF_WIDEST_VECTORS void FinishRows(double* out, const double* bias, int64_t rows,
-                                  int64_t n, bool relu) {
-  FinishRowsLoop(out, bias, rows, n, relu);
+                                  int64_t n, FcActivationKind activation) {
+  FinishRowsLoop(out, bias, rows, n, activation);
 }
 
-// The product, then the bias and the relu in one pass over Out's rows while
-// they are still in the caches. (Starting Out from the bias and adding the
-// product to it, sgemm's beta = 1, was measured slower: oneDNN then reads
+// The product, then the bias and the activation in one pass over Out's rows
+// while they are still in the caches. (Starting Out from the bias and adding
+// the product to it, sgemm's beta = 1, was measured slower: oneDNN then reads
 // Out as well, and the bias copy is one more pass.)
 template <typename T>
 absl::Status Fc(KernelContext& context) {
@@ -324,12 +364,14 @@ absl::Status Fc(KernelContext& context) {
                           w.data<T>(), n, T(0), out_data, n, w.buffer()));
   const T* bias =
       context.HasInput("Bias") ? context.Input("Bias").data<T>() : nullptr;
-  const bool relu = FusesRelu(context.attrs());
-  if ((bias == nullptr && !relu) || n == 0) return absl::OkStatus();
-  ParallelFor(m, (kElementsWorthAThread + n - 1) / n,
-              [&](int64_t begin, int64_t end) {
-                FinishRows(out_data + begin * n, bias, end - begin, n, relu);
-              });
+  const FcActivationKind activation = FcActivationOf(context.attrs());
+  if ((bias == nullptr && activation == FcActivationKind::kNone) || n == 0) {
+    return absl::OkStatus();
+  }
+  ParallelFor(
+      m, (kElementsWorthAThread + n - 1) / n, [&](int64_t begin, int64_t end) {
+        FinishRows(out_data + begin * n, bias, end - begin, n, activation);
+      });
   return absl::OkStatus();
 }
 
@@ -364,27 +406,52 @@ absl::Status FcGrad(KernelContext& context) {
 }
 
 // fc's gradient: what GradSpec's default maker would make of fc's
-// declarations (one fc_grad op), preceded, for activation_type "relu", by a
-// relu_grad op that takes Out@GRAD back through the relu. relu_grad reads
-// the fused Out, as it reads relu's Out in the unfused net; a plain fc's
-// gradient still reads no output, so that Out need not outlive the forward
-// pass.
+// declarations (one fc_grad op), preceded by the ops that take Out@GRAD
+// back through a fused activation. For "relu", a relu_grad op, which reads
+// the fused Out, as it reads relu's Out in the unfused net. For "gelu" and
+// "gelu_tanh", whose derivative needs the pre-activation that the fused
+// op never stores, an fc without activation that computes it again, then
+// gelu_grad on it: the forward pass keeps no more than the unfused net's.
+// A plain fc's gradient still reads no output, so that Out need not
+// outlive the forward pass.
 absl::Status MakeFcGrad(GradOpContext& grad) {
   std::vector<std::string> out_grad = grad.OutputGrad("Out");
-  const bool relu =
-      std::any_of(grad.forward().attrs().begin(), grad.forward().attrs().end(),
-                  [](const AttrDef& attr) {
-                    return attr.name() == kActivationType && attr.s() == "relu";
-                  });
-  if (relu && !out_grad.empty() && !out_grad[0].empty()) {
-    // The gradient of the pre-activation, named from Out's gradient as
-    // framework/backward.cc names its partial and zero gradients ("@<part>",
-    // "@ZERO"): within the "@GRAD" names the backward pass owns.
+  std::string activation;
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() == kActivationType) activation = attr.s();
+  }
+  // The names of what the activation's gradient adds are made from Out's
+  // gradient, as framework/backward.cc names its partial and zero gradients
+  // ("@<part>", "@ZERO"): within the "@GRAD" names the backward pass owns.
+  if (activation == "relu" && !out_grad.empty() && !out_grad[0].empty()) {
     const std::string pre = absl::StrCat(out_grad[0], "@PRE_RELU");
     OpDef& op = grad.AddOp("relu_grad");
     GradOpContext::SetInput(op, "Out", grad.Output("Out"));
     GradOpContext::SetInput(op, "Out@GRAD", out_grad);
     GradOpContext::SetOutput(op, "X@GRAD", {pre});
+    out_grad = {pre};
+  }
+  if ((activation == "gelu" || activation == "gelu_tanh") &&
+      !out_grad.empty() && !out_grad[0].empty()) {
+    const std::string pre_value = absl::StrCat(out_grad[0], "@PRE_GELU_VALUE");
+    const std::string pre = absl::StrCat(out_grad[0], "@PRE_GELU");
+    OpDef& product = grad.AddOp("fc");
+    for (const char* slot : {"X", "W", "Bias"}) {
+      GradOpContext::SetInput(product, slot, grad.Input(slot));
+    }
+    GradOpContext::SetOutput(product, "Out", {pre_value});
+    for (const AttrDef& attr : grad.forward().attrs()) {
+      if (attr.name() != kActivationType) *product.add_attrs() = attr;
+    }
+    OpDef& op = grad.AddOp("gelu_grad");
+    GradOpContext::SetInput(op, "X", {pre_value});
+    GradOpContext::SetInput(op, "Out@GRAD", out_grad);
+    GradOpContext::SetOutput(op, "X@GRAD", {pre});
+    if (activation == "gelu_tanh") {
+      AttrDef* approximate = op.add_attrs();
+      approximate->set_name("approximate");
+      approximate->set_b(true);
+    }
     out_grad = {pre};
   }
   OpDef& op = grad.AddOp("fc_grad");
@@ -396,7 +463,7 @@ absl::Status MakeFcGrad(GradOpContext& grad) {
     GradOpContext::SetOutput(op, GradName(slot), grad.InputGrad(slot));
   }
   // All but activation_type: fc_grad differentiates the product and the
-  // bias only, the relu_grad above the activation.
+  // bias only, the ops above the activation.
   for (const AttrDef& attr : grad.forward().attrs()) {
     if (attr.name() != kActivationType) *op.add_attrs() = attr;
   }
@@ -458,8 +525,9 @@ SF_REGISTER_OP(fc)
     .Attr(kActivationType, AttrType::kString, AttrValue(std::string()),
           FcActivation())
     .Infer(InferFc)
-    // The declarations are fc_grad's slots; MakeFcGrad adds the relu_grad
-    // of a fused relu, which reads Out, only where activation_type asks.
+    // The declarations are fc_grad's slots; MakeFcGrad adds the gradient
+    // of a fused activation (a relu's reads Out) only where
+    // activation_type asks.
     .Grad(GradSpec("fc_grad")
               .ReadInput("X")
               .ReadInput("W")

@@ -484,8 +484,15 @@ absl::Status Fc(KernelContext& context) {
   // relu after it took two.
   const T* bias =
       context.HasInput("Bias") ? context.Input("Bias").data<T>() : nullptr;
-  const bool relu =
-      context.attrs().Get<std::string>("activation_type") == "relu";
+  const std::string& activation =
+      context.attrs().Get<std::string>("activation_type");
+  // The CPU's fc also fuses gelu; the fusion pass asks for it on the CPU
+  // only.
+  SF_CHECK(activation.empty() || activation == "relu",
+           "activation_type \"%s\" has no CUDA kernel (only \"\" and "
+           "\"relu\")",
+           activation);
+  const bool relu = activation == "relu";
   cuda::LaunchFinishRows<T>(bias, m, n, relu, out->data<T>(), cuda->stream());
   return CudaLaunchCheck("fc bias and relu");
 }

@@ -95,27 +95,36 @@ class Fuser {
     }
   }
 
-  // fc + relu -> fc with activation_type "relu".
-  void FuseActivations() {
+  // fc + relu -> fc with activation_type "relu"; where `gelu`, fc + gelu
+  // -> fc with activation_type "gelu" (or "gelu_tanh", for a gelu with
+  // "approximate").
+  void FuseActivations(bool gelu) {
     CountUses();
     for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
       if (!alive_[i] || ops_[i].type() != "fc") continue;
       const AttrDef* activation = FindAttr(ops_[i], "activation_type");
       if (activation != nullptr && !activation->s().empty()) continue;
-      const std::optional<int> relu = OnlyReaderOfOutput(i, "relu");
-      if (!relu.has_value()) continue;
-      const std::string* relu_out = OnlyVar(ops_[*relu].outputs(), "Out");
+      std::optional<int> reader = OnlyReaderOfOutput(i, "relu");
+      if (!reader.has_value() && gelu) reader = OnlyReaderOfOutput(i, "gelu");
+      if (!reader.has_value()) continue;
+      const std::string* reader_out = OnlyVar(ops_[*reader].outputs(), "Out");
       std::vector<std::string> inputs;
       for (const OpSlot& slot : ops_[i].inputs()) {
         inputs.insert(inputs.end(), slot.vars().begin(), slot.vars().end());
       }
-      if (relu_out == nullptr || WrittenBetween(i, *relu, inputs)) continue;
+      if (reader_out == nullptr || WrittenBetween(i, *reader, inputs)) continue;
+      std::string fused_activation = "relu";
+      if (ops_[*reader].type() == "gelu") {
+        const AttrDef* approximate = FindAttr(ops_[*reader], "approximate");
+        fused_activation =
+            approximate != nullptr && approximate->b() ? "gelu_tanh" : "gelu";
+      }
       const std::string fc_out = *OnlyVar(ops_[i].outputs(), "Out");
       OpDef fused = ops_[i];
       fused.mutable_outputs()->Clear();
-      SetSlot(fused.mutable_outputs(), "Out", *relu_out);
-      MutableAttr(fused, "activation_type").set_s("relu");
-      Fuse(i, *relu, std::move(fused), fc_out);
+      SetSlot(fused.mutable_outputs(), "Out", *reader_out);
+      MutableAttr(fused, "activation_type").set_s(fused_activation);
+      Fuse(i, *reader, std::move(fused), fc_out);
     }
   }
 
@@ -253,10 +262,10 @@ class Fuser {
 
 std::optional<OpFusion> FuseOps(
     const BlockDef& block,
-    const absl::flat_hash_map<std::string, VarInfo>& infos) {
+    const absl::flat_hash_map<std::string, VarInfo>& infos, bool gelu) {
   Fuser fuser(block, infos);
   fuser.FuseProductsAndBiases();
-  fuser.FuseActivations();
+  fuser.FuseActivations(gelu);
   return fuser.Result();
 }
 
@@ -267,7 +276,9 @@ absl::StatusOr<bool> OpFusionPass::Run(PassBlock& block,
   for (size_t v = 0; v < prepared.var_names().size(); ++v) {
     infos[prepared.var_names()[v]] = prepared.var_infos()[v];
   }
-  std::optional<OpFusion> fusion = FuseOps(block.block, infos);
+  // fc fuses gelu on the CPU only (its CUDA kernel has relu alone).
+  std::optional<OpFusion> fusion =
+      FuseOps(block.block, infos, /*gelu=*/context.place.is_cpu());
   if (!fusion.has_value()) return false;
   block.Replace(std::move(fusion->block), fusion->source_op);
   return true;

@@ -13,7 +13,11 @@
 //   dims [n], [1, n]...) and the add's output of the product's dims, into
 //   fc(X, W = Y, Bias) with in_num_col_dims = rank(X) - 1;
 // - an fc without activation whose output only a relu reads into fc with
-//   activation_type "relu", writing the relu's output.
+//   activation_type "relu", writing the relu's output; on the CPU, one
+//   whose output only a gelu reads into fc with activation_type "gelu"
+//   ("gelu_tanh" for a gelu with "approximate"): the gelu of transformers'
+//   and ConvNeXt's feed-forward layers runs on the product's rows while
+//   they are in the caches, instead of in a pass of its own.
 // Only float32 and float64, fc's dtypes. The variable between two fused ops
 // must be a temporary that one op writes and one reads (not persistable,
 // nothing else in the block reading or writing it), and no op between the
@@ -47,10 +51,12 @@ struct OpFusion {
 // `block` with its fusible ops fused, or nullopt where none are. `infos`
 // gives inference's dtype and dims of the block's variables by name (a
 // variable absent or of unknown rank is fused only where its rank does not
-// matter). Expects a block that Prepare has accepted.
+// matter). Fuses gelus into fcs only where `gelu` (fc's CPU kernel fuses
+// them, its CUDA kernel does not). Expects a block that Prepare has
+// accepted.
 std::optional<OpFusion> FuseOps(
     const BlockDef& block,
-    const absl::flat_hash_map<std::string, VarInfo>& infos);
+    const absl::flat_hash_map<std::string, VarInfo>& infos, bool gelu = true);
 
 // The fusion as a pass of Prepare (PrepareOptions::fuse_ops), named
 // "op_fusion"; it reads the variables' dtypes and dims from the prepared

@@ -148,6 +148,43 @@ TEST_F(OpFusionTest, FusesAnFcAndItsRelu) {
   EXPECT_THAT(fusion->source_op, ElementsAre(0));
 }
 
+std::string Gelu(const std::string& x, const std::string& out,
+                 bool approximate = false) {
+  return Op("gelu", In("X", x), out,
+            approximate ? "attrs { name: 'approximate' b: true }" : "");
+}
+
+TEST_F(OpFusionTest, FusesAProductItsBiasAndAGelu) {
+  for (bool approximate : {false, true}) {
+    SCOPED_TRACE(approximate ? "tanh form" : "erf form");
+    std::optional<OpFusion> fusion =
+        Fuse(Matmul("x", "w", "product") + Add("product", "b", "sum") +
+             Gelu("sum", "h", approximate) + Gelu("h", "y"));
+    ASSERT_TRUE(fusion.has_value());
+    ASSERT_EQ(fusion->block.ops_size(), 2);
+    const OpDef& fc = fusion->block.ops(0);
+    EXPECT_EQ(fc.type(), "fc");
+    EXPECT_EQ(Slot(fc, true, "Bias"), "b");
+    EXPECT_EQ(Slot(fc, false, "Out"), "h");
+    EXPECT_EQ(Attr(fc, "activation_type"), approximate ? "gelu_tanh" : "gelu");
+    // fc has its activation: the second gelu stays.
+    EXPECT_EQ(fusion->block.ops(1).type(), "gelu");
+    EXPECT_THAT(fusion->source_op, ElementsAre(0, 3));
+    EXPECT_EQ(fusion->ops_removed, 2);
+  }
+}
+
+TEST_F(OpFusionTest, LeavesGelusWhereAsked) {
+  std::optional<OpFusion> fusion =
+      FuseOps(ParseBlock(vars_ + Matmul("x", "w", "product") +
+                         Add("product", "b", "sum") + Gelu("sum", "h")),
+              infos_, /*gelu=*/false);
+  ASSERT_TRUE(fusion.has_value());
+  ASSERT_EQ(fusion->block.ops_size(), 2);
+  EXPECT_EQ(Attr(fusion->block.ops(0), "activation_type"), "(unset)");
+  EXPECT_EQ(fusion->block.ops(1).type(), "gelu");
+}
+
 TEST_F(OpFusionTest, LeavesWhatItCannotFuse) {
   Declare("full", {4, 2}, true);
   Declare("wide", {4, 4});
@@ -191,6 +228,10 @@ TEST_F(OpFusionTest, LeavesWhatItCannotFuse) {
       fc + Relu("h", "y") + Relu("h", "z"),
       // A relu that writes the fc's input.
       fc + Relu("h", "x"),
+      // The same for a gelu.
+      fc + Gelu("h", "h"),
+      fc + Gelu("h", "y") + Relu("h", "z"),
+      fc + Gelu("h", "x"),
   };
   for (const std::string& ops : cases) {
     EXPECT_FALSE(Fuse(ops).has_value()) << ops;

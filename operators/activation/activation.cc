@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "framework/grad_spec.h"
 #include "framework/op_spec.h"
+#include "operators/activation/gelu_math.h"
 #include "operators/activation/grad_util.h"
 #include "operators/common.h"
 #include "operators/elementwise/vector_loops.h"
@@ -40,7 +41,7 @@ absl::Status InferActivation(InferContext& context) {
 // max(x, 0); NaN stays NaN.
 struct ReluOp {
   template <typename T>
-  T operator()(T v) const {
+  SF_VECTOR_OP T operator()(T v) const {
     return v < T(0) ? T(0) : v;
   }
 };
@@ -51,7 +52,7 @@ struct ReluOp {
 template <typename T>
 struct LeakyReluOp {
   T alpha;
-  T operator()(T v) const {
+  SF_VECTOR_OP T operator()(T v) const {
     return (v < T(0) ? T(0) : v) + alpha * (v < T(0) ? v : T(0));
   }
 };
@@ -60,47 +61,30 @@ struct LeakyReluOp {
 template <typename T>
 struct EluOp {
   T alpha;
-  float operator()(float v) const {
+  SF_VECTOR_OP float operator()(float v) const {
     return v > 0.0f ? v : alpha * vmath::Expm1(v > 0.0f ? 0.0f : v);
   }
-  double operator()(double v) const {
+  SF_VECTOR_OP double operator()(double v) const {
     return v > 0.0 ? v : alpha * std::expm1(v);
   }
 };
 
 // 1 / (1 + exp(-x)): exp(-x) overflowing to inf gives 0, not NaN.
 struct SigmoidOp {
-  float operator()(float v) const { return vmath::Sigmoid(v); }
-  double operator()(double v) const { return 1.0 / (1.0 + std::exp(-v)); }
+  SF_VECTOR_OP float operator()(float v) const { return vmath::Sigmoid(v); }
+  SF_VECTOR_OP double operator()(double v) const {
+    return 1.0 / (1.0 + std::exp(-v));
+  }
 };
 
 struct TanhOp {
-  float operator()(float v) const { return vmath::Tanh(v); }
-  double operator()(double v) const { return std::tanh(v); }
+  SF_VECTOR_OP float operator()(float v) const { return vmath::Tanh(v); }
+  SF_VECTOR_OP double operator()(double v) const { return std::tanh(v); }
 };
 
-// x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), computed as x Phi(x) (float)
-// or 0.5 x erfc(-x / sqrt(2)) (double), which keep their precision for
-// negative x where 1 + erf(...) would cancel.
-struct GeluErfOp {
-  float operator()(float v) const { return v * vmath::NormalCdf(v); }
-  double operator()(double v) const {
-    return 0.5 * v * std::erfc(-v * 0.70710678118654752440);
-  }
-};
-
-// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), computed as
-// x sigmoid(2 z) with z the tanh's argument (the same function, without the
-// cancellation).
-struct GeluTanhOp {
-  template <typename T>
-  static T TwiceZ(T v) {
-    constexpr T kSqrt2OverPi = T(0.79788456080286535588);
-    return T(2) * kSqrt2OverPi * (v + T(0.044715) * v * v * v);
-  }
-  float operator()(float v) const { return v * vmath::Sigmoid(TwiceZ(v)); }
-  double operator()(double v) const { return v / (1.0 + std::exp(-TwiceZ(v))); }
-};
+// gelu_math.h's two forms.
+using GeluErfOp = GeluErf;
+using GeluTanhOp = GeluTanh;
 
 // The activations whose loops vectorize.
 template <typename T>
@@ -165,7 +149,7 @@ absl::Status Gelu(KernelContext& context) {
 // where relu has no derivative, 0, as in Paddle.
 struct ReluGradOp {
   template <typename T>
-  T operator()(T out, T g) const {
+  SF_VECTOR_OP T operator()(T out, T g) const {
     return out > T(0) ? g : T(0);
   }
 };
@@ -175,13 +159,15 @@ struct ReluGradOp {
 template <typename T>
 struct LeakyReluGradOp {
   T alpha;
-  T operator()(T x, T g) const { return g * (x < T(0) ? alpha : T(1)); }
+  SF_VECTOR_OP T operator()(T x, T g) const {
+    return g * (x < T(0) ? alpha : T(1));
+  }
 };
 
 // From Out: g out (1 - out).
 struct SigmoidGradOp {
   template <typename T>
-  T operator()(T out, T g) const {
+  SF_VECTOR_OP T operator()(T out, T g) const {
     return g * out * (T(1) - out);
   }
 };
@@ -189,7 +175,7 @@ struct SigmoidGradOp {
 // From Out: g (1 - out^2).
 struct TanhGradOp {
   template <typename T>
-  T operator()(T out, T g) const {
+  SF_VECTOR_OP T operator()(T out, T g) const {
     return g * (T(1) - out * out);
   }
 };
@@ -200,11 +186,11 @@ struct TanhGradOp {
 template <typename T>
 struct EluGradOp {
   T alpha;
-  float operator()(float x, float g) const {
+  SF_VECTOR_OP float operator()(float x, float g) const {
     const float below = g * alpha * vmath::Exp(x < 0.0f ? x : 0.0f);
     return x > 0.0f ? g : below;
   }
-  double operator()(double x, double g) const {
+  SF_VECTOR_OP double operator()(double x, double g) const {
     const double below = g * alpha * std::exp(x < 0.0 ? x : 0.0);
     return x > 0.0 ? g : below;
   }
@@ -214,11 +200,11 @@ struct EluGradOp {
 // phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
 struct GeluErfGradOp {
   static constexpr double kInvSqrt2Pi = 0.39894228040143267794;
-  float operator()(float x, float g) const {
+  SF_VECTOR_OP float operator()(float x, float g) const {
     const float pdf = float(kInvSqrt2Pi) * vmath::Exp(-0.5f * x * x);
     return g * (vmath::NormalCdf(x) + x * pdf);
   }
-  double operator()(double x, double g) const {
+  SF_VECTOR_OP double operator()(double x, double g) const {
     const double cdf = 0.5 * std::erfc(-x * 0.70710678118654752440);
     const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
     return g * (cdf + x * pdf);
@@ -238,10 +224,10 @@ struct GeluTanhGradOp {
     const T dz = kSqrt2OverPi * (T(1) + T(3) * T(0.044715) * x * x);
     return s + T(2) * x * s * (T(1) - s) * dz;
   }
-  float operator()(float x, float g) const {
+  SF_VECTOR_OP float operator()(float x, float g) const {
     return g * Derivative(x, vmath::Sigmoid(GeluTanhOp::TwiceZ(x)));
   }
-  double operator()(double x, double g) const {
+  SF_VECTOR_OP double operator()(double x, double g) const {
     const double s = 1.0 / (1.0 + std::exp(-GeluTanhOp::TwiceZ(x)));
     return g * Derivative(x, s);
   }

@@ -1,5 +1,5 @@
-// relu and softmax on large float32 inputs: through the executor as a net
-// runs them, and softmax's row loops against the plain loops they replace.
+// relu, exact gelu and softmax on large float32 inputs: through the
+// executor as a net runs them, and softmax's row loops against the plain loops they replace.
 //   bazel run //operators/activation:activation_benchmark
 #include <algorithm>
 #include <cmath>
@@ -81,6 +81,14 @@ void BM_ReluOp(benchmark::State& state) {
   RunOpBenchmark(state, "relu", {{"X", SpreadTensor({state.range(0)})}});
 }
 BENCHMARK(BM_ReluOp)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20);
+
+// Exact (erf) gelu of a [n] tensor: vector math whose body is large, so
+// that its loop runs on the widest vectors only where the op is inlined
+// into it (vector_loops.h's SF_VECTOR_LOOPS).
+void BM_GeluOp(benchmark::State& state) {
+  RunOpBenchmark(state, "gelu", {{"X", SpreadTensor({state.range(0)})}});
+}
+BENCHMARK(BM_GeluOp)->Arg(1 << 16)->Arg(1 << 20);
 
 // relu_grad of a [n] tensor: from Out ("x") and Out@GRAD (the same
 // values), into X@GRAD.

@@ -33,8 +33,8 @@ absl::Status InferActivation(InferContext& context) {
 // log(1 + e^x), as max(x, 0) + log1p(e^-|x|): no overflow, and the tiny
 // results of very negative x keep their digits.
 struct SoftplusOp {
-  float operator()(float x) const { return vmath::Softplus(x); }
-  double operator()(double x) const {
+  SF_VECTOR_OP float operator()(float x) const { return vmath::Softplus(x); }
+  SF_VECTOR_OP double operator()(double x) const {
     return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
   }
 };
@@ -55,7 +55,7 @@ template <typename T>
 struct HardSigmoidOp {
   T alpha;
   T beta;
-  T operator()(T x) const {
+  SF_VECTOR_OP T operator()(T x) const {
     const T v = alpha * x + beta;
     return v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
   }
@@ -65,7 +65,7 @@ struct HardSigmoidOp {
 // (x max(0, min(1, x / 6 + 1 / 2))); NaN stays NaN.
 struct HardSwishOp {
   template <typename T>
-  T operator()(T x) const {
+  SF_VECTOR_OP T operator()(T x) const {
     const T v = x + T(3);
     return x * (v < T(0) ? T(0) : (v > T(6) ? T(6) : v)) / T(6);
   }
@@ -74,7 +74,7 @@ struct HardSwishOp {
 // x sigmoid(x) (SiLU, Swish with beta 1).
 struct SiluOp {
   template <typename T>
-  T operator()(T x) const {
+  SF_VECTOR_OP T operator()(T x) const {
     return x * Sigmoid(x);
   }
 };
@@ -87,12 +87,12 @@ constexpr double kMishLinearFrom = 20;
 // free of tanh's and softplus's cancellations; x itself beyond 20, where
 // n would overflow.
 struct MishOp {
-  float operator()(float x) const {
+  SF_VECTOR_OP float operator()(float x) const {
     const float e = vmath::Exp(x > float(kMishLinearFrom) ? 0.0f : x);
     const float n = e * (e + 2.0f);
     return x > float(kMishLinearFrom) ? x : x * n / (n + 2.0f);
   }
-  double operator()(double x) const {
+  SF_VECTOR_OP double operator()(double x) const {
     const double e = std::exp(x > kMishLinearFrom ? 0.0 : x);
     const double n = e * (e + 2.0);
     return x > kMishLinearFrom ? x : x * n / (n + 2.0);
@@ -139,7 +139,7 @@ absl::Status HardSigmoid(KernelContext& context) {
 // d softplus / dx = sigmoid(x).
 struct SoftplusGradOp {
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     return g * Sigmoid(x);
   }
 };
@@ -150,7 +150,7 @@ template <typename T>
 struct HardSigmoidGradOp {
   T alpha;
   T beta;
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     const T v = alpha * x + beta;
     return v > T(0) && v < T(1) ? g * alpha : T(0);
   }
@@ -159,7 +159,7 @@ struct HardSigmoidGradOp {
 // 0 below -3, 1 above 3, x / 3 + 1 / 2 between (at -3 too, as PyTorch).
 struct HardSwishGradOp {
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     const T inside = g * (x / T(3) + T(0.5));
     return x < T(-3) ? T(0) : (x > T(3) ? g : inside);
   }
@@ -168,7 +168,7 @@ struct HardSwishGradOp {
 // s (1 + x (1 - s)) with s = sigmoid(x).
 struct SiluGradOp {
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     const T s = Sigmoid(x);
     return g * (s * (T(1) + x * (T(1) - s)));
   }
@@ -179,7 +179,7 @@ struct SiluGradOp {
 // without the cancellation. 1 beyond 20, as the forward is x there.
 struct MishGradOp {
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     const T e = Exp(x > T(kMishLinearFrom) ? T(0) : x);
     const T n = e * (e + T(2));
     const T n2 = n + T(2);

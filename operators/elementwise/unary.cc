@@ -48,52 +48,52 @@ using elementwise::Neg;
 // Float32 runs vector_math.h's kernels, which vectorize; float64 calls
 // libm.
 struct Exp {
-  float operator()(float a) const { return vmath::Exp(a); }
-  double operator()(double a) const { return std::exp(a); }
+  SF_VECTOR_OP float operator()(float a) const { return vmath::Exp(a); }
+  SF_VECTOR_OP double operator()(double a) const { return std::exp(a); }
 };
 
 struct Log {
-  float operator()(float a) const { return vmath::Log(a); }
-  double operator()(double a) const { return std::log(a); }
+  SF_VECTOR_OP float operator()(float a) const { return vmath::Log(a); }
+  SF_VECTOR_OP double operator()(double a) const { return std::log(a); }
 };
 
 struct Sqrt {
   template <typename T>
-  T operator()(T a) const {
+  SF_VECTOR_OP T operator()(T a) const {
     return std::sqrt(a);
   }
 };
 
 struct Erf {
-  float operator()(float a) const { return vmath::Erf(a); }
-  double operator()(double a) const { return std::erf(a); }
+  SF_VECTOR_OP float operator()(float a) const { return vmath::Erf(a); }
+  SF_VECTOR_OP double operator()(double a) const { return std::erf(a); }
 };
 
 // 1 / x, correctly rounded (a division); 1 / +-0 is +-inf.
 struct Reciprocal {
   template <typename T>
-  T operator()(T a) const {
+  SF_VECTOR_OP T operator()(T a) const {
     return T(1) / a;
   }
 };
 
 struct Sin {
   template <typename T>
-  T operator()(T a) const {
+  SF_VECTOR_OP T operator()(T a) const {
     return std::sin(a);
   }
 };
 
 struct Cos {
   template <typename T>
-  T operator()(T a) const {
+  SF_VECTOR_OP T operator()(T a) const {
     return std::cos(a);
   }
 };
 
 struct Abs {
   template <typename T>
-  T operator()(T a) const {
+  SF_VECTOR_OP T operator()(T a) const {
     if constexpr (std::is_integral_v<T>) {
       return a < 0 ? Neg()(a) : a;
     } else {
@@ -107,7 +107,7 @@ template <typename T>
 struct ScaleThenBias {
   T scale;
   T bias;
-  T operator()(T v) const { return Add()(Mul()(scale, v), bias); }
+  SF_VECTOR_OP T operator()(T v) const { return Add()(Mul()(scale, v), bias); }
 };
 
 // Out = scale * (X + bias).
@@ -115,7 +115,7 @@ template <typename T>
 struct BiasThenScale {
   T scale;
   T bias;
-  T operator()(T v) const { return Mul()(scale, Add()(v, bias)); }
+  SF_VECTOR_OP T operator()(T v) const { return Mul()(scale, Add()(v, bias)); }
 };
 
 // Out = X clamped to [lo, hi]; NaN stays NaN.
@@ -123,7 +123,9 @@ template <typename T>
 struct ClipTo {
   T lo;
   T hi;
-  T operator()(T v) const { return v < lo ? lo : (hi < v ? hi : v); }
+  SF_VECTOR_OP T operator()(T v) const {
+    return v < lo ? lo : (hi < v ? hi : v);
+  }
 };
 
 // The ops whose float loops vectorize (sin and cos call libm; sqrt does
@@ -241,7 +243,7 @@ absl::Status ClipKernel(KernelContext& context) {
 struct ExpGrad {
   static constexpr char kReads[] = "Out";
   template <typename T>
-  T operator()(T out, T g) const {
+  SF_VECTOR_OP T operator()(T out, T g) const {
     return g * out;
   }
 };
@@ -249,7 +251,7 @@ struct ExpGrad {
 struct LogGrad {
   static constexpr char kReads[] = "X";
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     return g / x;
   }
 };
@@ -257,7 +259,7 @@ struct LogGrad {
 struct SqrtGrad {
   static constexpr char kReads[] = "Out";
   template <typename T>
-  T operator()(T out, T g) const {
+  SF_VECTOR_OP T operator()(T out, T g) const {
     return g / (2 * out);
   }
 };
@@ -265,10 +267,10 @@ struct SqrtGrad {
 // d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2).
 struct ErfGrad {
   static constexpr char kReads[] = "X";
-  float operator()(float x, float g) const {
+  SF_VECTOR_OP float operator()(float x, float g) const {
     return g * 1.12837917f * vmath::Exp(-x * x);
   }
-  double operator()(double x, double g) const {
+  SF_VECTOR_OP double operator()(double x, double g) const {
     return g * 1.12837916709551257390 * std::exp(-x * x);
   }
 };
@@ -277,7 +279,7 @@ struct ErfGrad {
 struct ReciprocalGrad {
   static constexpr char kReads[] = "Out";
   template <typename T>
-  T operator()(T out, T g) const {
+  SF_VECTOR_OP T operator()(T out, T g) const {
     return -g * out * out;
   }
 };
@@ -285,7 +287,7 @@ struct ReciprocalGrad {
 struct SinGrad {
   static constexpr char kReads[] = "X";
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     return g * std::cos(x);
   }
 };
@@ -293,7 +295,7 @@ struct SinGrad {
 struct CosGrad {
   static constexpr char kReads[] = "X";
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     return -g * std::sin(x);
   }
 };
@@ -303,7 +305,7 @@ struct CosGrad {
 struct AbsGrad {
   static constexpr char kReads[] = "X";
   template <typename T>
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     if (x > 0) return g;
     if (x < 0) return -g;
     return x == 0 ? T{0} : x;
@@ -315,7 +317,7 @@ struct AbsGrad {
 template <typename T>
 struct ClipGrad {
   T lo, hi;
-  T operator()(T x, T g) const {
+  SF_VECTOR_OP T operator()(T x, T g) const {
     // The negated comparisons of ClipTo, so that NaN passes as there.
     return !(x < lo) && !(hi < x) ? g : T{0};
   }

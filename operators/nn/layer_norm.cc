@@ -16,7 +16,9 @@
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/kernel_util.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -107,11 +109,80 @@ absl::Status InferLayerNormGrad(InferContext& context) {
   return GradsLikeInputs({"X", "Scale", "Bias"})(context);
 }
 
+// Sum of f(in[i]) for i < n, in double, over kLanes partial sums that the
+// compiler keeps in vector registers (one chain of additions, which it may
+// not reorder, would run one element at a time).
+template <typename T, typename F>
+inline __attribute__((always_inline)) double LaneSum(const T* in, int64_t n,
+                                                     F f) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] += f(in[i + j]);
+  }
+  double sum = 0;
+  for (; i < n; ++i) sum += f(in[i]);
+  for (int j = 0; j < kLanes; ++j) sum += lanes[j];
+  return sum;
+}
+
+// What LayerNormRows reads and writes: rows of `normalized` values.
+template <typename T>
+struct LayerNormArgs {
+  const T* x;
+  T* y;
+  int64_t normalized;
+  double epsilon;
+  const T* scale;  // null if absent
+  const T* bias;   // null if absent
+  T* mean_out;     // null if not wanted
+  T* inv_std_out;  // null if not wanted
+};
+
+// Rows [begin, end): statistics in double, then the normalized row.
+template <typename T>
+inline __attribute__((always_inline)) void LayerNormRowsLoop(
+    const LayerNormArgs<T>& a, int64_t begin, int64_t end) {
+  const int64_t n = a.normalized;
+  for (int64_t r = begin; r < end; ++r) {
+    const T* in = a.x + r * n;
+    T* out = a.y + r * n;
+    const double mean = LaneSum(in, n, [](T v) { return double(v); }) / n;
+    const double squares = LaneSum(in, n, [mean](T v) {
+      const double d = double(v) - mean;
+      return d * d;
+    });
+    const double inv_std = 1.0 / std::sqrt(squares / n + a.epsilon);
+    if (a.mean_out != nullptr) a.mean_out[r] = static_cast<T>(mean);
+    if (a.inv_std_out != nullptr) a.inv_std_out[r] = static_cast<T>(inv_std);
+    for (int64_t i = 0; i < n; ++i) {
+      double v = (in[i] - mean) * inv_std;
+      if (a.scale != nullptr) v *= a.scale[i];
+      if (a.bias != nullptr) v += a.bias[i];
+      out[i] = static_cast<T>(v);
+    }
+  }
+}
+
+// LayerNormRowsLoop on the widest vectors the CPU has
+// (platform/vector_clones.h; GCC clones non-template functions only).
+SF_WIDEST_VECTORS void LayerNormRows(const LayerNormArgs<float>& a,
+                                     int64_t begin, int64_t end) {
+  LayerNormRowsLoop(a, begin, end);
+}
+SF_WIDEST_VECTORS void LayerNormRows(const LayerNormArgs<double>& a,
+                                     int64_t begin, int64_t end) {
+  LayerNormRowsLoop(a, begin, end);
+}
+
 // Each row of `normalized` elements gets its mean and (biased) variance,
 // both accumulated in double, then
 // Y = (X - mean) / sqrt(variance + epsilon) * scale + bias. Mean and
 // InvStdDev, if bound, get mean and 1 / sqrt(variance + epsilon); NaN for
 // rows of no elements.
+// Rows run over threads, each normalized on its own (ConvNeXt's layer
+// norms over channels are thousands of rows of 96 to 768 values).
 template <typename T>
 absl::Status LayerNormKernel(KernelContext& context) {
   const Tensor& x = context.Input("X");
@@ -126,31 +197,18 @@ absl::Status LayerNormKernel(KernelContext& context) {
     if (inv_std_out != nullptr) std::fill(inv_std_out, inv_std_out + rows, nan);
     return absl::OkStatus();
   }
-  const double epsilon = context.attrs().Get<float>("epsilon");
-  const T* scale =
-      context.HasInput("Scale") ? context.Input("Scale").data<T>() : nullptr;
-  const T* bias =
-      context.HasInput("Bias") ? context.Input("Bias").data<T>() : nullptr;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* in = x.data<T>() + r * normalized;
-    T* out = y.data<T>() + r * normalized;
-    double sum = 0;
-    for (int64_t i = 0; i < normalized; ++i) sum += in[i];
-    const double mean = sum / normalized;
-    double squares = 0;
-    for (int64_t i = 0; i < normalized; ++i) {
-      squares += (in[i] - mean) * (in[i] - mean);
-    }
-    const double inv_std = 1.0 / std::sqrt(squares / normalized + epsilon);
-    if (mean_out != nullptr) mean_out[r] = static_cast<T>(mean);
-    if (inv_std_out != nullptr) inv_std_out[r] = static_cast<T>(inv_std);
-    for (int64_t i = 0; i < normalized; ++i) {
-      double v = (in[i] - mean) * inv_std;
-      if (scale != nullptr) v *= scale[i];
-      if (bias != nullptr) v += bias[i];
-      out[i] = static_cast<T>(v);
-    }
-  }
+  const LayerNormArgs<T> args{
+      x.data<T>(),
+      y.data<T>(),
+      normalized,
+      context.attrs().Get<float>("epsilon"),
+      context.HasInput("Scale") ? context.Input("Scale").data<T>() : nullptr,
+      context.HasInput("Bias") ? context.Input("Bias").data<T>() : nullptr,
+      mean_out,
+      inv_std_out};
+  ParallelFor(
+      rows, (kElementsWorthAThread + normalized - 1) / normalized,
+      [&](int64_t begin, int64_t end) { LayerNormRows(args, begin, end); });
   return absl::OkStatus();
 }
 

@@ -44,6 +44,56 @@ TEST(LayerNormTest, ScaleAndBias) {
       Pointwise(FloatNear(1e-6), std::vector<float>{-1, 1, 2, 0, 1, -1}));
 }
 
+// Many rows over threads (300 x 100 values: past kElementsWorthAThread),
+// rows whose length is no multiple of the vector sums' lanes, values off
+// zero so that the mean matters: each row against the textbook formula
+// (two passes in double), with Mean and InvStdDev.
+TEST(LayerNormTest, ManyRowsMatchTheFormula) {
+  const int64_t rows = 300, n = 100;
+  std::vector<float> x = RandomFloats(rows * n, 7);
+  for (int64_t i = 0; i < rows * n; ++i) x[i] = 3 * x[i] + (i / n) % 5;
+  const std::vector<float> scale = RandomFloats(n, 8);
+  const std::vector<float> bias = RandomFloats(n, 9);
+  auto out = RunOp(absl::StrCat(R"pb(type: "layer_norm"
+                                     inputs { slot: "X" vars: "x" }
+                                     inputs { slot: "Scale" vars: "scale" }
+                                     inputs { slot: "Bias" vars: "bias" }
+                                     outputs { slot: "Y" vars: "y" }
+                                     outputs { slot: "Mean" vars: "mean" }
+                                     outputs {
+                                       slot: "InvStdDev"
+                                       vars: "inv_std"
+                                     })pb"),
+                   {{"x", MakeTensor<float>({rows, n}, x)},
+                    {"scale", MakeTensor<float>({n}, scale)},
+                    {"bias", MakeTensor<float>({n}, bias)}},
+                   {"y", "mean", "inv_std"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<float> y = Values<float>((*out)[0]);
+  const std::vector<float> means = Values<float>((*out)[1]);
+  const std::vector<float> inv_stds = Values<float>((*out)[2]);
+  ASSERT_EQ(y.size(), x.size());
+  ASSERT_EQ(means.size(), static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0;
+    for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
+    mean /= n;
+    double variance = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      variance += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+    }
+    const double inv_std = 1 / std::sqrt(variance / n + 1e-5);
+    ASSERT_NEAR(means[r], mean, 1e-6 * (1 + std::fabs(mean))) << "row " << r;
+    ASSERT_NEAR(inv_stds[r], inv_std, 1e-6 * inv_std) << "row " << r;
+    for (int64_t i = 0; i < n; ++i) {
+      const double expected =
+          (x[r * n + i] - mean) * inv_std * scale[i] + bias[i];
+      ASSERT_NEAR(y[r * n + i], expected, 1e-6 * (1 + std::fabs(expected)))
+          << "row " << r << ", element " << i;
+    }
+  }
+}
+
 TEST(LayerNormTest, BeginNormAxis) {
   const Tensor x = MakeTensor<float>({2, 2, 2}, {0, 2, 4, 6, 1, 5, 9, 3});
   // Axis 1: rows of 4. [0, 2, 4, 6]: mean 3, variance 5.
