@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "operators/common.h"
+#include "operators/quantization/onednn_integer_matmul.h"
 #include "operators/quantization/quant_params.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
@@ -118,6 +119,21 @@ void IntegerMatmul(const Tensor& a, const Tensor& b,
                    const std::vector<int32_t>& a_zero,
                    const std::vector<int32_t>& b_zero,
                    const IntegerMatmulSizes& sizes, int32_t* acc) {
+  const bool one_a_zero = std::all_of(
+      a_zero.begin(), a_zero.end(), [&](int32_t z) { return z == a_zero[0]; });
+  const bool one_b_zero = std::all_of(
+      b_zero.begin(), b_zero.end(), [&](int32_t z) { return z == b_zero[0]; });
+  if (one_a_zero && one_b_zero && !a_zero.empty() && !b_zero.empty() &&
+      OneDnnIntegerMatmul(a, b, a_zero[0], b_zero[0], sizes, acc).ok()) {
+    return;
+  }
+  IntegerMatmulLoop(a, b, a_zero, b_zero, sizes, acc);
+}
+
+void IntegerMatmulLoop(const Tensor& a, const Tensor& b,
+                       const std::vector<int32_t>& a_zero,
+                       const std::vector<int32_t>& b_zero,
+                       const IntegerMatmulSizes& sizes, int32_t* acc) {
   if (a.dtype() == kInt8) {
     MultiplyA(a.data<int8_t>(), b, a_zero, b_zero, sizes, acc);
   } else {

@@ -30,11 +30,20 @@ IntegerMatmulSizes IntegerMatmulSizesOf(const Dims& a, const Dims& b,
                                         const Dims& out);
 
 // acc = (A - a_zero[row]) x (B - b_zero[col]) for every batch, into `acc`
-// (batches * m * n int32s). A and B are uint8 or int8.
+// (batches * m * n int32s). A and B are uint8 or int8. Through oneDNN's
+// int8 matmul where it takes the operands (onednn_integer_matmul.h: int8 B,
+// one zero point each), else IntegerMatmulLoop.
 void IntegerMatmul(const Tensor& a, const Tensor& b,
                    const std::vector<int32_t>& a_zero,
                    const std::vector<int32_t>& b_zero,
                    const IntegerMatmulSizes& sizes, int32_t* acc);
+
+// The same by plain loops, for any operands: each row of A against B,
+// accumulated in int32, rows spread over the threads.
+void IntegerMatmulLoop(const Tensor& a, const Tensor& b,
+                       const std::vector<int32_t>& a_zero,
+                       const std::vector<int32_t>& b_zero,
+                       const IntegerMatmulSizes& sizes, int32_t* acc);
 
 }  // namespace scopeflow
 

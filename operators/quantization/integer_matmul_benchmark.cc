@@ -1,6 +1,7 @@
 // Times the int32-accumulating product of matmul_integer and qlinear_matmul
 // (integer_matmul.h: uint8 activations against int8 weights with zero
-// points) against the float32 Gemm of matmul on the same shapes: a square
+// points), through oneDNN's int8 matmul and by the portable loops, against
+// the float32 Gemm of matmul on the same shapes: a square
 // 256 product and the feed-forward layer of a small transformer (128
 // tokens, 256 -> 1024). Interleaved, at 1 thread:
 //   OMP_NUM_THREADS=1 bazel run -c opt \
@@ -42,6 +43,7 @@ void Report(benchmark::State& state, const Shape& s) {
                          benchmark::Counter::kIsIterationInvariantRate);
 }
 
+template <bool kLoop>
 void IntegerProduct(benchmark::State& state, Shape s) {
   const Tensor a = RandomTensor<uint8_t>({s.m, s.k}, 1);
   const Tensor b = RandomTensor<int8_t>({s.k, s.n}, 2);
@@ -50,7 +52,11 @@ void IntegerProduct(benchmark::State& state, Shape s) {
   const std::vector<int32_t> a_zero(s.m, 128), b_zero(s.n, 0);
   std::vector<int32_t> acc(s.m * s.n);
   for (auto _ : state) {
-    IntegerMatmul(a, b, a_zero, b_zero, sizes, acc.data());
+    if (kLoop) {
+      IntegerMatmulLoop(a, b, a_zero, b_zero, sizes, acc.data());
+    } else {
+      IntegerMatmul(a, b, a_zero, b_zero, sizes, acc.data());
+    }
     benchmark::DoNotOptimize(acc.data());
   }
   Report(state, s);
@@ -76,8 +82,12 @@ const int kRegistered = [] {
        {std::pair<const char*, Shape>{"square_256", {256, 256, 256}},
         std::pair<const char*, Shape>{"ffn_128x256_by_256x1024",
                                       {128, 256, 1024}}}) {
-    benchmark::RegisterBenchmark((std::string("integer_u8s8/") + name).c_str(),
-                                 IntegerProduct, shape);
+    benchmark::RegisterBenchmark(
+        (std::string("integer_u8s8_onednn/") + name).c_str(),
+        &IntegerProduct<false>, shape);
+    benchmark::RegisterBenchmark(
+        (std::string("integer_u8s8_loop/") + name).c_str(),
+        &IntegerProduct<true>, shape);
     benchmark::RegisterBenchmark((std::string("float32_gemm/") + name).c_str(),
                                  FloatProduct, shape);
   }
