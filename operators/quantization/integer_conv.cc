@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "operators/common.h"
+#include "operators/quantization/integer_matmul.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
 
@@ -135,33 +136,56 @@ void Convolve(const X* x, const W* w, int32_t x_zero,
   const int64_t filters = w_dims[0], group_in = w_dims[1];
   const int64_t group_out = filters / window.groups;
   const int64_t rows = group_in * kernel_count;
-  // Per (image, group): the window's values less the zero point as an
-  // int32 matrix [rows x out_count], then each filter's dot products.
+  // Each group's filters transposed to [rows x group_out], the B of the
+  // products below, with their zero points.
+  std::vector<Tensor> filters_t(window.groups);
+  std::vector<std::vector<int32_t>> zeros(window.groups);
+  for (int64_t g = 0; g < window.groups; ++g) {
+    if (!filters_t[g]
+             .Allocate(CPUPlace(), DataTypeOf<W>(), {rows, group_out})
+             .ok()) {
+      return;
+    }
+    W* t = filters_t[g].data<W>();
+    for (int64_t f = 0; f < group_out; ++f) {
+      const W* filter = w + (g * group_out + f) * rows;
+      for (int64_t r = 0; r < rows; ++r) t[r * group_out + f] = filter[r];
+      zeros[g].push_back(w_zero[g * group_out + f]);
+    }
+  }
+  const IntegerMatmulSizes sizes = IntegerMatmulSizesOf(
+      {out_count, rows}, {rows, group_out}, {out_count, group_out});
+  const std::vector<int32_t> x_zeros(out_count, x_zero);
+  // Per (image, group): the windows as a matrix [out_count x rows] of X's
+  // type (padding reads as the zero point, contributing nothing), times the
+  // filters: an integer product (IntegerMatmul, oneDNN's where it applies).
   ParallelFor(batch * window.groups, 1, [&](int64_t begin, int64_t end) {
-    std::vector<int32_t> columns(rows * out_count);
+    Tensor windows;
+    if (!windows.Allocate(CPUPlace(), DataTypeOf<X>(), {out_count, rows})
+             .ok()) {
+      return;
+    }
+    X* columns = windows.data<X>();
+    std::vector<int32_t> product(out_count * group_out);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t n = item / window.groups, g = item % window.groups;
       for (int64_t c = 0; c < group_in; ++c) {
         const X* plane = x + (n * channels + g * group_in + c) * in_size;
         for (int64_t kf = 0; kf < kernel_count; ++kf) {
-          int32_t* column = &columns[(c * kernel_count + kf) * out_count];
+          X* column = columns + c * kernel_count + kf;
           const int64_t* at = &offsets[kf * out_count];
           for (int64_t p = 0; p < out_count; ++p) {
-            column[p] =
-                at[p] < 0 ? 0 : static_cast<int32_t>(plane[at[p]]) - x_zero;
+            column[p * rows] =
+                at[p] < 0 ? static_cast<X>(x_zero) : plane[at[p]];
           }
         }
       }
+      IntegerMatmul(windows, filters_t[g], x_zeros, zeros[g], sizes,
+                    product.data());
       for (int64_t f = 0; f < group_out; ++f) {
-        const int64_t m = g * group_out + f;
-        const W* filter = w + m * rows;
-        int32_t* y = acc + (n * filters + m) * out_count;
-        std::fill(y, y + out_count, 0);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int32_t weight = static_cast<int32_t>(filter[r]) - w_zero[m];
-          if (weight == 0) continue;
-          const int32_t* column = &columns[r * out_count];
-          for (int64_t p = 0; p < out_count; ++p) y[p] += weight * column[p];
+        int32_t* y = acc + (n * filters + g * group_out + f) * out_count;
+        for (int64_t p = 0; p < out_count; ++p) {
+          y[p] = product[p * group_out + f];
         }
       }
     }

@@ -33,7 +33,9 @@ absl::StatusOr<Dims> IntegerConvDims(const Dims& x, const Dims& w,
 
 // acc[n, m, out...] = sum over the window of (X - x_zero) * (W - w_zero[m]),
 // with padding reading as x_zero (contributing nothing). X and W are uint8
-// or int8; `out` the output dims.
+// or int8; `out` the output dims. A product per image and group of the
+// windows and the filters (IntegerMatmul: oneDNN's int8 matmul for int8
+// filters with one zero point, else loops).
 void IntegerConv(const Tensor& x, const Tensor& w, int32_t x_zero,
                  const std::vector<int32_t>& w_zero, const ConvWindow& window,
                  const Dims& out, int32_t* acc);

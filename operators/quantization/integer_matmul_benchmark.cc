@@ -16,6 +16,7 @@
 #include "benchmark/benchmark.h"
 #include "framework/tensor.h"
 #include "operators/gemm.h"
+#include "operators/quantization/integer_conv.h"
 #include "operators/quantization/integer_matmul.h"
 
 namespace scopeflow {
@@ -77,7 +78,33 @@ void FloatProduct(benchmark::State& state, Shape s) {
   Report(state, s);
 }
 
+// conv_integer's accumulation of a 3x3 convolution, 64 -> 64 channels
+// over 28x28, padded: int8 filters with one zero point (the product through
+// oneDNN) against the same with a zero point per filter (the loops).
+void IntegerConvolution(benchmark::State& state, bool one_zero_point) {
+  const Tensor x = RandomTensor<uint8_t>({1, 64, 28, 28}, 3);
+  const Tensor w = RandomTensor<int8_t>({64, 64, 3, 3}, 4);
+  ConvWindow window;
+  window.strides = {1, 1};
+  window.dilations = {1, 1};
+  window.pads_before = {1, 1};
+  window.pads_after = {1, 1};
+  std::vector<int32_t> w_zero(64, 0);
+  if (!one_zero_point) w_zero[1] = 1;
+  const Dims out = {1, 64, 28, 28};
+  std::vector<int32_t> acc(64 * 28 * 28);
+  for (auto _ : state) {
+    IntegerConv(x, w, 128, w_zero, window, out, acc.data());
+    benchmark::DoNotOptimize(acc.data());
+  }
+  Report(state, {28 * 28, 64 * 9, 64});
+}
+
 const int kRegistered = [] {
+  benchmark::RegisterBenchmark("conv_integer_onednn/3x3_64x28x28",
+                               &IntegerConvolution, true);
+  benchmark::RegisterBenchmark("conv_integer_loop/3x3_64x28x28",
+                               &IntegerConvolution, false);
   for (const auto& [name, shape] :
        {std::pair<const char*, Shape>{"square_256", {256, 256, 256}},
         std::pair<const char*, Shape>{"ffn_128x256_by_256x1024",
