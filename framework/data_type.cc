@@ -16,7 +16,7 @@ constexpr DataTypeInfo kDataTypes[] = {
     {kFloat32, "float32", 4}, {kFloat64, "float64", 8},
     {kFloat16, "float16", 2}, {kInt32, "int32", 4},
     {kInt64, "int64", 8},     {kUInt8, "uint8", 1},
-    {kBool, "bool", 1},
+    {kBool, "bool", 1},       {kInt8, "int8", 1},
 };
 
 const DataTypeInfo* Find(DataType dtype) {
@@ -46,7 +46,7 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown data type \"%s\": expected one of float32, float64, float16, "
-      "int32, int64, uint8, bool",
+      "int32, int64, uint8, bool, int8",
       name));
 }
 

@@ -21,19 +21,20 @@ inline constexpr DataType kInt32 = DATA_TYPE_INT32;
 inline constexpr DataType kInt64 = DATA_TYPE_INT64;
 inline constexpr DataType kUInt8 = DATA_TYPE_UINT8;
 inline constexpr DataType kBool = DATA_TYPE_BOOL;
+inline constexpr DataType kInt8 = DATA_TYPE_INT8;
 
 // Bytes per element; 0 for DATA_TYPE_UNSPECIFIED and values outside the enum.
 size_t SizeOf(DataType dtype);
 
-// "float32", "float64", "float16", "int32", "int64", "uint8", "bool"; for
-// anything else "unspecified" or "DataType(N)".
+// "float32", "float64", "float16", "int32", "int64", "uint8", "bool",
+// "int8"; for anything else "unspecified" or "DataType(N)".
 std::string DataTypeName(DataType dtype);
 
-// The inverse of DataTypeName for the seven element types; an
+// The inverse of DataTypeName for the eight element types; an
 // InvalidArgument error listing them otherwise.
 absl::StatusOr<DataType> ParseDataType(absl::string_view name);
 
-// True for the seven element types (not UNSPECIFIED, not unknown numbers).
+// True for the eight element types (not UNSPECIFIED, not unknown numbers).
 bool IsValidDataType(DataType dtype);
 
 // The DataType of C++ element type T, e.g. DataTypeOf<float>() == kFloat32.
@@ -66,6 +67,10 @@ constexpr DataType DataTypeOf<uint8_t>() {
 template <>
 constexpr DataType DataTypeOf<bool>() {
   return kBool;
+}
+template <>
+constexpr DataType DataTypeOf<int8_t>() {
+  return kInt8;
 }
 
 }  // namespace scopeflow

@@ -20,16 +20,18 @@ TEST(DataTypeTest, SizesAndNames) {
   EXPECT_EQ(SizeOf(kInt64), 8);
   EXPECT_EQ(SizeOf(kUInt8), 1);
   EXPECT_EQ(SizeOf(kBool), 1);
+  EXPECT_EQ(SizeOf(kInt8), 1);
   EXPECT_EQ(SizeOf(DATA_TYPE_UNSPECIFIED), 0);
   EXPECT_EQ(SizeOf(static_cast<DataType>(99)), 0);
 
   for (DataType dtype :
-       {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kUInt8, kBool}) {
+       {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kUInt8, kBool, kInt8}) {
     EXPECT_TRUE(IsValidDataType(dtype));
     EXPECT_EQ(*ParseDataType(DataTypeName(dtype)), dtype);
   }
   EXPECT_EQ(DataTypeName(kFloat16), "float16");
   EXPECT_EQ(DataTypeName(kUInt8), "uint8");
+  EXPECT_EQ(DataTypeName(kInt8), "int8");
   EXPECT_EQ(DataTypeName(DATA_TYPE_UNSPECIFIED), "unspecified");
   EXPECT_EQ(DataTypeName(static_cast<DataType>(99)), "DataType(99)");
   EXPECT_FALSE(IsValidDataType(DATA_TYPE_UNSPECIFIED));
@@ -43,6 +45,7 @@ TEST(DataTypeTest, CppTypesMapToDataTypes) {
   static_assert(DataTypeOf<int64_t>() == kInt64);
   static_assert(DataTypeOf<uint8_t>() == kUInt8);
   static_assert(DataTypeOf<bool>() == kBool);
+  static_assert(DataTypeOf<int8_t>() == kInt8);
   EXPECT_EQ(SizeOf(DataTypeOf<float16>()), sizeof(float16));
 }
 

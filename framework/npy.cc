@@ -26,6 +26,7 @@ struct NpyType {
 constexpr NpyType kNpyTypes[] = {
     {"<f4", kFloat32}, {"<f8", kFloat64}, {"<f2", kFloat16}, {"<i4", kInt32},
     {"<i8", kInt64},   {"|u1", kUInt8},   {"|b1", kBool},
+    {"|i1", kInt8},
 };
 
 // The value of `key` in the header dict, e.g. "'<f4'" or "(2, 3)".
@@ -82,7 +83,7 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
   }
   SF_CHECK(dtype != DATA_TYPE_UNSPECIFIED,
            "npy dtype '%s' is not supported (little-endian float32, float64, "
-           "float16, int32, int64, uint8 and bool are)",
+           "float16, int32, int64, uint8, int8 and bool are)",
            descr);
   SF_ASSIGN_OR_RETURN(absl::string_view order,
                       HeaderValue(header, "fortran_order"));

@@ -73,6 +73,23 @@ TEST(NpyTest, RoundTripThroughAFile) {
   EXPECT_EQ((bytes->size() - 16) % 16, 0);
 }
 
+TEST(NpyTest, Int8RoundTrips) {
+  const int8_t values[] = {-128, -1, 0, 127};
+  absl::StatusOr<Tensor> tensor = ParseNpy(
+      NpyFile("{'descr': '|i1', 'fortran_order': False, 'shape': (4,), }",
+              Bytes(values, sizeof(values))));
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(tensor->dtype(), kInt8);
+  EXPECT_EQ(tensor->data<int8_t>()[0], -128);
+  EXPECT_EQ(tensor->data<int8_t>()[3], 127);
+  absl::StatusOr<std::string> bytes = SerializeNpy(*tensor);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_THAT(*bytes, HasSubstr("'descr': '|i1'"));
+  absl::StatusOr<Tensor> back = ParseNpy(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->data<int8_t>()[1], -1);
+}
+
 TEST(NpyTest, Errors) {
   EXPECT_THAT(ParseNpy("PK\x03\x04 not npy").status().message(),
               HasSubstr("not an npy file"));

@@ -131,6 +131,8 @@ int64_t IntAt(const Tensor& t, int64_t i) {
       return t.data<int64_t>()[i];
     case kUInt8:
       return t.data<uint8_t>()[i];
+    case kInt8:
+      return t.data<int8_t>()[i];
     case kBool:
       return t.data<bool>()[i] ? 1 : 0;
     default:

@@ -85,6 +85,8 @@ void AppendTensor(std::string& out, const Tensor& tensor) {
       return AppendTyped<int64_t>(out, tensor);
     case kUInt8:
       return AppendTyped<uint8_t>(out, tensor);
+    case kInt8:
+      return AppendTyped<int8_t>(out, tensor);
     case kBool:
       return AppendTyped<bool>(out, tensor);
     default:

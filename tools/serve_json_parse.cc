@@ -118,7 +118,8 @@ bool ToElement(const Json& value, T& out, const char*& needs) {
     }
     return true;
   } else {
-    needs = std::is_same_v<T, uint8_t> ? "integers from 0 to 255"
+    needs = std::is_same_v<T, uint8_t>  ? "integers from 0 to 255"
+            : std::is_same_v<T, int8_t> ? "integers from -128 to 127"
             : std::is_same_v<T, int32_t>
                 ? "integers from -2147483648 to 2147483647"
                 : "64-bit integers";
@@ -206,6 +207,9 @@ absl::StatusOr<Tensor> TensorFromJson(const std::string& name,
       break;
     case kUInt8:
       SF_RETURN_IF_ERROR(FillTyped<uint8_t>(name, value, tensor));
+      break;
+    case kInt8:
+      SF_RETURN_IF_ERROR(FillTyped<int8_t>(name, value, tensor));
       break;
     case kBool:
       SF_RETURN_IF_ERROR(FillTyped<bool>(name, value, tensor));

@@ -151,6 +151,24 @@ TEST(ServeJsonTest, ResponsePrintsShortestExactValues) {
             R"("label":[-3,9007199254740993],"flag":true}})");
 }
 
+TEST(ServeJsonTest, Int8InAndOut) {
+  const std::vector<TensorInfo> inputs = {TensorInfo{"q", kInt8, {3}, true}};
+  absl::StatusOr<std::vector<Feed>> feeds =
+      ParsePredictJson(R"({"inputs": {"q": [-128, 0, 127]}})", inputs);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  const Tensor q = Find(*feeds, "q");
+  EXPECT_EQ(q.dtype(), kInt8);
+  EXPECT_EQ(q.data<int8_t>()[0], -128);
+  EXPECT_EQ(q.data<int8_t>()[2], 127);
+  EXPECT_EQ(PredictResponseJson({TensorInfo{"q"}}, {q}),
+            R"({"outputs":{"q":[-128,0,127]}})");
+  absl::StatusOr<std::vector<Feed>> out_of_range =
+      ParsePredictJson(R"({"inputs": {"q": [128]}})", inputs);
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_THAT(std::string(out_of_range.status().message()),
+              HasSubstr("dtype int8 needs integers from -128 to 127"));
+}
+
 TEST(ServeJsonTest, ResponseRoundTripsThroughTheParser) {
   Tensor x;
   ASSERT_TRUE(x.Allocate(CPUPlace(), kFloat32, {1, 3}).ok());

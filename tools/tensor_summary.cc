@@ -25,6 +25,8 @@ double ElementAsDouble(const Tensor& tensor, int64_t i) {
       return static_cast<double>(tensor.data<int64_t>()[i]);
     case DATA_TYPE_UINT8:
       return tensor.data<uint8_t>()[i];
+    case DATA_TYPE_INT8:
+      return tensor.data<int8_t>()[i];
     case DATA_TYPE_BOOL:
       return tensor.data<bool>()[i] ? 1 : 0;
     default:

@@ -28,6 +28,7 @@ ConverterMap MakeConverters() {
   AddTensorOpConverters(map);
   AddGroupNormConverters(map);
   AddDetectionConverters(map);
+  AddQuantizationConverters(map);
   return map;
 }
 

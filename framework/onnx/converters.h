@@ -37,6 +37,7 @@ void AddIndexingConverters(ConverterMap& map);
 void AddTensorOpConverters(ConverterMap& map);
 void AddGroupNormConverters(ConverterMap& map);
 void AddDetectionConverters(ConverterMap& map);
+void AddQuantizationConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -835,11 +835,35 @@ TEST(OnnxTensorTest, ReadsTypedFieldsAndRawData) {
   EXPECT_THAT(
       std::string(onnx_import::TensorFromOnnx(short_raw).status().message()),
       HasSubstr("raw_data holds 16 bytes"));
-  onnx::TensorProto int8;
-  int8.set_name("q");
-  int8.set_data_type(onnx::TensorProto::INT8);
-  EXPECT_EQ(onnx_import::TensorFromOnnx(int8).status().code(),
+  onnx::TensorProto int16;
+  int16.set_name("q");
+  int16.set_data_type(onnx::TensorProto::INT16);
+  EXPECT_EQ(onnx_import::TensorFromOnnx(int16).status().code(),
             absl::StatusCode::kUnimplemented);
+
+  // INT8 as raw bytes (two's complement) and in int32_data, one per entry.
+  onnx::TensorProto int8_raw;
+  int8_raw.set_name("q8");
+  int8_raw.set_data_type(onnx::TensorProto::INT8);
+  int8_raw.add_dims(3);
+  int8_raw.set_raw_data(std::string("\x80\xff\x7f", 3));
+  absl::StatusOr<Tensor> q8 = onnx_import::TensorFromOnnx(int8_raw);
+  ASSERT_TRUE(q8.ok()) << q8.status();
+  EXPECT_EQ(q8->dtype(), kInt8);
+  EXPECT_EQ(q8->data<int8_t>()[0], -128);
+  EXPECT_EQ(q8->data<int8_t>()[1], -1);
+  EXPECT_EQ(q8->data<int8_t>()[2], 127);
+  onnx::TensorProto int8_typed;
+  int8_typed.set_name("q8t");
+  int8_typed.set_data_type(onnx::TensorProto::INT8);
+  int8_typed.add_dims(2);
+  int8_typed.add_int32_data(-5);
+  int8_typed.add_int32_data(100);
+  absl::StatusOr<Tensor> q8t = onnx_import::TensorFromOnnx(int8_typed);
+  ASSERT_TRUE(q8t.ok()) << q8t.status();
+  EXPECT_EQ(q8t->data<int8_t>()[0], -5);
+  EXPECT_EQ(q8t->data<int8_t>()[1], 100);
+  EXPECT_EQ(onnx_import::OnnxTypeFromDataType(kInt8), onnx::TensorProto::INT8);
 }
 
 }  // namespace

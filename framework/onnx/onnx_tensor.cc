@@ -59,13 +59,16 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
       return kInt64;
     case onnx::TensorProto::UINT8:
       return kUInt8;
+    case onnx::TensorProto::INT8:
+      return kInt8;
     case onnx::TensorProto::BOOL:
       return kBool;
     default:
       return absl::UnimplementedError(
           absl::StrCat("element type ", OnnxTypeName(onnx_type),
                        " has no scopeflow dtype (scopeflow has float32, "
-                       "float64, float16, int32, int64, uint8 and bool)"));
+                       "float64, float16, int32, int64, uint8, int8 and "
+                       "bool)"));
   }
 }
 
@@ -83,6 +86,8 @@ int32_t OnnxTypeFromDataType(DataType dtype) {
       return onnx::TensorProto::INT64;
     case kUInt8:
       return onnx::TensorProto::UINT8;
+    case kInt8:
+      return onnx::TensorProto::INT8;
     case kBool:
       return onnx::TensorProto::BOOL;
     default:
@@ -180,6 +185,10 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
       SF_RETURN_IF_ERROR(
           CopyTyped<uint8_t>(proto.int32_data(), what, "int32_data", tensor));
       break;
+    case kInt8:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<int8_t>(proto.int32_data(), what, "int32_data", tensor));
+      break;
     case kBool:
       SF_RETURN_IF_ERROR(
           CopyTyped<bool>(proto.int32_data(), what, "int32_data", tensor));
@@ -230,6 +239,8 @@ absl::StatusOr<double> TensorToScalar(const Tensor& tensor,
       return static_cast<double>(tensor.data<int64_t>()[0]);
     case kUInt8:
       return tensor.data<uint8_t>()[0];
+    case kInt8:
+      return tensor.data<int8_t>()[0];
     case kBool:
       return tensor.data<bool>()[0] ? 1.0 : 0.0;
     default:

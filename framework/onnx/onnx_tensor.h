@@ -21,8 +21,8 @@ namespace onnx_import {
 std::string OnnxTypeName(int32_t onnx_type);
 
 // The scopeflow dtype of an ONNX element type: FLOAT, DOUBLE, FLOAT16,
-// INT32, INT64, UINT8 and BOOL have one. Unimplemented, naming the type,
-// for the others (INT8, STRING, BFLOAT16, ...).
+// INT32, INT64, UINT8, INT8 and BOOL have one. Unimplemented, naming the
+// type, for the others (INT16, STRING, BFLOAT16, ...).
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 
 // The ONNX element type of a scopeflow dtype.

@@ -1,0 +1,339 @@
+// quantize_linear, dequantize_linear and dynamic_quantize_linear: ONNX's
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear on uint8 and
+// int8, with a scale and zero point per tensor, per index of an axis or
+// per block of an axis (quant_params.h).
+//
+//   quantize:   Y = saturate(round_half_even(X / Scale) + ZeroPoint)
+//   dequantize: Y = (X - ZeroPoint) * Scale
+//
+// Gradients: quantize_linear and dynamic_quantize_linear have none. Their
+// outputs are integers; rounding is piecewise constant, so its derivative
+// is zero wherever it exists, and quantization-aware training replaces it
+// with an estimator of its own (straight-through), which is a choice of the
+// training recipe, not a derivative. dequantize_linear's input is an
+// integer tensor, which backward does not differentiate; its output is
+// linear in Scale, and dequantize_linear_grad gives Scale@GRAD =
+// sum of (X - ZeroPoint) * Y@GRAD over the elements each scale serves.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "framework/float16.h"
+#include "framework/grad_spec.h"
+#include "framework/op_spec.h"
+#include "operators/common.h"
+#include "operators/quantization/quant_params.h"
+#include "platform/status_macros.h"
+
+namespace scopeflow {
+namespace {
+
+// The layout of input "Scale" for the kernel's input `data_slot`, after
+// checking that "ZeroPoint" has Scale's shape (Prepare may not have known).
+absl::StatusOr<ParamLayout> KernelLayout(const KernelContext& context,
+                                         absl::string_view data_slot) {
+  const Tensor& scale = context.Input("Scale");
+  if (context.HasInput("ZeroPoint")) {
+    const Tensor& zero_point = context.Input("ZeroPoint");
+    SF_CHECK(zero_point.dims() == scale.dims(),
+             "input \"ZeroPoint\" (variable \"%s\") has shape %s: expected "
+             "the shape of input \"Scale\" (variable \"%s\"), %s",
+             context.InputName("ZeroPoint"), DimsToString(zero_point.dims()),
+             context.InputName("Scale"), DimsToString(scale.dims()));
+  }
+  return ParamLayoutOf(
+      context.Input(data_slot).dims(), scale.dims(),
+      context.attrs().Get<int32_t>("axis"),
+      context.attrs().Get<int32_t>("block_size"),
+      absl::StrFormat("input \"Scale\" (variable \"%s\", shape %s)",
+                      context.InputName("Scale"), DimsToString(scale.dims())));
+}
+
+// Calls body(index, param) for every element of a tensor of `layout`, in
+// order, with the index of its scale and zero point.
+template <typename Body>
+void ForEachElement(const ParamLayout& layout, Body body) {
+  int64_t index = 0;
+  for (int64_t o = 0; o < layout.outer; ++o) {
+    for (int64_t a = 0; a < layout.size; ++a) {
+      for (int64_t i = 0; i < layout.inner; ++i) {
+        body(index++, layout.Index(o, a, i));
+      }
+    }
+  }
+}
+
+// The zero points of the kernel's input "ZeroPoint", or `count` zeros.
+std::vector<int32_t> ZeroPoints(const KernelContext& context, int64_t count) {
+  if (!context.HasInput("ZeroPoint")) return std::vector<int32_t>(count, 0);
+  return IntsOf(context.Input("ZeroPoint"));
+}
+
+DataType QuantizedDtype(const InferContext& context) {
+  if (context.HasInput("ZeroPoint")) return context.Input("ZeroPoint").dtype;
+  return static_cast<DataType>(context.attrs().Get<int32_t>("out_dtype"));
+}
+
+absl::Status InferQuantize(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtypeIn(context, "X", kScaleDtypes));
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Scale"));
+  const DataType out = QuantizedDtype(context);
+  if (context.HasInput("ZeroPoint")) {
+    SF_RETURN_IF_ERROR(CheckDtypeIn(context, "ZeroPoint", kQuantizedDtypes));
+  } else {
+    SF_CHECK(out == kUInt8 || out == kInt8,
+             "attribute \"out_dtype\" is %s: expected uint8 or int8",
+             DataTypeName(out));
+  }
+  SF_RETURN_IF_ERROR(CheckScaleAndZeroPoint(
+      context, "X", "Scale", "ZeroPoint", context.attrs().Get<int32_t>("axis"),
+      context.attrs().Get<int32_t>("block_size")));
+  const VarInfo& x = context.Input("X");
+  context.SetOutput("Y", VarInfo{out, x.dims, x.has_dims});
+  return absl::OkStatus();
+}
+
+template <typename T, typename Q>
+absl::Status Quantize(const KernelContext& context, const ParamLayout& layout) {
+  const Tensor& x = context.Input("X");
+  const std::vector<float> scale = FloatsOf(context.Input("Scale"));
+  const std::vector<int32_t> zero_point = ZeroPoints(context, scale.size());
+  const T* in = x.data<T>();
+  Q* out = context.Output("Y")->data<Q>();
+  ForEachElement(layout, [&](int64_t index, int64_t param) {
+    float value;
+    if constexpr (std::is_same_v<T, float16>) {
+      value = HalfToFloat(in[index]);
+    } else {
+      value = in[index];
+    }
+    // Rounded before the zero point is added, as ONNX's reference does;
+    // the zero point is whole, so this is the same as after.
+    const double scaled = std::nearbyint(value / scale[param]);
+    out[index] =
+        RoundAndSaturate<Q>(scaled + zero_point[param], zero_point[param]);
+  });
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status QuantizeKernel(KernelContext& context) {
+  SF_ASSIGN_OR_RETURN(const ParamLayout layout, KernelLayout(context, "X"));
+  if (context.Output("Y")->dtype() == kInt8) {
+    return Quantize<T, int8_t>(context, layout);
+  }
+  return Quantize<T, uint8_t>(context, layout);
+}
+
+// Dequantize's scales: float32 and float16 as ONNX has them, and float64
+// so that numeric gradient checks (framework/grad_check.h) reach Scale.
+constexpr DataType kDequantizeScaleDtypes[] = {kFloat32, kFloat16, kFloat64};
+
+absl::Status InferDequantize(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtypeIn(context, "X", {kUInt8, kInt8, kInt32}));
+  if (context.HasInput("ZeroPoint")) {
+    const DataType x = context.Input("X").dtype;
+    const DataType zero_point = context.Input("ZeroPoint").dtype;
+    SF_CHECK(zero_point == x,
+             "%s has dtype %s: the zero point must have the dtype of input "
+             "\"X\" (variable \"%s\"), %s",
+             DescribeInputShape(context, "ZeroPoint"), DataTypeName(zero_point),
+             context.InputName("X"), DataTypeName(x));
+  }
+  SF_RETURN_IF_ERROR(CheckDtypeIn(context, "Scale", kDequantizeScaleDtypes));
+  SF_RETURN_IF_ERROR(CheckScaleAndZeroPoint(
+      context, "X", "Scale", "ZeroPoint", context.attrs().Get<int32_t>("axis"),
+      context.attrs().Get<int32_t>("block_size")));
+  const VarInfo& x = context.Input("X");
+  context.SetOutput("Y",
+                    VarInfo{context.Input("Scale").dtype, x.dims, x.has_dims});
+  return absl::OkStatus();
+}
+
+// The float type a tensor of T computes in: float for float16.
+template <typename T>
+using ComputeType =
+    std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Scale's elements in T's compute type.
+template <typename T>
+std::vector<ComputeType<T>> ScalesAs(const Tensor& scale) {
+  if constexpr (std::is_same_v<T, double>) {
+    const double* data = scale.data<double>();
+    return std::vector<double>(data, data + scale.numel());
+  } else {
+    return FloatsOf(scale);
+  }
+}
+
+template <typename Q, typename T>
+absl::Status Dequantize(const KernelContext& context,
+                        const ParamLayout& layout) {
+  using C = ComputeType<T>;
+  const std::vector<C> scale = ScalesAs<T>(context.Input("Scale"));
+  const std::vector<int32_t> zero_point = ZeroPoints(context, scale.size());
+  const Q* in = context.Input("X").data<Q>();
+  T* out = context.Output("Y")->data<T>();
+  ForEachElement(layout, [&](int64_t index, int64_t param) {
+    // Each side converted to float first, as ONNX's reference does (it
+    // matters for int32 inputs beyond 2^24).
+    const C value =
+        (static_cast<C>(in[index]) - static_cast<C>(zero_point[param])) *
+        scale[param];
+    if constexpr (std::is_same_v<T, float16>) {
+      out[index] = FloatToHalf(value);
+    } else {
+      out[index] = value;
+    }
+  });
+  return absl::OkStatus();
+}
+
+template <typename Q>
+absl::Status DequantizeKernel(KernelContext& context) {
+  SF_ASSIGN_OR_RETURN(const ParamLayout layout, KernelLayout(context, "X"));
+  switch (context.Output("Y")->dtype()) {
+    case kFloat16:
+      return Dequantize<Q, float16>(context, layout);
+    case kFloat64:
+      return Dequantize<Q, double>(context, layout);
+    default:
+      return Dequantize<Q, float>(context, layout);
+  }
+}
+
+absl::Status InferDequantizeGrad(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtypeIn(context, "Y@GRAD", {kFloat32, kFloat64}));
+  SF_RETURN_IF_ERROR(CheckSameDtype(context, "Y@GRAD", "Scale"));
+  if (context.HasOutput("Scale@GRAD")) {
+    context.SetOutput("Scale@GRAD", context.Input("Scale"));
+  }
+  return absl::OkStatus();
+}
+
+// Scale@GRAD[p] = sum of (X - ZeroPoint) * Y@GRAD over the elements of
+// scale p.
+template <typename Q, typename T>
+absl::Status DequantizeGrad(KernelContext& context) {
+  SF_ASSIGN_OR_RETURN(const ParamLayout layout, KernelLayout(context, "X"));
+  const Tensor& scale = context.Input("Scale");
+  const std::vector<int32_t> zero_point = ZeroPoints(context, scale.numel());
+  const Q* x = context.Input("X").data<Q>();
+  const T* grad = context.Input("Y@GRAD").data<T>();
+  std::vector<double> sums(scale.numel(), 0.0);
+  ForEachElement(layout, [&](int64_t index, int64_t param) {
+    sums[param] += (static_cast<double>(x[index]) - zero_point[param]) *
+                   static_cast<double>(grad[index]);
+  });
+  T* out = context.Output("Scale@GRAD")->data<T>();
+  for (size_t p = 0; p < sums.size(); ++p) out[p] = static_cast<T>(sums[p]);
+  return absl::OkStatus();
+}
+
+template <typename Q>
+absl::Status DequantizeGradKernel(KernelContext& context) {
+  if (!context.HasOutput("Scale@GRAD")) return absl::OkStatus();
+  if (context.Input("Y@GRAD").dtype() == kFloat64) {
+    return DequantizeGrad<Q, double>(context);
+  }
+  return DequantizeGrad<Q, float>(context);
+}
+
+absl::Status InferDynamicQuantize(InferContext& context) {
+  SF_RETURN_IF_ERROR(CheckDtype(context, "X", kFloat32));
+  const VarInfo& x = context.Input("X");
+  context.SetOutput("Y", VarInfo{kUInt8, x.dims, x.has_dims});
+  context.SetOutput("YScale", 0, kFloat32, {});
+  context.SetOutput("YZeroPoint", 0, kUInt8, {});
+  return absl::OkStatus();
+}
+
+// The scale and zero point that map [min(X, 0), max(X, 0)] onto [0, 255],
+// all in float32 as ONNX's reference computes them.
+absl::Status DynamicQuantizeKernel(KernelContext& context) {
+  const Tensor& x = context.Input("X");
+  const float* in = x.data<float>();
+  float low = 0, high = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    // std::min/max keep the bound when in[i] is NaN.
+    low = std::min(low, in[i]);
+    high = std::max(high, in[i]);
+  }
+  const float scale = (high == low ? 1.0f : high - low) / 255.0f;
+  const float initial_zero_point = 0.0f - low / scale;
+  const float zero_point =
+      std::nearbyint(std::max(0.0f, std::min(255.0f, initial_zero_point)));
+  uint8_t* out = context.Output("Y")->data<uint8_t>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    out[i] =
+        RoundAndSaturate<uint8_t>(std::nearbyint(in[i] / scale) + zero_point,
+                                  static_cast<int32_t>(zero_point));
+  }
+  context.Output("YScale")->data<float>()[0] = scale;
+  context.Output("YZeroPoint")->data<uint8_t>()[0] =
+      static_cast<uint8_t>(zero_point);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SF_REGISTER_OP(quantize_linear)
+    .Input("X")
+    .Input("Scale")
+    .Input("ZeroPoint", /*optional=*/true)
+    .Output("Y")
+    .Attr("axis", AttrType::kInt, AttrValue(1))
+    .Attr("block_size", AttrType::kInt, AttrValue(0), NonNegative())
+    .Attr("out_dtype", AttrType::kInt,
+          AttrValue(static_cast<int32_t>(DATA_TYPE_UINT8)))
+    .Infer(InferQuantize)
+    .KernelDtypeFromInput("X")
+    .Kernel(DeviceType::kCPU, kFloat32, &QuantizeKernel<float>)
+    .Kernel(DeviceType::kCPU, kFloat16, &QuantizeKernel<float16>);
+
+SF_REGISTER_OP(dequantize_linear)
+    .Input("X")
+    .Input("Scale")
+    .Input("ZeroPoint", /*optional=*/true)
+    .Output("Y")
+    .Attr("axis", AttrType::kInt, AttrValue(1))
+    .Attr("block_size", AttrType::kInt, AttrValue(0), NonNegative())
+    .Infer(InferDequantize)
+    .Grad(GradSpec("dequantize_linear_grad")
+              .ReadInput("X")
+              .ReadInput("Scale")
+              .ReadInput("ZeroPoint")
+              .ReadOutputGrad("Y")
+              .WriteInputGrad("Scale"))
+    .KernelDtypeFromInput("X")
+    .Kernel(DeviceType::kCPU, kUInt8, &DequantizeKernel<uint8_t>)
+    .Kernel(DeviceType::kCPU, kInt8, &DequantizeKernel<int8_t>)
+    .Kernel(DeviceType::kCPU, kInt32, &DequantizeKernel<int32_t>);
+
+SF_REGISTER_OP(dequantize_linear_grad)
+    .Input("X")
+    .Input("Scale")
+    .Input("ZeroPoint", /*optional=*/true)
+    .Input("Y@GRAD")
+    .Output("Scale@GRAD", /*optional=*/true)
+    .Attr("axis", AttrType::kInt, AttrValue(1))
+    .Attr("block_size", AttrType::kInt, AttrValue(0), NonNegative())
+    .Infer(InferDequantizeGrad)
+    .KernelDtypeFromInput("X")
+    .Kernel(DeviceType::kCPU, kUInt8, &DequantizeGradKernel<uint8_t>)
+    .Kernel(DeviceType::kCPU, kInt8, &DequantizeGradKernel<int8_t>)
+    .Kernel(DeviceType::kCPU, kInt32, &DequantizeGradKernel<int32_t>);
+
+SF_REGISTER_OP(dynamic_quantize_linear)
+    .Input("X")
+    .Output("Y")
+    .Output("YScale")
+    .Output("YZeroPoint")
+    .Infer(InferDynamicQuantize)
+    .Kernel(DeviceType::kCPU, kFloat32, &DynamicQuantizeKernel);
+
+}  // namespace scopeflow

@@ -1,0 +1,291 @@
+// quantize_linear, dequantize_linear and dynamic_quantize_linear against
+// values computed by hand from ONNX's formulas (round half to even, then
+// saturate), and their error paths.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "framework/float16.h"
+#include "framework/grad_check.h"
+#include "framework/op_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string QuantOp(const std::string& type, bool zero_point,
+                    const std::string& attrs = "") {
+  return absl::StrCat(
+      "type: \"", type, "\"\n", "inputs { slot: \"X\" vars: \"x\" }\n",
+      "inputs { slot: \"Scale\" vars: \"s\" }\n",
+      zero_point ? "inputs { slot: \"ZeroPoint\" vars: \"z\" }\n" : "",
+      "outputs { slot: \"Y\" vars: \"y\" }\n", attrs);
+}
+
+TEST(QuantizeLinearTest, PerTensorUint8RoundsHalfToEvenAndSaturates) {
+  // x / 2 = 0, 1, 1.5, 500, -127, -500, 0.5, 2.5, -0.5, -1.5: halves go to
+  // the even neighbour (1.5 -> 2, 0.5 -> 0, 2.5 -> 2, -0.5 -> 0, -1.5 ->
+  // -2), then + 128 saturated to [0, 255].
+  auto out = RunOp(QuantOp("quantize_linear", true),
+                   {{"x", MakeTensor<float>({10}, {0, 2, 3, 1000, -254, -1000,
+                                                   1, 5, -1, -3})},
+                    {"s", MakeTensor<float>({}, {2})},
+                    {"z", MakeTensor<uint8_t>({}, {128})}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), kUInt8);
+  EXPECT_THAT(Values<uint8_t>((*out)[0]),
+              ElementsAre(128, 129, 130, 255, 1, 0, 128, 130, 128, 126));
+}
+
+TEST(QuantizeLinearTest, Int8ZeroPointAndNoZeroPoint) {
+  auto out =
+      RunOp(QuantOp("quantize_linear", true),
+            {{"x", MakeTensor<float>({4}, {-200, 126.5f, 127.5f, -0.5f})},
+             {"s", MakeTensor<float>({1}, {1})},
+             {"z", MakeTensor<int8_t>({1}, {-1})}},
+            {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), kInt8);
+  // -200 saturates; 126.5 -> 126, 127.5 -> 128, -0.5 -> 0; then - 1.
+  EXPECT_THAT(Values<int8_t>((*out)[0]), ElementsAre(-128, 125, 127, -1));
+
+  // Without a zero point the output type is the attribute's (int8 = 8).
+  auto no_zero = RunOp(
+      QuantOp("quantize_linear", false, "attrs { name: \"out_dtype\" i: 8 }"),
+      {{"x", MakeTensor<float>({3}, {300, -300, 4.5f})},
+       {"s", MakeTensor<float>({}, {1})}},
+      {"y"});
+  ASSERT_TRUE(no_zero.ok()) << no_zero.status();
+  EXPECT_THAT(Values<int8_t>((*no_zero)[0]), ElementsAre(127, -128, 4));
+}
+
+TEST(QuantizeLinearTest, PerAxisAndPerBlock) {
+  // Axis 1 of [2, 3]: scales 1, 2, 4 and zero points 0, 10, 20.
+  auto axis = RunOp(QuantOp("quantize_linear", true),
+                    {{"x", MakeTensor<float>({2, 3}, {1, 2, 4, 3, 6, -8})},
+                     {"s", MakeTensor<float>({3}, {1, 2, 4})},
+                     {"z", MakeTensor<uint8_t>({3}, {0, 10, 20})}},
+                    {"y"});
+  ASSERT_TRUE(axis.ok()) << axis.status();
+  EXPECT_THAT(Values<uint8_t>((*axis)[0]), ElementsAre(1, 11, 21, 3, 13, 18));
+
+  // Blocks of 2 along axis 1 of [2, 4]: scale [2, 2], one per row and
+  // block. Row 0: scales 1 | 2; row 1: scales 4 | 0.5.
+  auto blocked = RunOp(
+      QuantOp(
+          "quantize_linear", false,
+          "attrs { name: \"axis\" i: 1 } attrs { name: \"block_size\" i: 2 }"),
+      {{"x", MakeTensor<float>({2, 4}, {1, 2, 4, 6, 4, 8, 1, 2})},
+       {"s", MakeTensor<float>({2, 2}, {1, 2, 4, 0.5f})}},
+      {"y"});
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  EXPECT_THAT(Values<uint8_t>((*blocked)[0]),
+              ElementsAre(1, 2, 2, 3, 1, 2, 2, 4));
+}
+
+TEST(QuantizeLinearTest, NanGivesTheZeroPointAndFloat16Works) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto out = RunOp(QuantOp("quantize_linear", true),
+                   {{"x", MakeTensor<float>({2}, {nan, 7})},
+                    {"s", MakeTensor<float>({}, {1})},
+                    {"z", MakeTensor<uint8_t>({}, {9})}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<uint8_t>((*out)[0]), ElementsAre(9, 16));
+
+  auto half =
+      RunOp(QuantOp("quantize_linear", true),
+            {{"x", MakeTensor<float16>({2}, {FloatToHalf(3), FloatToHalf(-5)})},
+             {"s", MakeTensor<float16>({}, {FloatToHalf(2)})},
+             {"z", MakeTensor<int8_t>({}, {0})}},
+            {"y"});
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_THAT(Values<int8_t>((*half)[0]), ElementsAre(2, -2));
+}
+
+TEST(QuantizeLinearTest, ShapeInference) {
+  auto info = InferAtPrepare(
+      QuantOp("quantize_linear", true),
+      {{"x", kFloat32, {-1, 3, 5}}, {"s", kFloat32, {3}}, {"z", kInt8, {3}}},
+      "y");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->dtype, kInt8);
+  EXPECT_THAT(info->dims, ElementsAre(-1, 3, 5));
+}
+
+TEST(QuantizeLinearTest, Errors) {
+  // A scale of the wrong length for axis 1.
+  absl::Status wrong_scale =
+      PrepareOp(QuantOp("quantize_linear", false),
+                {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                 {"s", MakeTensor<float>({2}, {1, 1})}});
+  EXPECT_THAT(std::string(wrong_scale.message()),
+              HasSubstr("input \"Scale\" (variable \"s\", shape [2]): expected "
+                        "one element (per tensor) or [3]"));
+  // A zero point of another shape than the scale.
+  auto zero_shape = RunOp(QuantOp("quantize_linear", true),
+                          {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                           {"s", MakeTensor<float>({3}, {1, 1, 1})},
+                           {"z", MakeTensor<uint8_t>({}, {0})}},
+                          {"y"});
+  ASSERT_FALSE(zero_shape.ok());
+  EXPECT_THAT(std::string(zero_shape.status().message()),
+              HasSubstr("input \"ZeroPoint\" (variable \"z\", shape []): "
+                        "expected the shape of input \"Scale\" (variable "
+                        "\"s\", shape [3])"));
+  // Known at Prepare: [2] against [3].
+  absl::Status zero_declared =
+      PrepareOp(QuantOp("quantize_linear", true),
+                {{"x", MakeTensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                 {"s", MakeTensor<float>({3}, {1, 1, 1})},
+                 {"z", MakeTensor<uint8_t>({2}, {0, 0})}});
+  EXPECT_THAT(std::string(zero_declared.message()),
+              HasSubstr("input \"ZeroPoint\" (variable \"z\", shape [2]): "
+                        "expected the shape of input \"Scale\""));
+  // An int32 zero point: quantize writes uint8 or int8 only.
+  absl::Status zero_dtype = PrepareOp(QuantOp("quantize_linear", true),
+                                      {{"x", MakeTensor<float>({1}, {1})},
+                                       {"s", MakeTensor<float>({}, {1})},
+                                       {"z", MakeTensor<int32_t>({}, {0})}});
+  EXPECT_THAT(
+      std::string(zero_dtype.message()),
+      HasSubstr("input \"ZeroPoint\" (variable \"z\") has dtype int32"));
+  // A scale of another float type than X.
+  absl::Status scale_dtype =
+      PrepareOp(QuantOp("quantize_linear", false),
+                {{"x", MakeTensor<float>({1}, {1})},
+                 {"s", MakeTensor<float16>({}, {FloatToHalf(1)})}});
+  EXPECT_FALSE(scale_dtype.ok());
+  // Blocks that do not match the scale's shape.
+  absl::Status blocks = PrepareOp(
+      QuantOp("quantize_linear", false, "attrs { name: \"block_size\" i: 2 }"),
+      {{"x", MakeTensor<float>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})},
+       {"s", MakeTensor<float>({2, 3}, {1, 1, 1, 1, 1, 1})}});
+  EXPECT_THAT(std::string(blocks.message()),
+              HasSubstr("with block_size 2 along axis 1 of [2, 4], expected "
+                        "[2, 2]"));
+}
+
+TEST(DequantizeLinearTest, PerTensorPerAxisAndInt32) {
+  auto out = RunOp(QuantOp("dequantize_linear", true),
+                   {{"x", MakeTensor<uint8_t>({4}, {0, 3, 128, 255})},
+                    {"s", MakeTensor<float>({}, {2})},
+                    {"z", MakeTensor<uint8_t>({}, {128})}},
+                   {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), kFloat32);
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(-256, -250, 0, 254));
+
+  // Axis 0 of [2, 2], int8: rows scaled by 0.5 and 3, zero points -2, 1.
+  auto axis =
+      RunOp(QuantOp("dequantize_linear", true, "attrs { name: \"axis\" i: 0 }"),
+            {{"x", MakeTensor<int8_t>({2, 2}, {-128, 2, 127, 1})},
+             {"s", MakeTensor<float>({2}, {0.5f, 3})},
+             {"z", MakeTensor<int8_t>({2}, {-2, 1})}},
+            {"y"});
+  ASSERT_TRUE(axis.ok()) << axis.status();
+  EXPECT_THAT(Values<float>((*axis)[0]), ElementsAre(-63, 2, 378, 0));
+
+  auto wide = RunOp(QuantOp("dequantize_linear", false),
+                    {{"x", MakeTensor<int32_t>({2}, {-100000, 7})},
+                     {"s", MakeTensor<float>({}, {0.25f})}},
+                    {"y"});
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_THAT(Values<float>((*wide)[0]), ElementsAre(-25000, 1.75f));
+
+  auto half = RunOp(QuantOp("dequantize_linear", false),
+                    {{"x", MakeTensor<int8_t>({1}, {-3})},
+                     {"s", MakeTensor<float16>({}, {FloatToHalf(0.5f)})}},
+                    {"y"});
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ((*half)[0].dtype(), kFloat16);
+  EXPECT_EQ(HalfToFloat((*half)[0].data<float16>()[0]), -1.5f);
+}
+
+TEST(DequantizeLinearTest, Errors) {
+  absl::Status mismatch = PrepareOp(QuantOp("dequantize_linear", true),
+                                    {{"x", MakeTensor<uint8_t>({2}, {1, 2})},
+                                     {"s", MakeTensor<float>({}, {1})},
+                                     {"z", MakeTensor<int8_t>({}, {0})}});
+  EXPECT_THAT(std::string(mismatch.message()),
+              HasSubstr("input \"ZeroPoint\" (variable \"z\", shape [?]) has "
+                        "dtype int8: the zero point must have the dtype of "
+                        "input \"X\" (variable \"x\"), uint8"));
+  absl::Status scale_shape =
+      PrepareOp(QuantOp("dequantize_linear", false),
+                {{"x", MakeTensor<uint8_t>({2, 2}, {1, 2, 3, 4})},
+                 {"s", MakeTensor<float>({2, 2}, {1, 1, 1, 1})}});
+  EXPECT_THAT(std::string(scale_shape.message()),
+              HasSubstr("input \"Scale\" (variable \"s\", shape [2, 2]): "
+                        "expected one element (per tensor) or [2]"));
+  absl::Status float_x = PrepareOp(
+      QuantOp("dequantize_linear", false),
+      {{"x", MakeTensor<float>({1}, {1})}, {"s", MakeTensor<float>({}, {1})}});
+  EXPECT_THAT(std::string(float_x.message()),
+              HasSubstr("input \"X\" (variable \"x\") has dtype float32"));
+}
+
+// Y is linear in Scale: Scale@GRAD sums (X - ZeroPoint) * Y@GRAD per scale.
+TEST(DequantizeLinearTest, ScaleGradientPerTensorAndPerAxis) {
+  GradCheckOptions options;
+  options.wrt = {"s"};
+  EXPECT_TRUE(CheckGradient(QuantOp("dequantize_linear", true),
+                            {{"x", MakeTensor<uint8_t>({3}, {0, 200, 17})},
+                             {"s", MakeTensor<double>({}, {0.03})},
+                             {"z", MakeTensor<uint8_t>({}, {100})}},
+                            options)
+                  .ok());
+  const absl::Status axis = CheckGradient(
+      QuantOp("dequantize_linear", true, "attrs { name: \"axis\" i: 0 }"),
+      {{"x", MakeTensor<int8_t>({2, 3}, {-5, 0, 9, 100, -100, 3})},
+       {"s", MakeTensor<double>({2}, {0.5, 0.125})},
+       {"z", MakeTensor<int8_t>({2}, {1, -1})}},
+      options);
+  EXPECT_TRUE(axis.ok()) << axis;
+}
+
+std::string DynamicOp() {
+  return R"pb(type: "dynamic_quantize_linear"
+              inputs { slot: "X" vars: "x" }
+              outputs { slot: "Y" vars: "y" }
+              outputs { slot: "YScale" vars: "s" }
+              outputs { slot: "YZeroPoint" vars: "z" })pb";
+}
+
+TEST(DynamicQuantizeLinearTest, RangeIncludesZero) {
+  // min -3, max 2: scale 5 / 255, zero point round(3 / scale) = 153.
+  // Computed in float32 with numpy from ONNX's formula.
+  auto out =
+      RunOp(DynamicOp(),
+            {{"x", MakeTensor<float>({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f})}},
+            {"y", "s", "z"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FLOAT_EQ((*out)[1].data<float>()[0], 0.019607844f);
+  EXPECT_EQ((*out)[2].data<uint8_t>()[0], 153);
+  EXPECT_THAT(Values<uint8_t>((*out)[0]),
+              ElementsAre(153, 255, 0, 26, 221, 179));
+
+  // All positive: the range still starts at 0, zero point 0.
+  auto positive = RunOp(DynamicOp(), {{"x", MakeTensor<float>({2}, {1, 5.1f})}},
+                        {"y", "s", "z"});
+  ASSERT_TRUE(positive.ok()) << positive.status();
+  EXPECT_EQ((*positive)[2].data<uint8_t>()[0], 0);
+  EXPECT_THAT(Values<uint8_t>((*positive)[0]), ElementsAre(50, 255));
+
+  // All zeros: scale 1 / 255 (max == min), zero point 0.
+  auto zeros = RunOp(DynamicOp(), {{"x", MakeTensor<float>({2}, {0, 0})}},
+                     {"y", "s", "z"});
+  ASSERT_TRUE(zeros.ok()) << zeros.status();
+  EXPECT_FLOAT_EQ((*zeros)[1].data<float>()[0], 1.0f / 255);
+  EXPECT_THAT(Values<uint8_t>((*zeros)[0]), ElementsAre(0, 0));
+}
+
+}  // namespace
+}  // namespace scopeflow
