@@ -85,13 +85,20 @@ AttentionShape ShapeOf(const KernelContext& context) {
   return MakeAttentionShape(inputs);
 }
 
-// The attribute times Scale over Divisor.
+// The attribute times Scale over Divisor. Their one element is checked
+// here too: a parameter's rank may be unknown at Prepare.
 template <typename T>
-T ScaleOf(const KernelContext& context) {
+absl::StatusOr<T> ScaleOf(const KernelContext& context) {
   T scale = static_cast<T>(context.attrs().Get<float>("scale"));
-  if (context.HasInput("Scale")) scale *= context.Input("Scale").data<T>()[0];
-  if (context.HasInput("Divisor")) {
-    scale /= context.Input("Divisor").data<T>()[0];
+  for (const char* slot : {"Scale", "Divisor"}) {
+    if (!context.HasInput(slot)) continue;
+    const Tensor& factor = context.Input(slot);
+    SF_CHECK(factor.numel() == 1,
+             "input \"%s\" (variable \"%s\") has shape %s: expected one "
+             "element",
+             slot, context.InputName(slot), DimsToString(factor.dims()));
+    const T value = factor.data<T>()[0];
+    scale = slot[0] == 'S' ? scale * value : scale / value;
   }
   return scale;
 }
@@ -103,8 +110,9 @@ const T* MaskOf(const KernelContext& context) {
 
 template <typename T>
 absl::Status AttentionKernel(KernelContext& context) {
+  SF_ASSIGN_OR_RETURN(const T scale, ScaleOf<T>(context));
   return AttentionForward<T>(
-      ShapeOf(context), ScaleOf<T>(context), context.Input("Q").data<T>(),
+      ShapeOf(context), scale, context.Input("Q").data<T>(),
       context.Input("K").data<T>(), context.Input("V").data<T>(),
       MaskOf<T>(context), context.Output("Out")->data<T>());
 }
@@ -146,7 +154,7 @@ template <typename T>
 absl::Status AttentionGradKernel(KernelContext& context) {
   const bool scale_grads =
       context.HasOutput("Scale@GRAD") || context.HasOutput("Divisor@GRAD");
-  const T scale = ScaleOf<T>(context);
+  SF_ASSIGN_OR_RETURN(const T scale, ScaleOf<T>(context));
   T total_scale_grad = 0;
   SF_RETURN_IF_ERROR(AttentionBackward<T>(
       ShapeOf(context), scale, context.Input("Q").data<T>(),
