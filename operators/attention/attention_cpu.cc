@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "operators/activation/softmax_math.h"
+#include "operators/elementwise/vector_math.h"
 #include "operators/gemm.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -60,6 +62,51 @@ absl::Status Product(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
   return Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// Softmax of `rows` rows of n >= 1 floats, n apart, in place, on the
+// widest vectors the CPU has: the exps of the scores are a large share of
+// attention's work. The reductions keep kLanes partial results, so that
+// they vectorize (a single accumulator fixes the order of the adds).
+constexpr int kLanes = 16;
+SF_WIDEST_VECTORS void SoftmaxRowsWidest(float* p, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* x = p + r * n;
+    const int64_t full = n - n % kLanes;
+    float partial[kLanes];
+    for (int j = 0; j < kLanes; ++j) partial[j] = x[0];
+    for (int64_t i = 0; i < full; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        partial[j] = x[i + j] > partial[j] ? x[i + j] : partial[j];
+      }
+    }
+    float max = x[0];
+    for (int j = 0; j < kLanes; ++j) max = partial[j] > max ? partial[j] : max;
+    for (int64_t i = full; i < n; ++i) max = x[i] > max ? x[i] : max;
+    for (int j = 0; j < kLanes; ++j) partial[j] = 0.0f;
+    for (int64_t i = 0; i < full; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        const float e = vmath::Exp(x[i + j] - max);
+        x[i + j] = e;
+        partial[j] += e;
+      }
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < kLanes; ++j) sum += partial[j];
+    for (int64_t i = full; i < n; ++i) {
+      x[i] = vmath::Exp(x[i] - max);
+      sum += x[i];
+    }
+    const float inverse = 1.0f / sum;
+    for (int64_t i = 0; i < n; ++i) x[i] *= inverse;
+  }
+}
+
+void SoftmaxRows(float* p, int64_t rows, int64_t n) {
+  SoftmaxRowsWidest(p, rows, n);
+}
+void SoftmaxRows(double* p, int64_t rows, int64_t n) {
+  softmax_math::SoftmaxRows(p, p, rows, n);
+}
+
 // The probabilities of query rows [r0, r0 + rows) of batch b: the mask
 // (or zeros), plus scale * Q K^T, softmax along each row; into p, rows Lk
 // apart.
@@ -85,7 +132,7 @@ absl::Status Probabilities(const AttentionShape& s, T scale, const T* q,
       false, !s.transpose_k, rows, s.lk, s.d, scale,
       q + b * s.q.batch_stride + r0 * s.q.row_stride, s.q.row_stride,
       k + b * s.k.batch_stride, s.k.row_stride, beta, p, s.lk));
-  softmax_math::SoftmaxRows(p, p, rows, s.lk);
+  SoftmaxRows(p, rows, s.lk);
   return absl::OkStatus();
 }
 
