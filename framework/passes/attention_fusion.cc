@@ -143,9 +143,8 @@ std::optional<Matcher::Match> Matcher::At(int s) const {
   const DataType dtype = x_info->dtype;
   // The prepared op's attributes hold the default where none is written.
   const int64_t axis = context_.prepared.ops()[s].attrs.Get<int64_t>("axis");
-  if (axis != -1 &&
-      (!x_info->has_dims ||
-       axis != static_cast<int64_t>(x_info->dims.size()) - 1)) {
+  if (axis != -1 && (!x_info->has_dims ||
+                     axis != static_cast<int64_t>(x_info->dims.size()) - 1)) {
     return std::nullopt;
   }
   const OpSpec* spec = OpRegistry::Global().Find("attention");
@@ -166,7 +165,9 @@ std::optional<Matcher::Match> Matcher::At(int s) const {
   }
   Match match;
   match.chain = {s, pv};
-  float scale = AlphaOf(Op(pv));
+  // An alpha of P V would scale the output, not the scores.
+  if (AlphaOf(Op(pv)) != 1.0f) return std::nullopt;
+  float scale = 1.0f;
   std::string mask, scale_var, divisor_var;
 
   // Backwards from the scores: [add mask], then muls and divs by one
@@ -198,9 +199,9 @@ std::optional<Matcher::Match> Matcher::At(int s) const {
     if (a == nullptr || b == nullptr) return std::nullopt;
     auto scores = [&](const std::string& var) {
       const int writer = SoleWriter(var);
-      return writer >= 0 && (Op(writer).type() == "matmul" ||
-                             Op(writer).type() == "mul" ||
-                             Op(writer).type() == "div");
+      return writer >= 0 &&
+             (Op(writer).type() == "matmul" || Op(writer).type() == "mul" ||
+              Op(writer).type() == "div");
     };
     const bool a_scores = scores(*a);
     if (!a_scores && !scores(*b)) return std::nullopt;
@@ -210,8 +211,8 @@ std::optional<Matcher::Match> Matcher::At(int s) const {
     // checked below where the scores' dims are unknown here.
     const VarInfo* chain_info = Info(chain);
     const VarInfo* mask_info = Info(mask);
-    if (chain_info == nullptr || mask_info == nullptr ||
-        !mask_info->has_dims || mask_info->dtype != dtype || mask == chain ||
+    if (chain_info == nullptr || mask_info == nullptr || !mask_info->has_dims ||
+        mask_info->dtype != dtype || mask == chain ||
         chain_info->has_dims != x_info->has_dims ||
         (x_info->has_dims && chain_info->dims != x_info->dims)) {
       return std::nullopt;
@@ -349,9 +350,10 @@ std::optional<Matcher::Match> Matcher::At(int s) const {
   if (!mask.empty()) {
     const Dims& mask_dims = Info(mask)->dims;
     // The scores have Q's rank, 3 in torch's layout.
-    const size_t scores_rank = x_info->has_dims        ? x_info->dims.size()
-                               : operands[0]->has_dims ? operands[0]->dims.size()
-                                                       : 3;
+    const size_t scores_rank = x_info->has_dims ? x_info->dims.size()
+                               : operands[0]->has_dims
+                                   ? operands[0]->dims.size()
+                                   : 3;
     if (mask_dims.size() > scores_rank) return std::nullopt;
     if (x_info->has_dims) {
       for (size_t i = 0; i < mask_dims.size(); ++i) {

@@ -25,7 +25,13 @@
 // - with Qt, Kt, Vt the transposes of torch's layout above and O read by
 //   Transpose(O, [1, 0, 2]) alone, the transposes go too: attention with
 //   "seq_first" reads their inputs and writes the last transpose's output.
-// matmul's alpha factors go into attribute "scale". Every variable between
+// The alpha of matmul(Qs, Kt) goes into attribute "scale"; that of
+// matmul(P, Vt) must be 1. Imported nets leave the heads' ranks unknown at
+// Prepare (the reshapes take their shapes from tensors computed at run
+// time) and declare the scalar constants without a shape: there only the
+// sequence-first layout fuses (its transposes fix the rank at 3), and a
+// parameter of unknown rank is taken as a scale, attention checking at run
+// time that it holds one element. Every variable between
 // the fused ops must be a temporary that one op writes and the next alone
 // reads, and no op between the first and the last fused may write what
 // the fused op reads. The variables fused away are gone from the block, so

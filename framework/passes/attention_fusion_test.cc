@@ -107,7 +107,8 @@ TEST_P(TorchExportTest, FusesAndMatchesTorch) {
   auto out = executor.Run(*fused, scope, {{input, *x}}, {output});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectNear((*out)[0], *y, 1e-5);
-  auto both = executor.Run(*fused, scope, {{input, *x}}, {output, probabilities});
+  auto both =
+      executor.Run(*fused, scope, {{input, *x}}, {output, probabilities});
   auto as_written =
       executor.Run(*written, scope, {{input, *x}}, {output, probabilities});
   ASSERT_TRUE(both.ok()) << both.status();
@@ -121,8 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Export{"mha_opset11", 1}, Export{"mha_opset13", 1},
                       Export{"mha_opset17", 1}, Export{"mha_mask_opset11", 1},
                       Export{"mha_mask_opset13", 1},
-                      Export{"mha_mask_opset17", 1},
-                      Export{"vit_opset13", 1}),
+                      Export{"mha_mask_opset17", 1}, Export{"vit_opset13", 1}),
     [](const ::testing::TestParamInfo<Export>& info) {
       return info.param.name;
     });
@@ -143,18 +143,20 @@ constexpr int64_t kB = 2, kH = 3, kL = 5, kD = 4;
 
 NetDef Net(const std::string& ops, bool k_stored_transposed = false) {
   const std::string l = std::to_string(kL), d = std::to_string(kD);
-  const std::string dims = absl::StrCat("[", kB, ", ", kH, ", ", l, ", ", d, "]");
+  const std::string dims =
+      absl::StrCat("[", kB, ", ", kH, ", ", l, ", ", d, "]");
   const std::string k_dims =
-      k_stored_transposed ? absl::StrCat("[", kB, ", ", kH, ", ", d, ", ", l, "]")
-                          : dims;
+      k_stored_transposed
+          ? absl::StrCat("[", kB, ", ", kH, ", ", d, ", ", l, "]")
+          : dims;
   const std::string text = absl::StrCat(
       "name: 'attention' format_version: 1 blocks { ",
       "vars { name: 'q' dtype: DATA_TYPE_FLOAT32 shape: ", dims, " } ",
       "vars { name: 'k' dtype: DATA_TYPE_FLOAT32 shape: ", k_dims, " } ",
       "vars { name: 'v' dtype: DATA_TYPE_FLOAT32 shape: ", dims, " } ",
       "vars { name: 'mask' dtype: DATA_TYPE_FLOAT32 shape: [", kB, ", 1, 1, ",
-      l, "] } ",
-      "vars { name: 'c' dtype: DATA_TYPE_FLOAT32 shape: [1] } ", ops, "}");
+      l, "] } ", "vars { name: 'c' dtype: DATA_TYPE_FLOAT32 shape: [1] } ", ops,
+      "}");
   NetDef net;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &net))
       << text;
@@ -163,8 +165,7 @@ NetDef Net(const std::string& ops, bool k_stored_transposed = false) {
 
 std::vector<Feed> Feeds(bool k_stored_transposed = false) {
   const Dims dims = {kB, kH, kL, kD};
-  const Dims k_dims =
-      k_stored_transposed ? Dims{kB, kH, kD, kL} : dims;
+  const Dims k_dims = k_stored_transposed ? Dims{kB, kH, kD, kL} : dims;
   return {{"q", MakeTensor<float>(dims, RandomFloats(NumElements(dims), 1))},
           {"k", MakeTensor<float>(k_dims, RandomFloats(NumElements(dims), 2))},
           {"v", MakeTensor<float>(dims, RandomFloats(NumElements(dims), 3))},
@@ -224,14 +225,14 @@ std::unique_ptr<Attributes> FusedAttrs(const NetDef& net) {
 
 TEST(AttentionFusionTest, BertStyleDivOnScoresTransposedKAndMask) {
   // MatMul(Q, Transpose(K, [0, 1, 3, 2])), Div by a scalar, Add mask.
-  const NetDef net = Net(
-      Op("transpose", In("X", "k"), "kt",
-         "attrs { name: 'perm' ints { values: [0, 1, 3, 2] } }") +
-      Op("matmul", In("X", "q") + In("Y", "kt"), "s") +
-      Op("div", In("X", "s") + In("Y", "c"), "scaled") +
-      Op("add", In("X", "scaled") + In("Y", "mask"), "masked") +
-      Op("softmax", In("X", "masked"), "p") +
-      Op("matmul", In("X", "p") + In("Y", "v"), "out"));
+  const NetDef net =
+      Net(Op("transpose", In("X", "k"), "kt",
+             "attrs { name: 'perm' ints { values: [0, 1, 3, 2] } }") +
+          Op("matmul", In("X", "q") + In("Y", "kt"), "s") +
+          Op("div", In("X", "s") + In("Y", "c"), "scaled") +
+          Op("add", In("X", "scaled") + In("Y", "mask"), "masked") +
+          Op("softmax", In("X", "masked"), "p") +
+          Op("matmul", In("X", "p") + In("Y", "v"), "out"));
   EXPECT_EQ(RunBoth(net, Feeds()), std::vector<std::string>{"attention"});
   std::unique_ptr<Attributes> fused = FusedAttrs(net);
   ASSERT_NE(fused, nullptr);
@@ -248,22 +249,22 @@ TEST(AttentionFusionTest, ScaleOnEitherSideAndMatmulTransposes) {
          "attrs { name: 'transpose_y' b: true } attrs { name: 'alpha' f: "
          "0.5 }") +
       Op("mul", In("X", "c") + In("Y", "s"), "scaled") +
-      Op("softmax", In("X", "scaled"), "p",
-         "attrs { name: 'axis' i64: 3 }") +
+      Op("softmax", In("X", "scaled"), "p", "attrs { name: 'axis' i64: 3 }") +
       Op("matmul", In("X", "p") + In("Y", "v"), "out"));
   EXPECT_EQ(RunBoth(net, Feeds()), std::vector<std::string>{"attention"});
   std::unique_ptr<Attributes> fused = FusedAttrs(net);
   ASSERT_NE(fused, nullptr);
   EXPECT_FLOAT_EQ(fused->Get<float>("scale"), 0.5f);
   // Q scaled before the product instead, and K stored transposed.
-  const NetDef stored = Net(
-      Op("mul", In("X", "q") + In("Y", "c"), "qs") +
-          Op("matmul", In("X", "qs") + In("Y", "k"), "s") +
-          Op("add", In("X", "mask") + In("Y", "s"), "masked") +
-          Op("softmax", In("X", "masked"), "p") +
-          Op("matmul", In("X", "p") + In("Y", "v"), "out"),
-      /*k_stored_transposed=*/true);
-  EXPECT_EQ(RunBoth(stored, Feeds(true)), std::vector<std::string>{"attention"});
+  const NetDef stored =
+      Net(Op("mul", In("X", "q") + In("Y", "c"), "qs") +
+              Op("matmul", In("X", "qs") + In("Y", "k"), "s") +
+              Op("add", In("X", "mask") + In("Y", "s"), "masked") +
+              Op("softmax", In("X", "masked"), "p") +
+              Op("matmul", In("X", "p") + In("Y", "v"), "out"),
+          /*k_stored_transposed=*/true);
+  EXPECT_EQ(RunBoth(stored, Feeds(true)),
+            std::vector<std::string>{"attention"});
   fused = FusedAttrs(stored);
   ASSERT_NE(fused, nullptr);
   EXPECT_TRUE(fused->Get<bool>("transpose_k"));
@@ -271,9 +272,8 @@ TEST(AttentionFusionTest, ScaleOnEitherSideAndMatmulTransposes) {
 
 TEST(AttentionFusionTest, LeavesWhatIsNotAttention) {
   const std::string tail = Op("matmul", In("X", "p") + In("Y", "v"), "out");
-  const std::string scores = Op(
-      "matmul", In("X", "q") + In("Y", "k"), "s",
-      "attrs { name: 'transpose_y' b: true }");
+  const std::string scores = Op("matmul", In("X", "q") + In("Y", "k"), "s",
+                                "attrs { name: 'transpose_y' b: true }");
   // The probabilities read by another op too.
   std::vector<std::string> types =
       RunBoth(Net(scores + Op("softmax", In("X", "s"), "p") + tail +
@@ -281,15 +281,21 @@ TEST(AttentionFusionTest, LeavesWhatIsNotAttention) {
               Feeds(), {"out", "also"});
   EXPECT_THAT(types, Contains("softmax"));
   // Softmax along another axis.
-  types = RunBoth(Net(scores +
-                      Op("softmax", In("X", "s"), "p",
-                         "attrs { name: 'axis' i64: 2 }") +
-                      tail),
-                  Feeds());
+  types = RunBoth(
+      Net(scores +
+          Op("softmax", In("X", "s"), "p", "attrs { name: 'axis' i64: 2 }") +
+          tail),
+      Feeds());
   EXPECT_THAT(types, Contains("softmax"));
   // Scores scaled by a tensor of more than one element (per key).
   types = RunBoth(Net(scores + Op("mul", In("X", "s") + In("Y", "mask"), "m") +
                       Op("softmax", In("X", "m"), "p") + tail),
+                  Feeds());
+  EXPECT_THAT(types, Contains("softmax"));
+  // The values' product scaled (the output, not the scores).
+  types = RunBoth(Net(scores + Op("softmax", In("X", "s"), "p") +
+                      Op("matmul", In("X", "p") + In("Y", "v"), "out",
+                         "attrs { name: 'alpha' f: 0.5 }")),
                   Feeds());
   EXPECT_THAT(types, Contains("softmax"));
   // Q rewritten between the product and the last matmul.

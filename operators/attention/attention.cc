@@ -45,7 +45,8 @@ absl::StatusOr<VarInfo> AttentionOutInfo(const InferContext& context) {
   out.dtype = q.dtype;
   AttentionInputs inputs;
   for (const auto& [slot, dims] :
-       {std::pair<const char*, Dims*>{"Q", &inputs.q}, {"K", &inputs.k},
+       {std::pair<const char*, Dims*>{"Q", &inputs.q},
+        {"K", &inputs.k},
         {"V", &inputs.v}}) {
     const VarInfo& info = context.Input(slot);
     if (!info.has_dims) return out;

@@ -46,9 +46,8 @@ std::string Perm(const std::string& perm) {
 // torch 1.13's nn.MultiheadAttention after the input projection: Q, K, V
 // of [seq, batch * heads, head_dim].
 NetDef TorchAttention(const Shape& shape) {
-  const std::string dims =
-      absl::StrCat("[", shape.seq, ", ", shape.batch * kHeads, ", ", kHeadDim,
-                   "]");
+  const std::string dims = absl::StrCat(
+      "[", shape.seq, ", ", shape.batch * kHeads, ", ", kHeadDim, "]");
   std::string vars;
   for (const char* name : {"q", "k", "v"}) {
     absl::StrAppend(&vars, "vars { name: '", name,
@@ -73,8 +72,7 @@ NetDef TorchAttention(const Shape& shape) {
          Op("transpose", In("X", "o"), "out", Perm("[1, 0, 2]"));
   NetDef net;
   google::protobuf::TextFormat::ParseFromString(
-      "name: 'attention' format_version: 1 blocks { " + vars + ops + "}",
-      &net);
+      "name: 'attention' format_version: 1 blocks { " + vars + ops + "}", &net);
   return net;
 }
 
@@ -100,7 +98,8 @@ void Run(benchmark::State& state, const Shape& shape, bool fused) {
         causal[i * shape.seq + j] = -1e9f;
       }
     }
-    feeds.push_back({"mask", MakeTensor<float>({shape.seq, shape.seq}, causal)});
+    feeds.push_back(
+        {"mask", MakeTensor<float>({shape.seq, shape.seq}, causal)});
   }
   const Executor executor;
   Scope scope;
@@ -116,11 +115,12 @@ void Run(benchmark::State& state, const Shape& shape, bool fused) {
 }
 
 const bool kRegistered = [] {
-  static const Shape kShapes[] = {
-      {"vit_b1_seq197", 1, 197, false},     {"vit_b8_seq197", 8, 197, false},
-      {"encoder_b1_seq128", 1, 128, false}, {"encoder_b8_seq128", 8, 128, false},
-      {"decoder_self_b1_seq64_mask", 1, 64, true},
-      {"decoder_self_b8_seq64_mask", 8, 64, true}};
+  static const Shape kShapes[] = {{"vit_b1_seq197", 1, 197, false},
+                                  {"vit_b8_seq197", 8, 197, false},
+                                  {"encoder_b1_seq128", 1, 128, false},
+                                  {"encoder_b8_seq128", 8, 128, false},
+                                  {"decoder_self_b1_seq64_mask", 1, 64, true},
+                                  {"decoder_self_b8_seq64_mask", 8, 64, true}};
   for (const Shape& shape : kShapes) {
     for (bool fused : {false, true}) {
       benchmark::RegisterBenchmark(

@@ -48,14 +48,15 @@ T* ThreadBuffer(int which, int64_t size) {
 
 // Gemm, also for empty products: with k = 0, C = beta * C.
 template <typename T>
-absl::Status Product(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                     T alpha, const T* a, int64_t lda, const T* b, int64_t ldb,
-                     T beta, T* c, int64_t ldc) {
+absl::Status Product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
+                     const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+                     T* c, int64_t ldc) {
   if (m == 0 || n == 0) return absl::OkStatus();
   if (k == 0) {
     for (int64_t i = 0; i < m; ++i) {
       T* row = c + i * ldc;
-      for (int64_t j = 0; j < n; ++j) row[j] = beta == T(0) ? T(0) : beta * row[j];
+      for (int64_t j = 0; j < n; ++j)
+        row[j] = beta == T(0) ? T(0) : beta * row[j];
     }
     return absl::OkStatus();
   }
@@ -128,10 +129,10 @@ absl::Status Probabilities(const AttentionShape& s, T scale, const T* q,
     }
     beta = 1;
   }
-  SF_RETURN_IF_ERROR(Product<T>(
-      false, !s.transpose_k, rows, s.lk, s.d, scale,
-      q + b * s.q.batch_stride + r0 * s.q.row_stride, s.q.row_stride,
-      k + b * s.k.batch_stride, s.k.row_stride, beta, p, s.lk));
+  SF_RETURN_IF_ERROR(Product<T>(false, !s.transpose_k, rows, s.lk, s.d, scale,
+                                q + b * s.q.batch_stride + r0 * s.q.row_stride,
+                                s.q.row_stride, k + b * s.k.batch_stride,
+                                s.k.row_stride, beta, p, s.lk));
   SoftmaxRows(p, rows, s.lk);
   return absl::OkStatus();
 }
@@ -209,111 +210,113 @@ absl::Status AttentionBackward(const AttentionShape& s, T scale, const T* q,
   std::mutex sum_mutex;
   // Threads take whole batch indices: each writes the K and V gradients of
   // its own, summing over the query blocks.
-  ParallelFor(s.batch, std::max<int64_t>(1, kMultiplyAddsWorthAThread / per_batch),
-              [&](int64_t begin, int64_t end) {
-    T* p = ThreadBuffer<T>(0, kRowsPerBlock * s.lk);
-    T* ds = ThreadBuffer<T>(1, kRowsPerBlock * s.lk);
-    // The mask may be shared by batch indices of other threads: its
-    // gradient, and the scale's, are summed here first.
-    std::vector<T> local_mask_grad(mask_grad != nullptr ? s.mask_numel : 0);
-    T local_scale_grad = 0;
-    auto run = [&](int64_t b, int64_t block) -> absl::Status {
-      const int64_t r0 = block * kRowsPerBlock;
-      const int64_t rows = std::min(kRowsPerBlock, s.lq - r0);
-      const T beta = block == 0 ? T(0) : T(1);
-      const T* q_b = q + b * s.q.batch_stride + r0 * s.q.row_stride;
-      const T* k_b = k + b * s.k.batch_stride;
-      const T* v_b = v + b * s.v.batch_stride;
-      const int64_t out_at = b * s.out.batch_stride + r0 * s.out.row_stride;
-      const T* o = out + out_at;
-      const T* g = out_grad + out_at;
-      SF_RETURN_IF_ERROR(Probabilities(s, scale, q, k, mask, b, r0, rows, p));
-      if (v_grad != nullptr) {
-        // dV += P^T dOut.
-        SF_RETURN_IF_ERROR(Product<T>(true, false, s.lk, s.dv, rows, T(1), p,
-                                      s.lk, g, s.out.row_stride, beta,
-                                      v_grad + b * s.v.batch_stride,
-                                      s.v.row_stride));
-      }
-      if (!scores_grad) return absl::OkStatus();
-      // dP = dOut V^T; dS = P * (dP - rowsum(dOut * Out)).
-      SF_RETURN_IF_ERROR(Product<T>(false, true, rows, s.lk, s.dv, T(1), g,
-                                    s.out.row_stride, v_b, s.v.row_stride,
-                                    T(0), ds, s.lk));
-      for (int64_t i = 0; i < rows; ++i) {
-        const T* o_row = o + i * s.out.row_stride;
-        const T* g_row = g + i * s.out.row_stride;
-        T delta = 0;
-        for (int64_t j = 0; j < s.dv; ++j) delta += o_row[j] * g_row[j];
-        T* ds_row = ds + i * s.lk;
-        const T* p_row = p + i * s.lk;
-        for (int64_t j = 0; j < s.lk; ++j) {
-          ds_row[j] = p_row[j] * (ds_row[j] - delta);
-        }
-      }
-      if (mask_grad != nullptr) {
-        T* m = local_mask_grad.data() + s.mask_offset[b];
-        for (int64_t i = 0; i < rows; ++i) {
-          T* m_row = m + (r0 + i) * s.mask_row_stride;
-          const T* ds_row = ds + i * s.lk;
-          for (int64_t j = 0; j < s.lk; ++j) {
-            m_row[j * s.mask_col_stride] += ds_row[j];
+  ParallelFor(
+      s.batch, std::max<int64_t>(1, kMultiplyAddsWorthAThread / per_batch),
+      [&](int64_t begin, int64_t end) {
+        T* p = ThreadBuffer<T>(0, kRowsPerBlock * s.lk);
+        T* ds = ThreadBuffer<T>(1, kRowsPerBlock * s.lk);
+        // The mask may be shared by batch indices of other threads: its
+        // gradient, and the scale's, are summed here first.
+        std::vector<T> local_mask_grad(mask_grad != nullptr ? s.mask_numel : 0);
+        T local_scale_grad = 0;
+        auto run = [&](int64_t b, int64_t block) -> absl::Status {
+          const int64_t r0 = block * kRowsPerBlock;
+          const int64_t rows = std::min(kRowsPerBlock, s.lq - r0);
+          const T beta = block == 0 ? T(0) : T(1);
+          const T* q_b = q + b * s.q.batch_stride + r0 * s.q.row_stride;
+          const T* k_b = k + b * s.k.batch_stride;
+          const T* v_b = v + b * s.v.batch_stride;
+          const int64_t out_at = b * s.out.batch_stride + r0 * s.out.row_stride;
+          const T* o = out + out_at;
+          const T* g = out_grad + out_at;
+          SF_RETURN_IF_ERROR(
+              Probabilities(s, scale, q, k, mask, b, r0, rows, p));
+          if (v_grad != nullptr) {
+            // dV += P^T dOut.
+            SF_RETURN_IF_ERROR(Product<T>(true, false, s.lk, s.dv, rows, T(1),
+                                          p, s.lk, g, s.out.row_stride, beta,
+                                          v_grad + b * s.v.batch_stride,
+                                          s.v.row_stride));
           }
-        }
-      }
-      if (q_grad != nullptr || scale_grad != nullptr) {
-        // dQ = scale dS K. The scale's gradient is the sum of dS times the
-        // unscaled scores Q K^T, which is the sum of Q times dS K.
-        T* dq = q_grad == nullptr
-                    ? ThreadBuffer<T>(2, kRowsPerBlock * s.d)
-                    : q_grad + b * s.q.batch_stride + r0 * s.q.row_stride;
-        const int64_t ldq = q_grad == nullptr ? s.d : s.q.row_stride;
-        SF_RETURN_IF_ERROR(Product<T>(false, s.transpose_k, rows, s.d, s.lk,
-                                      T(1), ds, s.lk, k_b, s.k.row_stride,
-                                      T(0), dq, ldq));
-        for (int64_t i = 0; i < rows; ++i) {
-          T* dq_row = dq + i * ldq;
-          if (scale_grad != nullptr) {
-            const T* q_row = q_b + i * s.q.row_stride;
-            for (int64_t j = 0; j < s.d; ++j) {
-              local_scale_grad += q_row[j] * dq_row[j];
+          if (!scores_grad) return absl::OkStatus();
+          // dP = dOut V^T; dS = P * (dP - rowsum(dOut * Out)).
+          SF_RETURN_IF_ERROR(Product<T>(false, true, rows, s.lk, s.dv, T(1), g,
+                                        s.out.row_stride, v_b, s.v.row_stride,
+                                        T(0), ds, s.lk));
+          for (int64_t i = 0; i < rows; ++i) {
+            const T* o_row = o + i * s.out.row_stride;
+            const T* g_row = g + i * s.out.row_stride;
+            T delta = 0;
+            for (int64_t j = 0; j < s.dv; ++j) delta += o_row[j] * g_row[j];
+            T* ds_row = ds + i * s.lk;
+            const T* p_row = p + i * s.lk;
+            for (int64_t j = 0; j < s.lk; ++j) {
+              ds_row[j] = p_row[j] * (ds_row[j] - delta);
             }
           }
-          if (q_grad != nullptr) {
-            for (int64_t j = 0; j < s.d; ++j) dq_row[j] *= scale;
+          if (mask_grad != nullptr) {
+            T* m = local_mask_grad.data() + s.mask_offset[b];
+            for (int64_t i = 0; i < rows; ++i) {
+              T* m_row = m + (r0 + i) * s.mask_row_stride;
+              const T* ds_row = ds + i * s.lk;
+              for (int64_t j = 0; j < s.lk; ++j) {
+                m_row[j * s.mask_col_stride] += ds_row[j];
+              }
+            }
+          }
+          if (q_grad != nullptr || scale_grad != nullptr) {
+            // dQ = scale dS K. The scale's gradient is the sum of dS times the
+            // unscaled scores Q K^T, which is the sum of Q times dS K.
+            T* dq = q_grad == nullptr
+                        ? ThreadBuffer<T>(2, kRowsPerBlock * s.d)
+                        : q_grad + b * s.q.batch_stride + r0 * s.q.row_stride;
+            const int64_t ldq = q_grad == nullptr ? s.d : s.q.row_stride;
+            SF_RETURN_IF_ERROR(Product<T>(false, s.transpose_k, rows, s.d, s.lk,
+                                          T(1), ds, s.lk, k_b, s.k.row_stride,
+                                          T(0), dq, ldq));
+            for (int64_t i = 0; i < rows; ++i) {
+              T* dq_row = dq + i * ldq;
+              if (scale_grad != nullptr) {
+                const T* q_row = q_b + i * s.q.row_stride;
+                for (int64_t j = 0; j < s.d; ++j) {
+                  local_scale_grad += q_row[j] * dq_row[j];
+                }
+              }
+              if (q_grad != nullptr) {
+                for (int64_t j = 0; j < s.d; ++j) dq_row[j] *= scale;
+              }
+            }
+          }
+          if (k_grad != nullptr) {
+            T* k_grad_b = k_grad + b * s.k.batch_stride;
+            if (s.transpose_k) {
+              // dK^T += scale Q^T dS.
+              SF_RETURN_IF_ERROR(Product<T>(true, false, s.d, s.lk, rows, scale,
+                                            q_b, s.q.row_stride, ds, s.lk, beta,
+                                            k_grad_b, s.k.row_stride));
+            } else {
+              // dK += scale dS^T Q.
+              SF_RETURN_IF_ERROR(Product<T>(true, false, s.lk, s.d, rows, scale,
+                                            ds, s.lk, q_b, s.q.row_stride, beta,
+                                            k_grad_b, s.k.row_stride));
+            }
+          }
+          return absl::OkStatus();
+        };
+        for (int64_t b = begin; b < end; ++b) {
+          for (int64_t block = 0; block < blocks; ++block) {
+            absl::Status status = run(b, block);
+            if (!status.ok()) return error.Record(std::move(status));
           }
         }
-      }
-      if (k_grad != nullptr) {
-        T* k_grad_b = k_grad + b * s.k.batch_stride;
-        if (s.transpose_k) {
-          // dK^T += scale Q^T dS.
-          SF_RETURN_IF_ERROR(Product<T>(true, false, s.d, s.lk, rows, scale,
-                                        q_b, s.q.row_stride, ds, s.lk, beta,
-                                        k_grad_b, s.k.row_stride));
-        } else {
-          // dK += scale dS^T Q.
-          SF_RETURN_IF_ERROR(Product<T>(true, false, s.lk, s.d, rows, scale,
-                                        ds, s.lk, q_b, s.q.row_stride, beta,
-                                        k_grad_b, s.k.row_stride));
+        std::lock_guard<std::mutex> lock(sum_mutex);
+        if (scale_grad != nullptr) *scale_grad += local_scale_grad;
+        if (mask_grad != nullptr) {
+          for (int64_t i = 0; i < s.mask_numel; ++i) {
+            mask_grad[i] += local_mask_grad[i];
+          }
         }
-      }
-      return absl::OkStatus();
-    };
-    for (int64_t b = begin; b < end; ++b) {
-      for (int64_t block = 0; block < blocks; ++block) {
-        absl::Status status = run(b, block);
-        if (!status.ok()) return error.Record(std::move(status));
-      }
-    }
-    std::lock_guard<std::mutex> lock(sum_mutex);
-    if (scale_grad != nullptr) *scale_grad += local_scale_grad;
-    if (mask_grad != nullptr) {
-      for (int64_t i = 0; i < s.mask_numel; ++i) {
-        mask_grad[i] += local_mask_grad[i];
-      }
-    }
-  });
+      });
   return error.status();
 }
 
@@ -325,13 +328,17 @@ template absl::Status AttentionForward<double>(const AttentionShape&, double,
                                                const double*, const double*,
                                                const double*, const double*,
                                                double*);
-template absl::Status AttentionBackward<float>(
-    const AttentionShape&, float, const float*, const float*, const float*,
-    const float*, const float*, const float*, float*, float*, float*, float*,
-    float*);
-template absl::Status AttentionBackward<double>(
-    const AttentionShape&, double, const double*, const double*,
-    const double*, const double*, const double*, const double*, double*,
-    double*, double*, double*, double*);
+template absl::Status AttentionBackward<float>(const AttentionShape&, float,
+                                               const float*, const float*,
+                                               const float*, const float*,
+                                               const float*, const float*,
+                                               float*, float*, float*, float*,
+                                               float*);
+template absl::Status AttentionBackward<double>(const AttentionShape&, double,
+                                                const double*, const double*,
+                                                const double*, const double*,
+                                                const double*, const double*,
+                                                double*, double*, double*,
+                                                double*, double*);
 
 }  // namespace scopeflow

@@ -36,10 +36,10 @@ absl::Status AttentionForward(const AttentionShape& shape, T scale, const T* q,
 // inputs. The probabilities are recomputed block by block, as the forward
 // made them.
 template <typename T>
-absl::Status AttentionBackward(const AttentionShape& shape, T scale,
-                               const T* q, const T* k, const T* v,
-                               const T* mask, const T* out, const T* out_grad,
-                               T* q_grad, T* k_grad, T* v_grad, T* mask_grad,
+absl::Status AttentionBackward(const AttentionShape& shape, T scale, const T* q,
+                               const T* k, const T* v, const T* mask,
+                               const T* out, const T* out_grad, T* q_grad,
+                               T* k_grad, T* v_grad, T* mask_grad,
                                T* scale_grad);
 
 }  // namespace scopeflow

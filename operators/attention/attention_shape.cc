@@ -72,9 +72,8 @@ absl::StatusOr<Dims> AttentionOutDims(
            "batch dimensions differ: %s has %s, %s has %s, %s has %s",
            describe("Q"), DimsToString(q.batch), describe("K"),
            DimsToString(k.batch), describe("V"), DimsToString(v.batch));
-  SF_CHECK(Agree(q.cols, k.cols),
-           "head_dim differs: %s has %d, %s has %d%s", describe("Q"), q.cols,
-           describe("K"), k.cols,
+  SF_CHECK(Agree(q.cols, k.cols), "head_dim differs: %s has %d, %s has %d%s",
+           describe("Q"), q.cols, describe("K"), k.cols,
            in.transpose_k ? " (K is stored transposed, [..., D, Lk])" : "");
   SF_CHECK(Agree(k.rows, v.rows),
            "sequence lengths differ: %s has %d keys, %s has %d values",

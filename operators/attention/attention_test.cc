@@ -53,19 +53,20 @@ struct Case {
         "type: \"", type, "\" inputs { slot: \"Q\" vars: \"q\" } ",
         "inputs { slot: \"K\" vars: \"k\" } inputs { slot: \"V\" vars: \"v\" ",
         "} ");
-    if (has_mask) absl::StrAppend(&op, "inputs { slot: \"Mask\" vars: \"m\" } ");
+    if (has_mask)
+      absl::StrAppend(&op, "inputs { slot: \"Mask\" vars: \"m\" } ");
     if (scale_input) {
       absl::StrAppend(&op, "inputs { slot: \"Scale\" vars: \"s\" } ");
     }
     if (divisor_input) {
       absl::StrAppend(&op, "inputs { slot: \"Divisor\" vars: \"dv\" } ");
     }
-    absl::StrAppend(&op, "outputs { slot: \"Out\" vars: \"out\" } ",
-                    "attrs { name: \"scale\" f: ", scale, " } ",
-                    "attrs { name: \"seq_first\" b: ",
-                    seq_first ? "true" : "false", " } ",
-                    "attrs { name: \"transpose_k\" b: ",
-                    transpose_k ? "true" : "false", " }");
+    absl::StrAppend(
+        &op, "outputs { slot: \"Out\" vars: \"out\" } ",
+        "attrs { name: \"scale\" f: ", scale, " } ",
+        "attrs { name: \"seq_first\" b: ", seq_first ? "true" : "false", " } ",
+        "attrs { name: \"transpose_k\" b: ", transpose_k ? "true" : "false",
+        " }");
     return op;
   }
 };
@@ -188,7 +189,8 @@ TEST(AttentionTest, MatchesTheUnfusedComputation) {
     auto out = RunOp(c.Op(), feeds, {"out"});
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].dims(), c.OutDims());
-    EXPECT_THAT(Values<double>((*out)[0]), Pointwise(DoubleNear(1e-12), expected));
+    EXPECT_THAT(Values<double>((*out)[0]),
+                Pointwise(DoubleNear(1e-12), expected));
 
     const std::vector<Feed> feeds32 = Feeds<float>(c, seed - 10);
     auto out32 = RunOp(c.Op(), feeds32, {"out"});
@@ -223,9 +225,9 @@ TEST(AttentionTest, MatchesTorch) {
                    {"out"});
   ASSERT_TRUE(out.ok()) << out.status();
   const std::vector<double> torch = {
-      0.4429734,  0.5783734,  0.6127569,  -0.3136061, -0.4410092, -0.5212062,
-      0.5832046,  0.4032508,  0.1413828,  -0.7672543, -0.5336183, -0.2630689,
-      0.0315107,  -0.034028,  -0.1554277, 0.1100282,  0.2730672,  0.3357773};
+      0.4429734, 0.5783734, 0.6127569,  -0.3136061, -0.4410092, -0.5212062,
+      0.5832046, 0.4032508, 0.1413828,  -0.7672543, -0.5336183, -0.2630689,
+      0.0315107, -0.034028, -0.1554277, 0.1100282,  0.2730672,  0.3357773};
   EXPECT_THAT(Values<double>((*out)[0]), Pointwise(DoubleNear(1e-6), torch));
 }
 
@@ -234,7 +236,8 @@ TEST(AttentionTest, EmptyDims) {
   Case none{{2}, 3, 0, 4, 2};
   auto out = RunOp(none.Op(), Feeds<float>(none, 1), {"out"});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_THAT(Values<float>((*out)[0]), Pointwise(DoubleNear(0), std::vector<float>(12, 0.0f)));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              Pointwise(DoubleNear(0), std::vector<float>(12, 0.0f)));
   // head_dim 0: uniform weights over the keys, the mean of V's rows.
   Case flat{{1}, 2, 2, 0, 1};
   out = RunOp(flat.Op(),
@@ -323,8 +326,10 @@ TEST(AttentionGradTest, MatchesNumericGradients) {
 TEST(AttentionGradTest, Errors) {
   Case c{{2}, 3, 4, 2, 3};
   std::vector<Feed> feeds = Feeds<float>(c, 1);
-  feeds.push_back({"out", MakeTensor<float>({2, 3, 3}, std::vector<float>(18, 0))});
-  feeds.push_back({"g", MakeTensor<float>({2, 3, 4}, std::vector<float>(24, 0))});
+  feeds.push_back(
+      {"out", MakeTensor<float>({2, 3, 3}, std::vector<float>(18, 0))});
+  feeds.push_back(
+      {"g", MakeTensor<float>({2, 3, 4}, std::vector<float>(24, 0))});
   const std::string op =
       "type: \"attention_grad\" inputs { slot: \"Q\" vars: \"q\" } inputs { "
       "slot: \"K\" vars: \"k\" } inputs { slot: \"V\" vars: \"v\" } inputs { "
