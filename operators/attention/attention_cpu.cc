@@ -137,14 +137,25 @@ absl::Status Probabilities(const AttentionShape& s, T scale, const T* q,
   return absl::OkStatus();
 }
 
-int64_t BlocksPerBatch(const AttentionShape& s) {
-  return (s.lq + kRowsPerBlock - 1) / kRowsPerBlock;
+constexpr int64_t kScoreBlockElements = int64_t{1} << 16;
+constexpr int64_t kFewestRowsPerBlock = 16;
+
+int64_t BlocksPerBatch(const AttentionShape& s, int64_t rows) {
+  return (s.lq + rows - 1) / rows;
 }
 
 void Zero(float* data, int64_t n) { std::fill(data, data + n, 0.0f); }
 void Zero(double* data, int64_t n) { std::fill(data, data + n, 0.0); }
 
 }  // namespace
+
+int64_t RowsPerBlock(const AttentionShape& s) {
+  if (s.rows_per_block > 0) return s.rows_per_block;
+  const int64_t most = std::max(kFewestRowsPerBlock,
+                                kScoreBlockElements / std::max<int64_t>(s.lk, 1));
+  const int64_t blocks = (s.lq + most - 1) / most;
+  return std::max<int64_t>(1, (s.lq + blocks - 1) / std::max<int64_t>(blocks, 1));
+}
 
 template <typename T>
 absl::Status AttentionForward(const AttentionShape& s, T scale, const T* q,
@@ -159,18 +170,18 @@ absl::Status AttentionForward(const AttentionShape& s, T scale, const T* q,
     }
     return absl::OkStatus();
   }
-  const int64_t blocks = BlocksPerBatch(s);
-  const int64_t per_block =
-      std::min(s.lq, kRowsPerBlock) * s.lk * (s.d + s.dv + 1);
+  const int64_t block_rows = RowsPerBlock(s);
+  const int64_t blocks = BlocksPerBatch(s, block_rows);
+  const int64_t per_block = block_rows * s.lk * (s.d + s.dv + 1);
   FirstError error;
   ParallelFor(s.batch * blocks,
               std::max<int64_t>(1, kMultiplyAddsWorthAThread / per_block),
               [&](int64_t begin, int64_t end) {
-                T* p = ThreadBuffer<T>(0, kRowsPerBlock * s.lk);
+                T* p = ThreadBuffer<T>(0, block_rows * s.lk);
                 for (int64_t item = begin; item < end; ++item) {
                   const int64_t b = item / blocks;
-                  const int64_t r0 = (item % blocks) * kRowsPerBlock;
-                  const int64_t rows = std::min(kRowsPerBlock, s.lq - r0);
+                  const int64_t r0 = (item % blocks) * block_rows;
+                  const int64_t rows = std::min(block_rows, s.lq - r0);
                   absl::Status status =
                       Probabilities(s, scale, q, k, mask, b, r0, rows, p);
                   if (status.ok()) {
@@ -204,7 +215,8 @@ absl::Status AttentionBackward(const AttentionShape& s, T scale, const T* q,
   }
   const bool scores_grad = q_grad != nullptr || k_grad != nullptr ||
                            mask_grad != nullptr || scale_grad != nullptr;
-  const int64_t blocks = BlocksPerBatch(s);
+  const int64_t block_rows = RowsPerBlock(s);
+  const int64_t blocks = BlocksPerBatch(s, block_rows);
   const int64_t per_batch = s.lq * s.lk * (2 * s.d + 3 * s.dv + 1);
   FirstError error;
   std::mutex sum_mutex;
@@ -213,15 +225,15 @@ absl::Status AttentionBackward(const AttentionShape& s, T scale, const T* q,
   ParallelFor(
       s.batch, std::max<int64_t>(1, kMultiplyAddsWorthAThread / per_batch),
       [&](int64_t begin, int64_t end) {
-        T* p = ThreadBuffer<T>(0, kRowsPerBlock * s.lk);
-        T* ds = ThreadBuffer<T>(1, kRowsPerBlock * s.lk);
+        T* p = ThreadBuffer<T>(0, block_rows * s.lk);
+        T* ds = ThreadBuffer<T>(1, block_rows * s.lk);
         // The mask may be shared by batch indices of other threads: its
         // gradient, and the scale's, are summed here first.
         std::vector<T> local_mask_grad(mask_grad != nullptr ? s.mask_numel : 0);
         T local_scale_grad = 0;
         auto run = [&](int64_t b, int64_t block) -> absl::Status {
-          const int64_t r0 = block * kRowsPerBlock;
-          const int64_t rows = std::min(kRowsPerBlock, s.lq - r0);
+          const int64_t r0 = block * block_rows;
+          const int64_t rows = std::min(block_rows, s.lq - r0);
           const T beta = block == 0 ? T(0) : T(1);
           const T* q_b = q + b * s.q.batch_stride + r0 * s.q.row_stride;
           const T* k_b = k + b * s.k.batch_stride;
@@ -268,7 +280,7 @@ absl::Status AttentionBackward(const AttentionShape& s, T scale, const T* q,
             // dQ = scale dS K. The scale's gradient is the sum of dS times the
             // unscaled scores Q K^T, which is the sum of Q times dS K.
             T* dq = q_grad == nullptr
-                        ? ThreadBuffer<T>(2, kRowsPerBlock * s.d)
+                        ? ThreadBuffer<T>(2, block_rows * s.d)
                         : q_grad + b * s.q.batch_stride + r0 * s.q.row_stride;
             const int64_t ldq = q_grad == nullptr ? s.d : s.q.row_stride;
             SF_RETURN_IF_ERROR(Product<T>(false, s.transpose_k, rows, s.d, s.lk,

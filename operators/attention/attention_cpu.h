@@ -2,7 +2,7 @@
 // as an AttentionShape says (attention_shape.h).
 //
 // Neither materialises the score matrix: the work is split into blocks of
-// at most kRowsPerBlock query rows of one batch index, and each block's
+// a few query rows of one batch index (RowsPerBlock), and each block's
 // scores [rows x Lk] live in a buffer of the thread working on it, where
 // the mask is added, the softmax taken and the product with V made while
 // they are in the cache. The products go through Gemm (operators/gemm.h,
@@ -20,9 +20,13 @@
 
 namespace scopeflow {
 
-// Query rows per block: 64 rows of scores of a few hundred keys stay
-// within a core's L2 cache beside the block of Q and the output.
-inline constexpr int64_t kRowsPerBlock = 64;
+// Query rows per block where AttentionShape::rows_per_block is 0: the
+// fewest blocks of at most max(16, 64Ki / Lk) rows, the rows spread evenly
+// over them (no short tail). A block's scores then take at most 256 KiB of
+// floats, which a core's L2 cache holds beside the blocks of Q and the
+// output and all of K and V. Fewer blocks pay: each block's products
+// repack K and V.
+int64_t RowsPerBlock(const AttentionShape& shape);
 
 // Out = softmax(scale * Q K^T + Mask) V; `mask` may be null where the
 // shape has none.

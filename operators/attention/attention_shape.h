@@ -70,6 +70,9 @@ struct AttentionShape {
   int64_t mask_row_stride = 0;
   int64_t mask_col_stride = 0;
   int64_t mask_numel = 0;
+  // Query rows per block of the kernels (attention_cpu.h); 0 lets them
+  // choose (tests set it to run several blocks on small inputs).
+  int64_t rows_per_block = 0;
 };
 
 AttentionShape MakeAttentionShape(const AttentionInputs& inputs);

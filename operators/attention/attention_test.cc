@@ -166,7 +166,7 @@ std::vector<Case> Cases() {
   cases.push_back({{2, 2}, 4, 6, 3, 5, false, true, true, {2, 1, 1, 6}});
   // A mask per query row only, broadcast along the keys.
   cases.push_back({{3}, 5, 4, 2, 2, false, false, true, {5, 1}});
-  // More query rows than a block, and a mask of the scores' own dims.
+  // A mask of the scores' own dims, scales as inputs.
   cases.push_back({{2}, 150, 33, 16, 12, false, false, true, {2, 150, 33}});
   cases.back().scale_input = true;
   cases.back().divisor_input = true;
