@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "framework/passes/attention_fusion.h"
 #include "framework/passes/common_subexpression.h"
 #include "framework/passes/conv_fusion.h"
 #include "framework/passes/dead_code.h"
@@ -15,6 +16,9 @@ namespace scopeflow {
 
 PassPipeline DefaultPasses(const PrepareOptions& options, const Place& place) {
   PassPipeline pipeline;
+  // First, while the attention's matmuls, softmax and transposes are as
+  // the exporter wrote them.
+  if (options.fuse_ops) pipeline.Add(std::make_unique<AttentionFusionPass>());
   // Fusion pays on every place, on a device by one op's dispatch per op
   // removed.
   if (options.fuse_ops) pipeline.Add(std::make_unique<OpFusionPass>());
