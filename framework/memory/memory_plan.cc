@@ -9,7 +9,8 @@
 namespace scopeflow {
 
 MemoryPlan PlanMemory(const PreparedNet& prepared,
-                      absl::Span<const std::string> fetches) {
+                      absl::Span<const std::string> fetches,
+                      size_t min_bytes) {
   const int n = static_cast<int>(prepared.var_names().size());
   const std::vector<OpUses> op_uses = CollectOpUses(prepared);
   std::vector<int> first(n, -1);
@@ -46,7 +47,7 @@ MemoryPlan PlanMemory(const PreparedNet& prepared,
     if (!prepared.IsTemporary(v) || first[v] < 0) continue;
     const size_t bytes = BytesOf(prepared.var_infos()[v]);
     if (excluded[v] || !written_first[v] || prepared.is_input(v) ||
-        bytes == 0) {
+        bytes == 0 || bytes < min_bytes) {
       ++plan.unplanned_temporaries;
       continue;
     }
@@ -66,7 +67,8 @@ const MemoryPlan& CachedMemoryPlan(const PreparedNet& prepared) {
   if (plan == nullptr) {
     // Two first runs at once may both plan; either plan serves.
     prepared.CacheMemoryPlan(
-        std::make_shared<const MemoryPlan>(PlanMemory(prepared, {})));
+        std::make_shared<const MemoryPlan>(
+            PlanMemory(prepared, {}, kSmallestArenaTensor)));
     plan = prepared.cached_memory_plan();
   }
   return *plan;

@@ -23,13 +23,13 @@ NetDef Net(const std::string& blocks) {
 }
 
 // a = 2x; b = relu(a); c = reshape(b) (a view of b); d = 2c; e = c + d.
-// Each temporary is 16 floats, 64 bytes.
+// Each temporary is 2048 floats, 8 KiB (above kSmallestArenaTensor).
 constexpr char kChain[] = R"pb(
   blocks {
     vars {
       name: "x"
       dtype: DATA_TYPE_FLOAT32
-      shape: [ 2, 8 ]
+      shape: [ 64, 32 ]
     }
     ops {
       type: "scale"
@@ -48,7 +48,7 @@ constexpr char kChain[] = R"pb(
       outputs { slot: "Out" vars: "c" }
       attrs {
         name: "shape"
-        i64s { values: [ 16 ] }
+        i64s { values: [ 2048 ] }
       }
     }
     ops {
@@ -86,18 +86,18 @@ TEST(MemoryPlanTest, LifetimesAndOffsetsOfAChain) {
   const int c = plan.index_of[prepared.VarIndex("c")];
   EXPECT_EQ(plan.uses[c].first, 2);
   EXPECT_EQ(plan.uses[c].last, 4);
-  EXPECT_EQ(plan.uses[c].bytes, 64u);
-  // By hand, largest first then by birth: a at 0; b overlaps a: 64; c
-  // overlaps b only: 0; d overlaps c: 64, where b was.
+  EXPECT_EQ(plan.uses[c].bytes, 8192u);
+  // By hand, largest first then by birth: a at 0; b overlaps a: 8192; c
+  // overlaps b only: 0; d overlaps c: 8192, where b was.
   EXPECT_EQ(OffsetOf(prepared, plan, "a"), 0);
-  EXPECT_EQ(OffsetOf(prepared, plan, "b"), 64);
+  EXPECT_EQ(OffsetOf(prepared, plan, "b"), 8192);
   EXPECT_EQ(OffsetOf(prepared, plan, "c"), 0);
-  EXPECT_EQ(OffsetOf(prepared, plan, "d"), 64);
+  EXPECT_EQ(OffsetOf(prepared, plan, "d"), 8192);
   EXPECT_EQ(OffsetOf(prepared, plan, "e"), -1);
   EXPECT_EQ(OffsetOf(prepared, plan, "x"), -1);
-  EXPECT_EQ(plan.arena.arena_bytes, 128u);
-  EXPECT_EQ(plan.arena.live_peak_bytes, 128u);
-  EXPECT_EQ(plan.arena.sum_bytes, 256u);
+  EXPECT_EQ(plan.arena.arena_bytes, 16384u);
+  EXPECT_EQ(plan.arena.live_peak_bytes, 16384u);
+  EXPECT_EQ(plan.arena.sum_bytes, 32768u);
 }
 
 std::vector<float> RunChain(bool plan_memory, const std::string& fetch) {
@@ -108,13 +108,13 @@ std::vector<float> RunChain(bool plan_memory, const std::string& fetch) {
       executor.Prepare(Net(kChain), 0, CPUPlace());
   EXPECT_TRUE(prepared.ok()) << prepared.status();
   Scope scope;
-  std::vector<float> x(16);
-  for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i - 5);
+  std::vector<float> x(2048);
+  for (int i = 0; i < 2048; ++i) x[i] = static_cast<float>(i % 11 - 5);
   std::vector<float> last;
   // Twice: the second run reuses the cached plan and the run scope.
   for (int run = 0; run < 2; ++run) {
     absl::StatusOr<std::vector<Tensor>> out = executor.Run(
-        *prepared, scope, {{"x", MakeTensor<float>({2, 8}, x)}}, {fetch});
+        *prepared, scope, {{"x", MakeTensor<float>({64, 32}, x)}}, {fetch});
     EXPECT_TRUE(out.ok()) << out.status();
     if (!out.ok()) return {};
     last = Values<float>((*out)[0]);
@@ -127,10 +127,10 @@ std::vector<float> RunChain(bool plan_memory, const std::string& fetch) {
 TEST(MemoryPlanTest, AViewOfADeadTensorsRegionIsCopiedOut) {
   const std::vector<float> planned = RunChain(true, "e");
   const std::vector<float> unplanned = RunChain(false, "e");
-  ASSERT_EQ(planned.size(), 16u);
+  ASSERT_EQ(planned.size(), 2048u);
   EXPECT_EQ(planned, unplanned);
-  for (int i = 0; i < 16; ++i) {
-    const float x = static_cast<float>(i - 5);
+  for (int i = 0; i < 2048; ++i) {
+    const float x = static_cast<float>(i % 11 - 5);
     EXPECT_EQ(planned[i], 3 * (x > 0 ? 2 * x : 0)) << i;
   }
 }
@@ -139,8 +139,8 @@ TEST(MemoryPlanTest, AViewOfADeadTensorsRegionIsCopiedOut) {
 // the caller holds stays as the run left it.
 TEST(MemoryPlanTest, AFetchedTemporaryKeepsItsValue) {
   const std::vector<float> planned = RunChain(true, "a");
-  ASSERT_EQ(planned.size(), 16u);
-  for (int i = 0; i < 16; ++i) EXPECT_EQ(planned[i], 2.0f * (i - 5));
+  ASSERT_EQ(planned.size(), 2048u);
+  for (int i = 0; i < 2048; ++i) EXPECT_EQ(planned[i], 2.0f * (i % 11 - 5));
 }
 
 TEST(MemoryPlanTest, TheCachedPlanIsMadeOnceAndShared) {
@@ -150,6 +150,14 @@ TEST(MemoryPlanTest, TheCachedPlanIsMadeOnceAndShared) {
   EXPECT_EQ(&CachedMemoryPlan(prepared), &plan);
   // Without fetches, e is planned too.
   EXPECT_EQ(plan.vars.size(), 5u);
+  EXPECT_EQ(plan.uses[0].bytes, 8192u);
+}
+
+TEST(MemoryPlanTest, SmallTemporariesAreLeftToTheRunsPool) {
+  const PreparedNet prepared = Prepared(Net(kChain));
+  const MemoryPlan plan = PlanMemory(prepared, {}, 8193);
+  EXPECT_TRUE(plan.vars.empty());
+  EXPECT_EQ(plan.unplanned_temporaries, 6);
 }
 
 // Variables a control-flow op reads or writes stay out of the arena: its
