@@ -10,6 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/host_staging.h"
+#include "framework/memory/offload_run.h"
+#include "framework/memory/run_arena.h"
 #include "framework/run_buffer_pool.h"
 #include "framework/run_scope_cache.h"
 #include "framework/step_scopes.h"
@@ -231,6 +233,11 @@ struct RunState {
   // Flags as bytes: std::vector<bool>'s bit access costs more per op.
   std::vector<char> fetched;
   std::optional<RunBufferPool> spare_buffers;
+  // The planned temporaries' memory (RunOptions::plan_memory).
+  std::optional<RunArena> arena;
+  // Moves between host and device under a budget
+  // (ExecutorOptions::device_memory_budget).
+  std::unique_ptr<OffloadRun> offload;
   Scope& run_scope;
   const BlockRunner* runner;
   RunProfile* profile;
@@ -388,6 +395,12 @@ absl::Status AllocateOutputs(const PreparedOp& op, HostStaging* staging,
       SF_CHECK_CODE(FullyKnown(infos[v]), absl::StatusCode::kInternal,
                     "%s: inference left output \"%s\" as %s at run time",
                     OpName(op), names[v], InfoToString(infos[v]));
+      if (run.arena && staging == nullptr && !tensors[v]->initialized()) {
+        SF_RETURN_IF_ERROR(run.arena
+                               ->Assign(v, infos[v].dtype, infos[v].dims,
+                                        *tensors[v])
+                               .status());
+      }
       if (run.spare_buffers && !tensors[v]->initialized()) {
         size_t bytes = SizeOf(infos[v].dtype);
         for (int64_t d : infos[v].dims) bytes *= static_cast<size_t>(d);
@@ -428,6 +441,7 @@ absl::Status RunStep(size_t position, RunState& run) {
   // copies of its inputs and outputs. The staging is made only for such an
   // op: a deque allocates as it is constructed, and an empty
   // std::optional of it is zeroed for every op.
+  if (run.offload) SF_RETURN_IF_ERROR(run.offload->BeforeOp(position));
   std::unique_ptr<HostStaging> staging;
   if (op.kernel_place != run.place) {
     staging = std::make_unique<HostStaging>();
@@ -463,6 +477,7 @@ absl::Status RunStep(size_t position, RunState& run) {
     SF_RETURN_IF_ERROR(
         ReadBackOutputs(op, prepared, run.tensors, run.run_infos));
   }
+  if (run.arena) SF_RETURN_IF_ERROR(run.arena->AfterOp(op, run.tensors));
   if (run.free_dead_tensors) {
     for (int v : prepared.dies_after(position)) {
       if (run.fetched[v]) continue;
@@ -473,6 +488,7 @@ absl::Status RunStep(size_t position, RunState& run) {
       }
     }
   }
+  if (run.offload) SF_RETURN_IF_ERROR(run.offload->AfterOp(position));
   if (profile != nullptr) {
     profile->ops[position].total_seconds +=
         std::chrono::duration<double>(Clock::now() - op_start).count();
@@ -511,14 +527,30 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
 
   RunState run(prepared, std::move(tensors), run_scope, this, profile,
                free_dead_tensors);
+  // Kept temporaries would share regions: only runs that free them.
+  if (options_.run.plan_memory && free_dead_tensors &&
+      options_.device_memory_budget == 0) {
+    const MemoryPlan& plan = CachedMemoryPlan(prepared);
+    if (!plan.vars.empty()) run.arena.emplace(plan, place, run.fetched);
+  }
   SF_RETURN_IF_ERROR(BindScopeVariables(scope, persistables, run));
   SF_RETURN_IF_ERROR(BindFeeds(feeds, run));
   SF_ASSIGN_OR_RETURN(const std::vector<int> fetch_index,
                       BindFetches(fetches, run));
+  if (options_.device_memory_budget > 0) {
+    // Dead buffers kept for reuse would hold device memory.
+    run.spare_buffers.reset();
+    SF_ASSIGN_OR_RETURN(
+        run.offload,
+        OffloadRun::Start(prepared, fetches, options_.device_memory_budget,
+                          options_.offload_policy,
+                          options_.device_memory.get(), run.tensors));
+  }
   if (profile != nullptr) profile->ops.resize(prepared.ops().size());
   for (size_t position = 0; position < prepared.ops().size(); ++position) {
     SF_RETURN_IF_ERROR(RunStep(position, run));
   }
+  if (run.offload) SF_RETURN_IF_ERROR(run.offload->Finish());
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> results,
                       TakeFetches(fetch_index, run));
 

@@ -5,12 +5,15 @@
 #ifndef SCOPEFLOW_FRAMEWORK_EXECUTOR_H_
 #define SCOPEFLOW_FRAMEWORK_EXECUTOR_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "framework/block_runner.h"
+#include "framework/memory/device_memory.h"
+#include "framework/memory/offload_plan.h"
 #include "framework/prepare.h"
 #include "framework/prepared_net.h"
 #include "framework/scope.h"
@@ -51,11 +54,27 @@ struct RunOptions {
   // later runs. Only for a parent scope in which nothing erases or
   // replaces a parameter while the net is in use (a Predictor's root).
   bool resolve_persistables_once = false;
+  // Place the temporaries whose shapes Prepare knew in one arena per run,
+  // at offsets planned once per net (framework/memory/memory_plan.h), so
+  // that a run allocates once for them and temporaries that are never live
+  // together share memory. Only in runs that free dead temporaries.
+  bool plan_memory = true;
 };
 
 struct ExecutorOptions {
   PrepareOptions prepare;
   RunOptions run;
+  // Above 0: a run keeps at most this many bytes of the net's variables
+  // (parameters, inputs, temporaries) in `device_memory`, moving them
+  // between it and host memory before and after ops as `offload_policy`
+  // plans (framework/memory/offload_plan.h); fetched tensors and the
+  // parameters end the run on the host. For nets whose every variable's
+  // size Prepare knows, without control-flow ops.
+  size_t device_memory_budget = 0;
+  OffloadPolicy offload_policy = OffloadPolicy::kPlanned;
+  // The device's memory (TestDevice for a net on the CPU), shared by the
+  // executor's runs.
+  std::shared_ptr<DeviceMemory> device_memory;
 
   // Options under which a PreparedNet's ops and variables are exactly the
   // net's, as analyses of a net expect: no pass runs.

@@ -2,6 +2,7 @@
 #ifndef SCOPEFLOW_FRAMEWORK_PREPARED_NET_H_
 #define SCOPEFLOW_FRAMEWORK_PREPARED_NET_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 
 namespace scopeflow {
 
+struct MemoryPlan;
 class PassPipeline;
 class PreparedNetBuilder;
 class RunScopeCache;
@@ -87,6 +89,16 @@ class PreparedNet {
   bool infers_at_run() const { return infers_at_run_; }
   // The run scopes kept for reuse; shared by copies, thread-safe.
   RunScopeCache& run_scopes() const { return *run_scopes_; }
+  // The memory plan of its temporaries (framework/memory/memory_plan.h),
+  // kept by the first run that made it: null until then. The first plan
+  // cached stays. Thread-safe.
+  std::shared_ptr<const MemoryPlan> cached_memory_plan() const {
+    return std::atomic_load(&memory_plan_);
+  }
+  void CacheMemoryPlan(std::shared_ptr<const MemoryPlan> plan) const {
+    std::shared_ptr<const MemoryPlan> none;
+    std::atomic_compare_exchange_strong(&memory_plan_, &none, std::move(plan));
+  }
 
  private:
   friend class PreparedNetBuilder;
@@ -117,6 +129,7 @@ class PreparedNet {
   std::vector<int> input_vars_;
   bool infers_at_run_ = false;
   std::shared_ptr<RunScopeCache> run_scopes_;
+  mutable std::shared_ptr<const MemoryPlan> memory_plan_;
   // For a block a pass changed: the block as written, for runs that fetch
   // a variable a pass renamed or removed.
   std::shared_ptr<const PreparedNet> as_written_;

@@ -31,6 +31,8 @@ struct RunCommandOptions {
   // PrepareOptions::activation_layout: "auto", "nhwc", "nchw8c" or
   // "nchw16c".
   std::string layout = "auto";
+  // RunOptions::plan_memory: off allocates each temporary on its own.
+  bool plan_memory = true;
 };
 
 // Runs the startup net (if any) once in a root scope, then the net `repeat`

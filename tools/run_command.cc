@@ -143,6 +143,7 @@ absl::Status RunCommand(const RunCommandOptions& options) {
   executor_options.prepare.fuse_ops = options.fuse_ops;
   SF_ASSIGN_OR_RETURN(executor_options.prepare.activation_layout,
                       ParseLayout(options.layout));
+  executor_options.run.plan_memory = options.plan_memory;
   const Executor executor(executor_options);
   Scope root;
   if (!options.startup.empty()) {

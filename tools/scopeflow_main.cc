@@ -4,7 +4,7 @@
 //                 [--feed name=FILE.npy,...]
 //                 [--fetch name,...] [--repeat N] [--profile] [--place P]
 //                 [--output_dir DIR] [--nochannels_last] [--nofuse_ops]
-//                 [--layout auto|nhwc|nchw8c|nchw16c]
+//                 [--layout auto|nhwc|nchw8c|nchw16c] [--noplan_memory]
 //   scopeflow check NET    validate and print each variable's inferred
 //                          shape and dtype
 //   scopeflow dot NET      print the main block as a Graphviz graph
@@ -15,6 +15,10 @@
 //                          convert an ONNX model into a net and parameters
 //   scopeflow serve MODEL_DIR [--port P] [--threads N] [--host H]
 //                          serve a model over HTTP (docs/SERVING.md)
+//   scopeflow plan NET [--startup NET] [--batch=N]
+//                  [--device_memory_budget=BYTES]
+//                  [--offload_policy=on_demand|planned]
+//                          print the memory plan without running the net
 //
 // Flags may be written with dashes or underscores (--checkpoint-dir).
 #include <algorithm>
@@ -31,6 +35,7 @@
 #include "platform/host_memory.h"
 #include "tools/commands.h"
 #include "tools/import_onnx_command.h"
+#include "tools/plan_command.h"
 #include "tools/serve_command.h"
 
 ABSL_FLAG(std::string, startup, "",
@@ -82,7 +87,9 @@ ABSL_FLAG(uint64_t, split_seed, 0, "train: seeds the shuffled split");
 ABSL_FLAG(double, feature_scale, 0,
           "train: multiplies every feature (0: 1/16 for digits, else 1)");
 ABSL_FLAG(int64_t, epochs, 10, "train: epochs to train");
-ABSL_FLAG(int64_t, batch, 64, "train: examples per step");
+ABSL_FLAG(int64_t, batch, 64,
+          "train: examples per step; plan (where given): the size of the "
+          "unknown dimensions of the net's inputs");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "train: save a checkpoint here after every epoch");
 ABSL_FLAG(bool, resume, false,
@@ -120,6 +127,15 @@ ABSL_FLAG(int, keep_alive_requests, 100,
           "serve: requests per keep-alive connection before it is closed");
 ABSL_FLAG(double, poll_seconds, 1,
           "serve: how often MODEL_DIR is checked for a new version");
+ABSL_FLAG(bool, plan_memory, true,
+          "run: place the temporaries whose shapes are known in one arena "
+          "per run (false: allocate each on its own)");
+ABSL_FLAG(uint64_t, device_memory_budget, 0,
+          "plan: the most bytes of variables kept on the device (0: no "
+          "budget)");
+ABSL_FLAG(std::string, offload_policy, "planned",
+          "plan: on_demand (each op's variables in before it, out after) or "
+          "planned (evict the furthest next use, prefetch)");
 ABSL_FLAG(int64_t, max_body_bytes, int64_t{64} << 20,
           "serve: larger request bodies are refused (413)");
 
@@ -187,7 +203,7 @@ constexpr char kUsage[] =
     "              --feed name=FILE.npy,... --fetch name,...\n"
     "              --repeat N --profile --place cpu|cuda:N --output_dir DIR\n"
     "              --nochannels_last --layout auto|nhwc|nchw8c|nchw16c\n"
-    "              --nofuse_ops\n"
+    "              --nofuse_ops --noplan_memory\n"
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
     "  dot NET     print NET's main block as a Graphviz graph\n"
@@ -202,6 +218,9 @@ constexpr char kUsage[] =
     "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
     "              over HTTP: --port P --threads N --host H --poll_seconds S\n"
     "              --max_body_bytes B --keep_alive_requests K --place P\n"
+    "  plan NET    print NET's memory plan without running it: --startup NET\n"
+    "              --batch N --device_memory_budget BYTES\n"
+    "              --offload_policy on_demand|planned\n"
     "  every command: --nohuge_pages keeps host blocks on small pages\n";
 
 int Fail(const absl::Status& status) {
@@ -252,6 +271,7 @@ int main(int argc, char** argv) {
     options.layout = absl::GetFlag(FLAGS_layout);
     options.place = absl::GetFlag(FLAGS_place);
     options.output_dir = absl::GetFlag(FLAGS_output_dir);
+    options.plan_memory = absl::GetFlag(FLAGS_plan_memory);
     status = scopeflow::RunCommand(options);
   } else if (command == "check") {
     status = scopeflow::CheckCommand(net, absl::GetFlag(FLAGS_place));
@@ -267,6 +287,20 @@ int main(int argc, char** argv) {
     status = scopeflow::ImportOnnxCommand(net, absl::GetFlag(FLAGS_output),
                                           absl::GetFlag(FLAGS_params),
                                           absl::GetFlag(FLAGS_fuse_ops));
+  } else if (command == "plan") {
+    scopeflow::PlanCommandOptions options;
+    options.net = net;
+    options.startup = absl::GetFlag(FLAGS_startup);
+    // --batch's default is train's: plan uses it only where it is given.
+    for (const std::string& arg : args) {
+      if (arg.compare(0, 7, "--batch") == 0) {
+        options.batch = absl::GetFlag(FLAGS_batch);
+      }
+    }
+    options.device_memory_budget = absl::GetFlag(FLAGS_device_memory_budget);
+    options.offload_policy = absl::GetFlag(FLAGS_offload_policy);
+    options.place = absl::GetFlag(FLAGS_place);
+    status = scopeflow::PlanCommand(options);
   } else if (command == "serve") {
     scopeflow::ServeCommandOptions options;
     options.model_dir = net;
