@@ -1,6 +1,6 @@
 // cast: Out = X converted to the dtype of attribute "out_dtype" (a DataType
 // number, as fill_constant's "dtype"), between float32, float64, float16,
-// int32, int64, uint8 and bool.
+// int32, int64, uint8, int8 and bool.
 //
 // Conversions are defined for every input value:
 // - float to integer truncates toward zero and saturates at the integer
@@ -69,6 +69,8 @@ absl::Status CastInto(const Tensor& in, Tensor* out,
       return CastLoop<From, int64_t>(in, out);
     case kUInt8:
       return CastLoop<From, uint8_t>(in, out);
+    case kInt8:
+      return CastLoop<From, int8_t>(in, out);
     case kBool:
       return CastLoop<From, bool>(in, out);
     default:
@@ -98,7 +100,7 @@ absl::Status CheckIsDtype(const AttrValue& value) {
   if (IsValidDataType(static_cast<DataType>(number))) return absl::OkStatus();
   std::vector<std::string> choices;
   for (DataType dtype :
-       {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kUInt8, kBool}) {
+       {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kUInt8, kBool, kInt8}) {
     choices.push_back(absl::StrFormat("%d (%s)", static_cast<int>(dtype),
                                       DataTypeName(dtype)));
   }
@@ -144,6 +146,7 @@ SF_REGISTER_OP(cast)
     .Kernel(DeviceType::kCPU, kInt32, &CastKernel<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &CastKernel<int64_t>)
     .Kernel(DeviceType::kCPU, kUInt8, &CastKernel<uint8_t>)
+    .Kernel(DeviceType::kCPU, kInt8, &CastKernel<int8_t>)
     .Kernel(DeviceType::kCPU, kBool, &CastKernel<bool>);
 
 // A gradient op rather than a cast: the cast back needs X's dtype, which

@@ -141,6 +141,33 @@ TEST(CastTest, FromUInt8AndBool) {
   EXPECT_THAT(Values<uint8_t>(*to_u8), ElementsAre(1, 0));
 }
 
+// int8: floats truncate toward zero and saturate at -128 and 127, wider
+// integers keep their low 8 bits, and int8 widens with its sign.
+TEST(CastTest, Int8) {
+  const Tensor floats =
+      MakeTensor<float>({6}, {-1000.0f, -128.9f, -2.7f, 2.7f, 127.5f, 1e9f});
+  auto from_float = RunCast(floats, kInt8);
+  ASSERT_TRUE(from_float.ok()) << from_float.status();
+  EXPECT_THAT(Values<int8_t>(*from_float),
+              ElementsAre(-128, -128, -2, 2, 127, 127));
+
+  const Tensor wide = MakeTensor<int32_t>({3}, {300, -129, -5});
+  auto wrapped = RunCast(wide, kInt8);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+  EXPECT_THAT(Values<int8_t>(*wrapped), ElementsAre(44, 127, -5));
+
+  const Tensor i8 = MakeTensor<int8_t>({3}, {-128, -1, 127});
+  auto to_f32 = RunCast(i8, kFloat32);
+  ASSERT_TRUE(to_f32.ok()) << to_f32.status();
+  EXPECT_THAT(Values<float>(*to_f32), ElementsAre(-128, -1, 127));
+  auto to_i64 = RunCast(i8, kInt64);
+  ASSERT_TRUE(to_i64.ok()) << to_i64.status();
+  EXPECT_THAT(Values<int64_t>(*to_i64), ElementsAre(-128, -1, 127));
+  auto to_u8 = RunCast(i8, kUInt8);
+  ASSERT_TRUE(to_u8.ok()) << to_u8.status();
+  EXPECT_THAT(Values<uint8_t>(*to_u8), ElementsAre(128, 255, 127));
+}
+
 TEST(CastTest, Float16) {
   const Tensor x = MakeTensor<float>({3}, {1.5f, -2, 65536});
   auto half = RunCast(x, kFloat16);
@@ -165,7 +192,7 @@ TEST(CastTest, ScalarAndEmpty) {
 }
 
 TEST(CastTest, BadOutDtype) {
-  for (int bad : {0, 8, -1, 42}) {
+  for (int bad : {0, 9, -1, 42}) {
     SCOPED_TRACE(bad);
     absl::Status status =
         PrepareOp(CastOp(bad), {{"x", MakeTensor<float>({1}, {1})}});
@@ -173,7 +200,7 @@ TEST(CastTest, BadOutDtype) {
                 HasSubstr(absl::StrFormat(
                     "op 0 (cast): attribute \"out_dtype\" must be a dtype "
                     "number, one of 1 (float32), 2 (float64), 3 (float16), "
-                    "4 (int32), 5 (int64), 6 (uint8), 7 (bool); got %d",
+                    "4 (int32), 5 (int64), 6 (uint8), 7 (bool), 8 (int8); got %d",
                     bad)));
   }
 }
