@@ -128,6 +128,7 @@ enum class CastType {
   kInt32,
   kInt64,
   kUInt8,
+  kInt8,
   kBool
 };
 

@@ -113,6 +113,8 @@ absl::StatusOr<cuda::CastType> CastTypeOf(DataType dtype,
       return cuda::CastType::kInt64;
     case kUInt8:
       return cuda::CastType::kUInt8;
+    case kInt8:
+      return cuda::CastType::kInt8;
     case kBool:
       return cuda::CastType::kBool;
     default:
@@ -201,6 +203,7 @@ SF_REGISTER_KERNEL(cast, DeviceType::kCUDA, kFloat16, &CastCuda);
 SF_REGISTER_KERNEL(cast, DeviceType::kCUDA, kInt32, &CastCuda);
 SF_REGISTER_KERNEL(cast, DeviceType::kCUDA, kInt64, &CastCuda);
 SF_REGISTER_KERNEL(cast, DeviceType::kCUDA, kUInt8, &CastCuda);
+SF_REGISTER_KERNEL(cast, DeviceType::kCUDA, kInt8, &CastCuda);
 SF_REGISTER_KERNEL(cast, DeviceType::kCUDA, kBool, &CastCuda);
 SF_REGISTER_KERNEL(cast_grad, DeviceType::kCUDA, kFloat32, &CastGradCuda);
 SF_REGISTER_KERNEL(cast_grad, DeviceType::kCUDA, kFloat64, &CastGradCuda);

@@ -324,6 +324,9 @@ void CastFrom(const From* x, CastType to, void* out, int64_t n,
     case CastType::kUInt8:
       return LaunchMap(ConvertFn<uint8_t>(), x, static_cast<uint8_t*>(out), n,
                        stream);
+    case CastType::kInt8:
+      return LaunchMap(ConvertFn<int8_t>(), x, static_cast<int8_t*>(out), n,
+                       stream);
     case CastType::kBool:
       return LaunchMap(ConvertFn<bool>(), x, static_cast<bool*>(out), n,
                        stream);
@@ -418,6 +421,8 @@ void LaunchCast(CastType from, const void* x, CastType to, void* out, int64_t n,
       return CastFrom(static_cast<const int64_t*>(x), to, out, n, stream);
     case CastType::kUInt8:
       return CastFrom(static_cast<const uint8_t*>(x), to, out, n, stream);
+    case CastType::kInt8:
+      return CastFrom(static_cast<const int8_t*>(x), to, out, n, stream);
     case CastType::kBool:
       return CastFrom(static_cast<const bool*>(x), to, out, n, stream);
   }
