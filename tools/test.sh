@@ -11,7 +11,11 @@ bash tools/setup.sh
 # under both sanitizers; the operators' kernels under AddressSanitizer too.
 core=(//platform/... //framework/... //operators/control/... //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test)
 
+# Each configuration adds its outputs to Bazel's disk cache, which Bazel 4
+# never trims: keep it under its cap between them so the disk cannot fill.
 bazel test //...
+bash tools/trim_disk_cache.sh
 bazel test --config=tsan "${core[@]}"
+bash tools/trim_disk_cache.sh
 bazel test --config=asan "${core[@]}" //operators/...
 echo "all test configurations passed (opt, tsan, asan)"
