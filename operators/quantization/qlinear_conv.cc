@@ -25,27 +25,13 @@
 namespace scopeflow {
 namespace {
 
-absl::Status CheckZeroPointOf(const InferContext& context,
-                              absl::string_view zero_slot,
-                              absl::string_view data_slot) {
-  if (!context.HasInput(zero_slot)) return absl::OkStatus();
-  const DataType zero = context.Input(zero_slot).dtype;
-  const DataType data = context.Input(data_slot).dtype;
-  SF_CHECK(zero == data,
-           "%s has dtype %s: a zero point must have the dtype of input "
-           "\"%s\" (variable \"%s\"), %s",
-           DescribeInputShape(context, zero_slot), DataTypeName(zero),
-           data_slot, context.InputName(data_slot), DataTypeName(data));
-  return absl::OkStatus();
-}
-
 // Checks the inputs common to both ops and infers the output dims.
 absl::StatusOr<VarInfo> InferConvolution(InferContext& context,
                                          const char* w_scale) {
   SF_RETURN_IF_ERROR(CheckDtypeIn(context, "X", kQuantizedDtypes));
   SF_RETURN_IF_ERROR(CheckDtypeIn(context, "W", kQuantizedDtypes));
-  SF_RETURN_IF_ERROR(CheckZeroPointOf(context, "XZeroPoint", "X"));
-  SF_RETURN_IF_ERROR(CheckZeroPointOf(context, "WZeroPoint", "W"));
+  SF_RETURN_IF_ERROR(CheckZeroPointDtype(context, "XZeroPoint", "X"));
+  SF_RETURN_IF_ERROR(CheckZeroPointDtype(context, "WZeroPoint", "W"));
   SF_RETURN_IF_ERROR(CheckPerTensor(context, "XZeroPoint"));
   const VarInfo& x = context.Input("X");
   const VarInfo& w = context.Input("W");

@@ -26,21 +26,6 @@
 namespace scopeflow {
 namespace {
 
-// Zero point `zero_slot` must have the dtype of `data_slot`.
-absl::Status CheckZeroPointDtype(const InferContext& context,
-                                 absl::string_view zero_slot,
-                                 absl::string_view data_slot) {
-  if (!context.HasInput(zero_slot)) return absl::OkStatus();
-  const DataType zero = context.Input(zero_slot).dtype;
-  const DataType data = context.Input(data_slot).dtype;
-  SF_CHECK(zero == data,
-           "%s has dtype %s: a zero point must have the dtype of input "
-           "\"%s\" (variable \"%s\"), %s",
-           DescribeInputShape(context, zero_slot), DataTypeName(zero),
-           data_slot, context.InputName(data_slot), DataTypeName(data));
-  return absl::OkStatus();
-}
-
 // The output dims, after checking A's and B's dtypes and their zero points'
 // (and scales', with `scales`) dtypes and shapes.
 absl::StatusOr<VarInfo> InferProduct(InferContext& context, const char* a_scale,

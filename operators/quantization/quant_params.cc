@@ -120,6 +120,20 @@ absl::Status CheckPerTensor(const InferContext& context,
   return absl::OkStatus();
 }
 
+absl::Status CheckZeroPointDtype(const InferContext& context,
+                                 absl::string_view zero_slot,
+                                 absl::string_view data_slot) {
+  if (!context.HasInput(zero_slot)) return absl::OkStatus();
+  const DataType zero = context.Input(zero_slot).dtype;
+  const DataType data = context.Input(data_slot).dtype;
+  SF_CHECK(zero == data,
+           "%s has dtype %s: a zero point must have the dtype of input "
+           "\"%s\" (variable \"%s\"), %s",
+           DescribeInputShape(context, zero_slot), DataTypeName(zero),
+           data_slot, context.InputName(data_slot), DataTypeName(data));
+  return absl::OkStatus();
+}
+
 absl::Status CheckOneOrVector(const InferContext& context,
                               absl::string_view slot, int64_t count,
                               absl::string_view per) {

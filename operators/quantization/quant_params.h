@@ -78,6 +78,12 @@ absl::Status CheckScaleAndZeroPoint(const InferContext& context,
                                     absl::string_view zero_point_slot,
                                     int64_t axis, int64_t block_size);
 
+// Checks that the zero point of `zero_slot`, if bound, has the dtype of the
+// input of `data_slot` (the integer products' operands).
+absl::Status CheckZeroPointDtype(const InferContext& context,
+                                 absl::string_view zero_slot,
+                                 absl::string_view data_slot);
+
 // Checks that the input of `slot` holds one element (a per-tensor scale or
 // zero point) where its shape is known.
 absl::Status CheckPerTensor(const InferContext& context,
