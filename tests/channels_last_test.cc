@@ -290,6 +290,95 @@ TEST_P(ChannelsLastTest, GradientsOfATrainingNetMatchTheNetAsWritten) {
   }
 }
 
+// x -> conv 3->16 + relu -> two branches, 1x1 conv 16->16 and 3x3 conv
+// 16->32, joined along the channels (a fire or Inception module) ->
+// batch_norm -> relu (DenseNet's pre-activation) -> conv 48->16 -> global
+// average pool -> flatten -> "out". Parameters in `scope`.
+NetDef Branches(Scope& scope) {
+  NetText text;
+  text.Var("x", {-1, 3, -1, -1});
+  int seed = 40;
+  auto conv = [&](const std::string& in, const std::string& out,
+                  int64_t in_channels, int64_t out_channels, int64_t size) {
+    const Dims filter = {out_channels, in_channels, size, size};
+    const std::string w = out + ".w";
+    text.Var(w, {filter.begin(), filter.end()}, true);
+    **scope.Var(w)->GetMutable<Tensor>() =
+        MakeTensor<float>(filter, RandomFloats(NumElements(filter), seed++));
+    text.Op("conv2d", {{"Input", in}, {"Filter", w}}, out,
+            size == 3 ? "attrs { name: 'paddings' ints { values: [1, 1] } }"
+                      : "",
+            "Output");
+  };
+  conv("x", "stem", 3, 16, 3);
+  text.Op("relu", {{"X", "stem"}}, "stem.act");
+  conv("stem.act", "a", 16, 16, 1);
+  conv("stem.act", "b", 16, 32, 3);
+  // One slot binding both branches: the Var/Op helpers bind one per slot.
+  text.Op("concat", {{"X", "a' vars: 'b"}}, "c", "attrs { name: 'axis' i: 1 }");
+  std::vector<std::pair<std::string, std::string>> norm = {{"X", "c"}};
+  for (const char* slot : {"Scale", "Bias", "Mean", "Variance"}) {
+    const std::string name = absl::StrCat("norm.", slot);
+    text.Var(name, {48}, true);
+    std::vector<float> values = RandomFloats(48, seed++);
+    // A variance must be positive.
+    for (float& v : values) v = std::abs(v) + 0.5f;
+    **scope.Var(name)->GetMutable<Tensor>() = MakeTensor<float>({48}, values);
+    norm.push_back({slot, name});
+  }
+  text.Op("batch_norm", norm, "normed", "", "Y");
+  text.Op("relu", {{"X", "normed"}}, "normed.act");
+  conv("normed.act", "d", 48, 16, 3);
+  text.Op("pool2d", {{"X", "d"}}, "gap",
+          "attrs { name: 'pooling_type' s: 'avg' } attrs { name: 'ksize' ints "
+          "{ values: [1, 1] } } attrs { name: 'global_pooling' b: true }");
+  text.Op("flatten", {{"X", "gap"}}, "out");
+  return text.Build();
+}
+
+TEST_P(ChannelsLastTest, ConcatenatesBranchesInTheLayout) {
+  Scope scope;
+  const NetDef net = Branches(scope);
+  absl::StatusOr<PreparedNet> prepared =
+      Executor(Options(true)).Prepare(net, 0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const bool blocked = GetParam() != ActivationLayout::kNhwc;
+  int relayouts = 0;
+  int concats = 0;
+  int norms = 0;
+  for (const PreparedOp& op : prepared->ops()) {
+    if (op.spec->type() == (blocked ? "transfer_layout" : "transpose")) {
+      ++relayouts;
+    }
+    if (op.spec->type() == "concat") {
+      ++concats;
+      EXPECT_EQ(op.attrs.Get<int32_t>("axis"), blocked ? 1 : 3);
+    }
+    if (op.spec->type() == "batch_norm") {
+      ++norms;
+      EXPECT_EQ(op.attrs.Get<std::string>("data_format"),
+                FormatName(GetParam()));
+    }
+  }
+  EXPECT_EQ(concats, 1);
+  EXPECT_EQ(norms, 1);
+  // NHWC: into the layout before the stem and out after the pool. Blocked:
+  // out only, the stem reads the NCHW image.
+  EXPECT_EQ(relayouts, blocked ? 1 : 2);
+  const Dims dims = {2, 3, 10, 10};
+  const Tensor x = MakeTensor<float>(dims, RandomFloats(NumElements(dims), 9));
+  absl::StatusOr<std::vector<Tensor>> rewritten =
+      Executor(Options(true)).Run(*prepared, scope, {{"x", x}}, {"out"});
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  Executor written(AsWritten());
+  absl::StatusOr<PreparedNet> plain = written.Prepare(net, 0, CPUPlace());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::StatusOr<std::vector<Tensor>> expected =
+      written.Run(*plain, scope, {{"x", x}}, {"out"});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ExpectNear((*rewritten)[0], (*expected)[0]);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Layouts, ChannelsLastTest,
     ::testing::Values(ActivationLayout::kNhwc, ActivationLayout::kNchw8c,

@@ -73,6 +73,11 @@ struct DataOp {
   std::vector<std::pair<const std::string*, const std::string*>> ins;
   std::vector<std::pair<const std::string*, const std::string*>> outs;
 
+  // A concat of images along their channels: joins the region like an
+  // elementwise op (all its images or none) and concatenates along the
+  // target layout's channel axis.
+  bool channel_concat = false;
+
   bool rewritable() const { return role != LayoutRole::kFixed; }
   // A forward op's one data input and output.
   const std::string& in() const { return *ins[0].second; }
@@ -83,6 +88,13 @@ struct DataOp {
     for (const auto* vars : {&ins, &outs}) {
       for (const auto& [slot, var] : *vars) fn(*var);
     }
+  }
+  // Whether `var` (a variable an op binds, by address) is a data input.
+  bool ReadsAsData(const std::string* var) const {
+    for (const auto& [slot, data_var] : ins) {
+      if (data_var == var) return true;
+    }
+    return false;
   }
   // The variable of data input slot `slot`, or null.
   const std::string* Var(const std::string& slot) const {
@@ -238,9 +250,83 @@ DataOp ImageBinaryOf(const OpDef& op, const Target& target) {
   return data;
 }
 
+// A concat of rank-4 images along their channels (axis 1): all of them
+// fit the target (in a blocked layout, each input's channels fill whole
+// blocks, so the blocks of the inputs follow each other in the output's
+// [N, C / B, H, W, B]). DenseNet's and Inception's blocks end in one; left
+// in NCHW, each of its inputs leaves the layout and its output enters it
+// again. Else a kFixed DataOp.
+DataOp ChannelConcatOf(const OpDef& op, const Target& target) {
+  if (target.images == nullptr || op.type() != "concat" ||
+      op.inputs_size() != 1 || op.inputs(0).slot() != "X" ||
+      op.outputs_size() != 1 || op.outputs(0).slot() != "Out" ||
+      op.outputs(0).vars_size() != 1) {
+    return {};
+  }
+  const AttrDef* axis = FindAttr(op, "axis");
+  if (axis == nullptr || (axis->i() != 1 && axis->i() != -3)) return {};
+  DataOp data;
+  for (const std::string& var : op.inputs(0).vars()) {
+    data.ins.push_back({&op.inputs(0).slot(), &var});
+  }
+  data.outs.push_back({&op.outputs(0).slot(), &op.outputs(0).vars(0)});
+  bool images = !data.ins.empty();
+  data.ForEachVar([&](const std::string& var) {
+    auto it = target.images->find(var);
+    images = images && it != target.images->end() && it->second.size() == 4 &&
+             target.Fits(var);
+  });
+  if (!images || data.ReadsAsData(&data.out())) return {};
+  for (const auto& [slot, var] : data.ins) {
+    if (*var == data.out()) return {};
+  }
+  data.role = LayoutRole::kElementwise;
+  data.channel_concat = true;
+  return data;
+}
+
+// An inference batch_norm (is_test) of a rank-4 image that writes only Y:
+// a per-channel scale and shift, which it applies in any layout
+// (data_format). One that follows a concat or opens a pre-activation block
+// (DenseNet's) has no convolution before it to fold into. Else a kFixed
+// DataOp.
+DataOp BatchNormOf(const OpDef& op, const Target& target) {
+  if (target.images == nullptr || op.type() != "batch_norm") return {};
+  const AttrDef* is_test = FindAttr(op, "is_test");
+  if (is_test != nullptr && !is_test->b()) return {};
+  DataOp data;
+  for (const OpSlot& slot : op.inputs()) {
+    if (slot.slot() != "X") continue;
+    if (slot.vars_size() != 1) return {};
+    data.ins.push_back({&slot.slot(), &slot.vars(0)});
+  }
+  for (const OpSlot& slot : op.outputs()) {
+    if (slot.vars().empty()) continue;
+    if (slot.slot() != "Y" || slot.vars_size() != 1) return {};
+    data.outs.push_back({&slot.slot(), &slot.vars(0)});
+  }
+  if (data.ins.size() != 1 || data.outs.size() != 1 ||
+      data.in() == data.out()) {
+    return {};
+  }
+  const AttrDef* format = FindAttr(op, kDataFormatAttr);
+  if (format != nullptr && format->s() != "NCHW") return {};
+  auto it = target.images->find(data.in());
+  if (it == target.images->end() || it->second.size() != 4 ||
+      !target.Fits(data.in())) {
+    return {};
+  }
+  data.role = LayoutRole::kDataFormat;
+  return data;
+}
+
 DataOp DataOpOf(const OpDef& op, const Target& target) {
+  if (DataOp norm = BatchNormOf(op, target); norm.rewritable()) return norm;
   if (DataOp binary = ImageBinaryOf(op, target); binary.rewritable()) {
     return binary;
+  }
+  if (DataOp concat = ChannelConcatOf(op, target); concat.rewritable()) {
+    return concat;
   }
   const auto& by_type = DataSlotsByType();
   const auto found = by_type.find(op.type());
@@ -436,12 +522,21 @@ OpDef Relayout(const Target& target, bool entering, const std::string& in,
   return op;
 }
 
-// Binds `var` to data slot `slot` among `slots` (an op's inputs or
-// outputs), which binds one variable.
-void SetDataVar(google::protobuf::RepeatedPtrField<OpSlot>& slots,
-                const std::string& slot, const std::string& var) {
-  for (OpSlot& bound : slots) {
-    if (bound.slot() == slot && bound.vars_size() == 1) bound.set_vars(0, var);
+// Binds `var` in `changed` (a copy of `op`) where `op` binds `bound` (one of
+// its variables, by address), whichever slot and position that is.
+void Rebind(const OpDef& op, const std::string* bound, const std::string& var,
+            OpDef& changed) {
+  for (bool inputs : {true, false}) {
+    const auto& slots = inputs ? op.inputs() : op.outputs();
+    for (int s = 0; s < slots.size(); ++s) {
+      for (int v = 0; v < slots[s].vars_size(); ++v) {
+        if (&slots[s].vars(v) != bound) continue;
+        OpSlot& target = inputs ? *changed.mutable_inputs(s)
+                                : *changed.mutable_outputs(s);
+        target.set_vars(v, var);
+        return;
+      }
+    }
   }
 }
 
@@ -516,7 +611,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
     const DataOp& data = data_ops[i] = DataOpOf(op, target);
     for (const OpSlot& slot : op.inputs()) {
       for (const std::string& var : slot.vars()) {
-        if (data.Var(slot.slot()) == &var) {
+        if (data.ReadsAsData(&var)) {
           uses[var].data_readers.push_back(i);
         } else {
           uses[var].other_reader = true;
@@ -599,7 +694,7 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         append(Relayout(target, /*entering=*/true, *var, in), i);
         entered[*var] = {in, i};
       }
-      SetDataVar(*changed.mutable_inputs(), *slot, in);
+      Rebind(op, var, in, changed);
     }
     // Outputs outside the region are written in the layout under new names
     // and then taken out of it; later ops reading them in the layout read
@@ -616,9 +711,13 @@ std::optional<LayoutRewrite> Rewrite(const BlockDef& block,
         out = fresh.For(*var);
         leaving.push_back({out, *var});
       }
-      SetDataVar(*changed.mutable_outputs(), *slot, out);
+      Rebind(op, var, out, changed);
     }
-    if (data.role != LayoutRole::kElementwise) {
+    if (data.channel_concat) {
+      // NHWC's channels are its last axis; a blocked image's [N, C / B, H,
+      // W, B] concatenates its blocks along axis 1, as NCHW does.
+      MutableAttr(changed, "axis").set_i(target.blocked() ? 1 : 3);
+    } else if (data.role != LayoutRole::kElementwise) {
       MutableAttr(changed, kDataFormatAttr).set_s(target.format());
     }
     append(std::move(changed), i);

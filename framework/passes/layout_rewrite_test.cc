@@ -41,6 +41,19 @@ SF_REGISTER_OP(lr_act)
     .Layout(LayoutRole::kElementwise)
     .Grad(GradSpec("lr_act_grad"));
 SF_REGISTER_OP(lr_fixed).Input("X").Output("Out");
+// Two more ops the rewrite knows by name: along the channels, concat joins
+// images; batch_norm in inference scales and shifts channels.
+SF_REGISTER_OP(batch_norm)
+    .Input("X")
+    .Input("Scale")
+    .Output("Y")
+    .Output("SavedMean", /*optional=*/true)
+    .Attr("is_test", AttrType::kBool, AttrValue(true))
+    .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")));
+SF_REGISTER_OP(concat)
+    .Input("X", /*optional=*/false, /*variadic=*/true)
+    .Output("Out")
+    .Attr("axis", AttrType::kInt, AttrValue(0));
 // Two ops whose gradients are one op type: which of its slots hold images
 // is not known, so the rewrite leaves it alone.
 SF_REGISTER_OP(lr_twin_a)
@@ -122,6 +135,7 @@ std::vector<std::string> Summary(const BlockDef& block) {
       if (attr.name() == "src_format") line += "[" + attr.s();
       if (attr.name() == "dst_format") line += ">" + attr.s() + "]";
       if (attr.name() == "fuse_relu" && attr.b()) line += "[relu]";
+      if (attr.name() == "axis") line += "[axis " + std::to_string(attr.i()) + "]";
       if (attr.name() == "perm") {
         line += "[";
         for (int axis : attr.ints().values()) line += std::to_string(axis);
@@ -543,6 +557,131 @@ TEST(ChannelBlockedRewriteTest, LeavesVariablesOfUnknownChannels) {
   EXPECT_FALSE(RewriteChannelBlocked(block, {{"c1", -1}, {"c2", -1}},
                                      ActivationLayout::kNchw8c)
                    .has_value());
+}
+
+std::string Concat(const std::vector<std::string>& ins, const std::string& out,
+                   int axis) {
+  std::string op = "ops { type: 'concat' inputs { slot: 'X' ";
+  for (const std::string& in : ins) op += "vars: '" + in + "' ";
+  return op + "} outputs { slot: 'Out' vars: '" + out +
+         "' } attrs { name: 'axis' i: " + std::to_string(axis) + " } }\n";
+}
+
+// Two branches of a block joined along the channels (an Inception or fire
+// module, a DenseNet layer): x -> a, x -> b, concat(a, b) -> c, c -> d.
+BlockDef Branches(int axis) {
+  return ParseBlock(Conv("x", "a") + Conv("x", "b") +
+                    Concat({"a", "b"}, "c", axis) + Conv("c", "d") +
+                    Unary("lr_fixed", "d", "y"));
+}
+
+absl::flat_hash_map<std::string, Dims> BranchImages(int64_t a, int64_t b) {
+  return {{"x", {1, 3, 8, 8}},     {"a", {1, a, 8, 8}},
+          {"b", {1, b, 8, 8}},     {"c", {1, a + b, 8, 8}},
+          {"d", {1, 16, 8, 8}},    {"y", {1, 16, 8, 8}}};
+}
+
+TEST(LayoutRewriteTest, ConcatenatesChannelsLastAlongTheLastAxis) {
+  const auto images = BranchImages(8, 8);
+  for (int axis : {1, -3}) {
+    const std::optional<LayoutRewrite> rewrite =
+        RewriteChannelsLast(Branches(axis), &images);
+    ASSERT_TRUE(rewrite.has_value());
+    EXPECT_THAT(Summary(rewrite->block),
+                ElementsAre("transpose(x -> x@NHWC)[0231]",
+                            "lr_conv(x@NHWC -> a@NHWC)[NHWC]",
+                            "lr_conv(x@NHWC -> b@NHWC)[NHWC]",
+                            "concat(a@NHWC b@NHWC -> c@NHWC)[axis 3]",
+                            "lr_conv(c@NHWC -> d@NHWC)[NHWC]",
+                            "transpose(d@NHWC -> d)[0312]", "lr_fixed(d -> y)"))
+        << "axis " << axis;
+  }
+}
+
+// Where the concat cannot join, each branch's convolution is alone between
+// NCHW variables, and no region is left to rewrite.
+TEST(LayoutRewriteTest, LeavesAConcatAlongAnotherAxis) {
+  const auto images = BranchImages(8, 8);
+  EXPECT_FALSE(RewriteChannelsLast(Branches(2), &images).has_value());
+  EXPECT_TRUE(RewriteChannelsLast(Branches(1), &images).has_value());
+}
+
+TEST(LayoutRewriteTest, LeavesAConcatWithoutKnownImages) {
+  EXPECT_FALSE(RewriteChannelsLast(Branches(1)).has_value());
+}
+
+std::string BatchNorm(const std::string& in, const std::string& out,
+                      const std::string& extra = "") {
+  return "ops { type: 'batch_norm' inputs { slot: 'X' vars: '" + in +
+         "' } inputs { slot: 'Scale' vars: 's' } outputs { slot: 'Y' vars: '" +
+         out + "' } " + extra + " }\n";
+}
+
+TEST(LayoutRewriteTest, NormalizesInferenceImagesInTheLayout) {
+  const absl::flat_hash_map<std::string, Dims> images = {
+      {"x", {1, 3, 8, 8}}, {"c", {1, 8, 8, 8}}, {"n", {1, 8, 8, 8}},
+      {"d", {1, 8, 8, 8}}, {"y", {1, 8, 8, 8}}};
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(
+      ParseBlock(Conv("x", "c") + BatchNorm("c", "n") + Conv("n", "d") +
+                 Unary("lr_fixed", "d", "y")),
+      &images);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transpose(x -> x@NHWC)[0231]",
+                          "lr_conv(x@NHWC -> c@NHWC)[NHWC]",
+                          "batch_norm(c@NHWC s -> n@NHWC)[NHWC]",
+                          "lr_conv(n@NHWC -> d@NHWC)[NHWC]",
+                          "transpose(d@NHWC -> d)[0312]", "lr_fixed(d -> y)"));
+}
+
+TEST(LayoutRewriteTest, LeavesTrainingBatchNormsInNchw) {
+  absl::flat_hash_map<std::string, Dims> images = {
+      {"x", {1, 3, 8, 8}}, {"c", {1, 8, 8, 8}}, {"n", {1, 8, 8, 8}},
+      {"d", {1, 8, 8, 8}}, {"y", {1, 8, 8, 8}}};
+  images["e"] = {1, 8, 8, 8};
+  for (const std::string& extra :
+       {std::string("attrs { name: 'is_test' b: false }"),
+        std::string("outputs { slot: 'SavedMean' vars: 'm' }")}) {
+    const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(
+        ParseBlock(Conv("x", "c") + Conv("c", "e") +
+                   BatchNorm("e", "n", extra) + Conv("n", "d") +
+                   Unary("lr_fixed", "d", "y")),
+        &images);
+    ASSERT_TRUE(rewrite.has_value());
+    EXPECT_THAT(Summary(rewrite->block),
+                ::testing::Contains(::testing::StartsWith("batch_norm(e s -> n")))
+        << extra;
+  }
+}
+
+TEST(ChannelBlockedRewriteTest, ConcatenatesWholeBlocksAlongAxisOne) {
+  const auto images = BranchImages(16, 32);
+  Channels channels;
+  for (const auto& [name, dims] : images) channels[name] = dims[1];
+  const std::optional<LayoutRewrite> rewrite = RewriteChannelBlocked(
+      Branches(1), channels, ActivationLayout::kNchw16c, &images);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("lr_conv(x -> a@NCHW16c)[NCHW16c]",
+                          "lr_conv(x -> b@NCHW16c)[NCHW16c]",
+                          "concat(a@NCHW16c b@NCHW16c -> c@NCHW16c)[axis 1]",
+                          "lr_conv(c@NCHW16c -> d@NCHW16c)[NCHW16c]",
+                          "transfer_layout(d@NCHW16c -> d)[NCHW16c>NCHW]",
+                          "lr_fixed(d -> y)"));
+}
+
+TEST(ChannelBlockedRewriteTest, LeavesAConcatOfPartBlocks) {
+  // b's 8 channels would end mid-block in c's 16-channel blocks.
+  for (int64_t b : {8, 16}) {
+    const auto images = BranchImages(16, b);
+    Channels channels;
+    for (const auto& [name, dims] : images) channels[name] = dims[1];
+    EXPECT_EQ(RewriteChannelBlocked(Branches(1), channels,
+                                    ActivationLayout::kNchw16c, &images)
+                  .has_value(),
+              b == 16)
+        << b << " channels";
+  }
 }
 
 TEST(PreferredLayoutTest, FollowsTheCpuAndOneDnnsCap) {

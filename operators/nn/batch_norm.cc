@@ -3,16 +3,24 @@
 // Variance; training normalizes with the batch's own statistics and updates
 // the running ones.
 //
-// batch_norm_grad: the gradients of X, Scale and Bias, for either mode.
+// Inference also takes images channels-last or channel-blocked
+// (data_format "NHWC", "NCHW8c", "NCHW16c", operators/channel_blocks.h), so
+// that the layout rewrite keeps a batch_norm no convolution absorbs (one
+// after a concat, as in DenseNet) inside its region.
+//
+// batch_norm_grad: the gradients of X, Scale and Bias, for either mode, of
+// NCHW images.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "framework/op_spec.h"
+#include "operators/channel_blocks.h"
 #include "operators/common.h"
 #include "operators/nn/grad_util.h"
 #include "operators/nn/kernel_util.h"
+#include "platform/parallel.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -22,8 +30,25 @@ constexpr const char* kChannelInputs[] = {"Scale", "Bias", "Mean", "Variance"};
 constexpr const char* kChannelOutputs[] = {"MeanOut", "VarianceOut",
                                            "SavedMean", "SavedVariance"};
 
-// The number of channels of X, -1 if unknown.
-int64_t ChannelsOf(const VarInfo& x) { return x.has_dims ? x.dims[1] : -1; }
+constexpr char kNchw[] = "NCHW";
+constexpr char kNhwc[] = "NHWC";
+
+// The number of channels of X in data_format `format`, -1 if unknown.
+int64_t ChannelsOf(const VarInfo& x, absl::string_view format) {
+  if (!x.has_dims) return -1;
+  if (format == kNhwc) return x.dims.back();
+  const int64_t block = ChannelBlockOfFormat(format);
+  if (block == 0) return x.dims[1];
+  return x.dims[1] < 0 ? -1 : x.dims[1] * block;
+}
+
+// batch_norm_grad has no data_format: it takes NCHW.
+int64_t ChannelsOf(const InferContext& context) {
+  return ChannelsOf(context.Input("X"),
+                    context.attrs().Has("data_format")
+                        ? context.attrs().Get<std::string>("data_format")
+                        : kNchw);
+}
 
 // Error unless input `slot` is one value per channel of X, of X's dtype.
 absl::Status CheckChannelInput(const InferContext& context,
@@ -33,7 +58,7 @@ absl::Status CheckChannelInput(const InferContext& context,
   const VarInfo& x = context.Input("X");
   const VarInfo& info = context.Input(slot);
   if (!info.has_dims) return absl::OkStatus();
-  const int64_t channels = ChannelsOf(x);
+  const int64_t channels = ChannelsOf(context);
   SF_CHECK(channels < 0 || info.dims[0] < 0 || info.dims[0] == channels,
            "input \"%s\" (variable \"%s\") has shape %s: expected [%d], one "
            "value per channel of \"X\" (variable \"%s\", shape %s)",
@@ -43,8 +68,24 @@ absl::Status CheckChannelInput(const InferContext& context,
 }
 
 absl::Status InferBatchNorm(InferContext& context) {
-  SF_RETURN_IF_ERROR(
-      CheckRank(context, "X", 2, std::numeric_limits<int>::max()));
+  const std::string& format = context.attrs().Get<std::string>("data_format");
+  const int64_t block = ChannelBlockOfFormat(format);
+  if (format == kNchw) {
+    SF_RETURN_IF_ERROR(
+        CheckRank(context, "X", 2, std::numeric_limits<int>::max()));
+  } else {
+    SF_CHECK(context.attrs().Get<bool>("is_test"),
+             "data_format \"%s\" normalizes in inference (is_test) only; "
+             "training takes NCHW",
+             format);
+    SF_RETURN_IF_ERROR(CheckRank(context, "X", block > 0 ? 5 : 4,
+                                 block > 0 ? 5 : 4));
+    const VarInfo& x = context.Input("X");
+    SF_CHECK(block == 0 || !x.has_dims || x.dims[4] < 0 || x.dims[4] == block,
+             "input \"X\" (variable \"%s\") has shape %s: data_format "
+             "\"%s\" expects blocks of %d channels in its last axis",
+             context.InputName("X"), DimsToString(x.dims), format, block);
+  }
   for (const char* slot : kChannelInputs) {
     SF_RETURN_IF_ERROR(CheckChannelInput(context, slot));
   }
@@ -59,7 +100,7 @@ absl::Status InferBatchNorm(InferContext& context) {
   }
   const VarInfo& x = context.Input("X");
   context.SetOutput("Y", x);
-  const VarInfo channel{x.dtype, Dims{ChannelsOf(x)}, /*has_dims=*/true};
+  const VarInfo channel{x.dtype, Dims{ChannelsOf(context)}, /*has_dims=*/true};
   for (const char* slot : kChannelOutputs) {
     if (context.HasOutput(slot)) context.SetOutput(slot, channel);
   }
@@ -79,26 +120,62 @@ Layout LayoutOf(const Tensor& x) {
   return {batch, channels, inner};
 }
 
-// Y = (X - mean) * inv_std * scale + bias per channel, folded into
-// Y = X * a + b.
-template <typename T>
-void Normalize(const Tensor& x, const T* scale, const T* bias,
-               const std::vector<double>& mean,
-               const std::vector<double>& inv_std, Tensor& y) {
+// X in any data_format seen as [outer, groups, inner, block], channel
+// g * block + j at [., g, ., j]: NCHW [N, C, H*W, 1], NHWC [N*H*W, 1, 1, C],
+// blocked [N, C / B, H*W, B].
+struct ChannelView {
+  int64_t outer, groups, inner, block;
+};
+
+ChannelView ChannelViewOf(const Tensor& x, absl::string_view format) {
+  if (format == kNhwc) {
+    const int64_t channels = x.dims().back();
+    return {channels == 0 ? 0 : x.numel() / channels, 1, 1, channels};
+  }
+  const int64_t block = ChannelBlockOfFormat(format);
+  if (block > 0) {
+    return {x.dim(0), x.dim(1), x.dim(2) * x.dim(3), block};
+  }
   const Layout l = LayoutOf(x);
+  return {l.batch, l.channels, l.inner, 1};
+}
+
+// Rows of about this many elements are worth a thread.
+constexpr int64_t kElementsWorthAThread = 1 << 15;
+
+// Y = (X - mean) * inv_std * scale + bias per channel, folded into
+// Y = X * a + b, over rows of `block` channels (one row per pixel in NHWC)
+// or of one channel's pixels (NCHW), on the threads of ParallelFor.
+template <typename T>
+void Normalize(const Tensor& x, absl::string_view format, const T* scale,
+               const T* bias, const std::vector<double>& mean,
+               const std::vector<double>& inv_std, Tensor& y) {
+  const ChannelView v = ChannelViewOf(x, format);
+  const int64_t channels = v.groups * v.block;
+  std::vector<T> a(channels), b(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    const double ac = scale[c] * inv_std[c];
+    a[c] = static_cast<T>(ac);
+    b[c] = static_cast<T>(bias[c] - mean[c] * ac);
+  }
   const T* in = x.data<T>();
   T* out = y.data<T>();
-  for (int64_t c = 0; c < l.channels; ++c) {
-    const double a = scale[c] * inv_std[c];
-    const T ta = static_cast<T>(a);
-    const T tb = static_cast<T>(bias[c] - mean[c] * a);
-    for (int64_t n = 0; n < l.batch; ++n) {
-      const int64_t offset = (n * l.channels + c) * l.inner;
-      for (int64_t i = offset; i < offset + l.inner; ++i) {
-        out[i] = in[i] * ta + tb;
-      }
-    }
-  }
+  const int64_t rows = v.outer * v.groups;
+  const int64_t row = v.inner * v.block;
+  ParallelFor(rows, std::max<int64_t>(1, kElementsWorthAThread / std::max<int64_t>(row, 1)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                  const T* ga = a.data() + (r % v.groups) * v.block;
+                  const T* gb = b.data() + (r % v.groups) * v.block;
+                  const T* src = in + r * row;
+                  T* dst = out + r * row;
+                  for (int64_t i = 0; i < v.inner; ++i) {
+                    for (int64_t j = 0; j < v.block; ++j) {
+                      dst[i * v.block + j] = src[i * v.block + j] * ga[j] + gb[j];
+                    }
+                  }
+                }
+              });
 }
 
 // Inference: the running statistics normalize. Bound outputs of the other
@@ -108,7 +185,8 @@ void Normalize(const Tensor& x, const T* scale, const T* bias,
 template <typename T>
 absl::Status BatchNormInference(KernelContext& context, double epsilon) {
   const Tensor& x = context.Input("X");
-  const int64_t channels = x.dim(1);
+  const std::string& format = context.attrs().Get<std::string>("data_format");
+  const int64_t channels = context.Input("Mean").numel();
   const T* mean = context.Input("Mean").data<T>();
   const T* variance = context.Input("Variance").data<T>();
   std::vector<double> mean_d(channels), inv_std(channels);
@@ -116,7 +194,7 @@ absl::Status BatchNormInference(KernelContext& context, double epsilon) {
     mean_d[c] = mean[c];
     inv_std[c] = 1.0 / std::sqrt(variance[c] + epsilon);
   }
-  Normalize<T>(x, context.Input("Scale").data<T>(),
+  Normalize<T>(x, format, context.Input("Scale").data<T>(),
                context.Input("Bias").data<T>(), mean_d, inv_std,
                *context.Output("Y"));
   T* mean_out = nn::OptionalOutputData<T>(context, "MeanOut");
@@ -170,7 +248,7 @@ absl::Status BatchNormTraining(KernelContext& context, double epsilon) {
     variance[c] = squares / count;
     inv_std[c] = 1.0 / std::sqrt(variance[c] + epsilon);
   }
-  Normalize<T>(x, context.Input("Scale").data<T>(),
+  Normalize<T>(x, kNchw, context.Input("Scale").data<T>(),
                context.Input("Bias").data<T>(), mean, inv_std,
                *context.Output("Y"));
 
@@ -208,6 +286,12 @@ absl::Status BatchNormKernel(KernelContext& context) {
 // inference's reads the running ones, which it left as they were.
 absl::Status MakeBatchNormGrad(GradOpContext& grad) {
   const bool is_test = nn::BoolAttrOf(grad.forward(), "is_test", true);
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    SF_CHECK(attr.name() != "data_format" || attr.s() == kNchw,
+             "the gradient of batch_norm takes NCHW images: data_format "
+             "\"%s\" has none",
+             attr.s());
+  }
   if (!is_test) {
     for (const char* slot : {"SavedMean", "SavedVariance"}) {
       SF_CHECK(!grad.Output(slot).empty(),
@@ -231,7 +315,9 @@ absl::Status MakeBatchNormGrad(GradOpContext& grad) {
   for (const char* slot : {"X", "Scale", "Bias"}) {
     GradOpContext::SetOutput(op, GradName(slot), grad.InputGrad(slot));
   }
-  grad.CopyAttrs(op);
+  for (const AttrDef& attr : grad.forward().attrs()) {
+    if (attr.name() != "data_format") *op.add_attrs() = attr;
+  }
   return absl::OkStatus();
 }
 
@@ -339,6 +425,8 @@ SF_REGISTER_OP(batch_norm)
     .Attr("epsilon", AttrType::kFloat, AttrValue(1e-5f), NonNegative())
     .Attr("momentum", AttrType::kFloat, AttrValue(0.9f), InRange(0, 1))
     .Attr("is_test", AttrType::kBool, AttrValue(true))
+    .Attr("data_format", AttrType::kString, AttrValue(std::string(kNchw)),
+          OneOf(ImageFormatNames()))
     .Infer(InferBatchNorm)
     .Grad(GradSpec("batch_norm_grad")
               .ReadInput("X")

@@ -5,6 +5,7 @@
 #include "operators/nn/batch_norm_cuda.h"
 
 #include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 #include "framework/kernel_registry.h"
@@ -32,6 +33,10 @@ absl::Status BatchNormCuda(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const cuda::BatchNormShape shape = ShapeOf(x);
   const bool is_test = context.attrs().Get<bool>("is_test");
+  SF_CHECK(context.attrs().Get<std::string>("data_format") == "NCHW",
+           "the CUDA kernel takes NCHW images: data_format \"%s\" is the "
+           "CPU's layout rewrite's",
+           context.attrs().Get<std::string>("data_format"));
   SF_CHECK(is_test || shape.batch * shape.inner > 0,
            "training needs at least one value per channel of input \"X\" "
            "(variable \"%s\", shape %s) for the batch statistics",

@@ -93,6 +93,75 @@ TEST(BatchNormTest, InfersUnknownDimensions) {
                         "has shape [4]: expected [3]"));
 }
 
+TEST(BatchNormTest, NormalizesChannelsLast) {
+  // NormalizesEachChannel's images as [N, H, W, C].
+  std::vector<Feed> feeds = Channels<float>({2, 0.5}, {1, -1}, {4, 5}, {4, 16});
+  feeds.push_back(
+      {"x", MakeTensor<float>({2, 1, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})});
+  auto out = RunOp(absl::StrCat(kBatchNorm,
+                                "attrs { name: \"epsilon\" f: 0 } attrs { "
+                                "name: \"data_format\" s: \"NHWC\" }"),
+                   feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 1, 2, 2));
+  EXPECT_THAT(Values<float>((*out)[0]),
+              Pointwise(FloatEq(), std::vector<float>{-2, -1.375, 0, -1.125, 2,
+                                                      -0.875, 4, -0.625}));
+}
+
+TEST(BatchNormTest, NormalizesChannelBlocks) {
+  // 16 channels of 2 pixels, as [1, 16, 1, 2] and as NCHW8c [1, 2, 1, 2, 8]:
+  // channel c of pixel w at [0, c / 8, 0, w, c % 8].
+  std::vector<float> scale, bias, mean, var, nchw(32), blocked(32);
+  for (int c = 0; c < 16; ++c) {
+    scale.push_back(0.5f + c);
+    bias.push_back(c - 8.0f);
+    mean.push_back(0.25f * c);
+    var.push_back(1.0f + c);
+    for (int w = 0; w < 2; ++w) {
+      nchw[c * 2 + w] = blocked[(c / 8) * 16 + w * 8 + c % 8] = c * 3.0f - w;
+    }
+  }
+  std::vector<Feed> feeds = Channels<float>(scale, bias, mean, var);
+  feeds.push_back({"x", MakeTensor<float>({1, 16, 1, 2}, nchw)});
+  auto expected = RunOp(kBatchNorm, feeds, {"y"});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  feeds.back() = {"x", MakeTensor<float>({1, 2, 1, 2, 8}, blocked)};
+  auto out = RunOp(absl::StrCat(kBatchNorm, "attrs { name: \"data_format\" "
+                                            "s: \"NCHW8c\" }"),
+                   feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<float> want = Values<float>((*expected)[0]);
+  const std::vector<float> got = Values<float>((*out)[0]);
+  for (int c = 0; c < 16; ++c) {
+    for (int w = 0; w < 2; ++w) {
+      EXPECT_FLOAT_EQ(got[(c / 8) * 16 + w * 8 + c % 8], want[c * 2 + w])
+          << "channel " << c << ", pixel " << w;
+    }
+  }
+}
+
+TEST(BatchNormErrorTest, OtherLayoutsNormalizeInInferenceOnly) {
+  std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
+  feeds.push_back({"x", MakeTensor<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
+  absl::Status training = PrepareOp(
+      absl::StrCat(kBatchNorm,
+                   "attrs { name: \"is_test\" b: false } attrs { name: "
+                   "\"data_format\" s: \"NHWC\" }"),
+      feeds);
+  EXPECT_THAT(training.message(),
+              HasSubstr("op 0 (batch_norm): data_format \"NHWC\" normalizes "
+                        "in inference (is_test) only"));
+  feeds.back() = {"x", MakeTensor<float>({1, 1, 2, 2, 4}, {})};
+  absl::Status block = PrepareOp(
+      absl::StrCat(kBatchNorm, "attrs { name: \"data_format\" s: "
+                               "\"NCHW8c\" }"),
+      feeds);
+  EXPECT_THAT(block.message(),
+              HasSubstr("data_format \"NCHW8c\" expects blocks of 8 "
+                        "channels in its last axis"));
+}
+
 TEST(BatchNormErrorTest, TrainingNeedsTheRunningStatisticsOutputs) {
   std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
   feeds.push_back({"x", MakeTensor<float>({1, 1}, {1})});
