@@ -9,7 +9,10 @@
 // can take NHWC too (another conv2d, a pool2d, relu and other elementwise
 // ops), those variables are kept NHWC under new names and the ops are told
 // so by their "data_format" attribute; a transpose enters the region where
-// NCHW data comes in and another leaves it where NCHW data goes out. Inside
+// NCHW data comes in and another leaves it where NCHW data goes out. A
+// concat of images along their channels (Inception's, DenseNet's) and an
+// inference batch_norm (a per-channel scale and shift) join the region as
+// well, given the images' dims. Inside
 // the region, a relu that alone reads a conv2d's output is fused into it
 // (conv2d's fuse_relu, a oneDNN post-op): one pass over the output less.
 //
