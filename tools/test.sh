@@ -37,11 +37,12 @@ tsan=(//platform/... //framework:scope_test //framework:variable_test
   //framework/training:gradient_reducer_test //framework/memory/...
   //operators/control/... //tests:scope_stress_test //tests:executor_test
   //tests:kept_weights_test //tools:http_server_test //tools:serve_models_test)
-# Memory: every library test, the executor and the commands' own code.
+# Memory: every library test, the executor, the commands' own code and the
+# fuzzers' corpora and crash inputs (replayed; fuzzing needs clang).
 asan=(//platform/... //framework/... //operators/control/...
   //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test
   //tools:http_server_test //tools:serve_models_test //tools:serve_json_test
-  //tools:serve_metrics_test //tools:import_onnx_command_test)
+  //tools:serve_metrics_test //tools:import_onnx_command_test //tools/fuzz/...)
 if $all; then
   tsan=(//platform/... //framework/... //operators/control/... //tests/...
     //tools/...)
