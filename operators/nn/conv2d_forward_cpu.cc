@@ -29,7 +29,9 @@ struct ConvForward {
   // The user-layout memories, pointed at the run's tensors before each run.
   dnnl::memory user_src, user_weights, user_dst, bias;
   // In the primitive's layouts; the same objects as the user ones (and no
-  // reorder) where the layouts agree.
+  // reorder) where the layouts agree. `weights` has no buffer of its own
+  // where it differs: a run reorders into a kept copy (KeptWeights), or,
+  // before one is kept, into a buffer of that run's.
   dnnl::memory src, weights, dst;
   std::optional<dnnl::reorder> src_in, weights_in, dst_out;
   // Where a residual is added and dst is not the user's: the residual into
@@ -64,10 +66,14 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
     staged = user.get_desc() == want ? user : memory(want, engine);
   };
   stage(f.user_src, pd.src_desc(), f.src);
-  stage(f.user_weights, pd.weights_desc(), f.weights);
   stage(f.user_dst, pd.dst_desc(), f.dst);
   if (f.src != f.user_src) f.src_in = dnnl::reorder(f.user_src, f.src);
-  if (f.weights != f.user_weights) {
+  if (f.user_weights.get_desc() == pd.weights_desc()) {
+    f.weights = f.user_weights;
+  } else {
+    // The weights of every convolution of a net would otherwise stay
+    // allocated once more per thread, beside their kept copies.
+    f.weights = memory(pd.weights_desc(), engine, nullptr);
     f.weights_in = dnnl::reorder(f.user_weights, f.weights);
     f.kept_weights = memory(pd.weights_desc(), engine, nullptr);
   }
@@ -83,12 +89,15 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
 // in [N, C, H, W] order) and attributes, made on first use. Per thread,
 // because a ConvForward's scratch buffers serve one run at a time; bounded,
 // because shapes may vary without end (a full cache is emptied: simpler
-// than an LRU and rare in practice).
+// than an LRU). The bound holds every convolution of the nets a process
+// runs: a net with more distinct convolutions than the cache holds would
+// rebuild each of them in every run (MobileNet V3 small has 52; with a
+// bound of 32 that was a third of its time).
 ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
                             ImageFormat input_format, const Dims& filter,
                             const Dims& output, bool has_bias,
                             const ConvEpilogue& epilogue) {
-  constexpr size_t kMaxEntries = 32;
+  constexpr size_t kMaxEntries = 1024;
   // The engine and stream first, so that as thread-locals they outlive the
   // cache, whose memories and primitives belong to them.
   ThreadCpuStream();
@@ -114,7 +123,7 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
 
 // The filter reordered into `f`'s weights layout, kept with the filter's
 // buffer for the runs after (KeptCopyOf); null where none is kept, and the
-// run reorders into f.weights as before.
+// run reorders into a buffer of its own.
 std::shared_ptr<const Allocation> KeptWeights(ConvForward& f,
                                               const Tensor& filter) {
   const Allocation* buffer = filter.buffer();
@@ -161,13 +170,17 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Dims& input_nchw,
   dnnl::memory weights = f.weights;
   // Holds the kept copy alive until the convolution has read it.
   std::shared_ptr<const Allocation> kept;
+  // The weights reordered for this run alone, before a copy is kept.
+  std::optional<dnnl::memory> run_weights;
   if (f.weights_in) {
     kept = KeptWeights(f, filter);
     if (kept != nullptr) {
       f.kept_weights.set_data_handle(kept->data());
       weights = f.kept_weights;
     } else {
-      f.weights_in->execute(stream, f.user_weights, f.weights);
+      run_weights.emplace(f.weights.get_desc(), ThreadCpuEngine());
+      f.weights_in->execute(stream, f.user_weights, *run_weights);
+      weights = *run_weights;
     }
   }
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, f.src},
