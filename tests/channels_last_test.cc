@@ -305,10 +305,10 @@ NetDef Branches(Scope& scope) {
     text.Var(w, {filter.begin(), filter.end()}, true);
     **scope.Var(w)->GetMutable<Tensor>() =
         MakeTensor<float>(filter, RandomFloats(NumElements(filter), seed++));
-    text.Op("conv2d", {{"Input", in}, {"Filter", w}}, out,
-            size == 3 ? "attrs { name: 'paddings' ints { values: [1, 1] } }"
-                      : "",
-            "Output");
+    text.Op(
+        "conv2d", {{"Input", in}, {"Filter", w}}, out,
+        size == 3 ? "attrs { name: 'paddings' ints { values: [1, 1] } }" : "",
+        "Output");
   };
   conv("x", "stem", 3, 16, 3);
   text.Op("relu", {{"X", "stem"}}, "stem.act");

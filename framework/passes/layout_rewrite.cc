@@ -531,8 +531,8 @@ void Rebind(const OpDef& op, const std::string* bound, const std::string& var,
     for (int s = 0; s < slots.size(); ++s) {
       for (int v = 0; v < slots[s].vars_size(); ++v) {
         if (&slots[s].vars(v) != bound) continue;
-        OpSlot& target = inputs ? *changed.mutable_inputs(s)
-                                : *changed.mutable_outputs(s);
+        OpSlot& target =
+            inputs ? *changed.mutable_inputs(s) : *changed.mutable_outputs(s);
         target.set_vars(v, var);
         return;
       }

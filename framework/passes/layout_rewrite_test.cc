@@ -135,7 +135,8 @@ std::vector<std::string> Summary(const BlockDef& block) {
       if (attr.name() == "src_format") line += "[" + attr.s();
       if (attr.name() == "dst_format") line += ">" + attr.s() + "]";
       if (attr.name() == "fuse_relu" && attr.b()) line += "[relu]";
-      if (attr.name() == "axis") line += "[axis " + std::to_string(attr.i()) + "]";
+      if (attr.name() == "axis")
+        line += "[axis " + std::to_string(attr.i()) + "]";
       if (attr.name() == "perm") {
         line += "[";
         for (int axis : attr.ints().values()) line += std::to_string(axis);
@@ -576,9 +577,8 @@ BlockDef Branches(int axis) {
 }
 
 absl::flat_hash_map<std::string, Dims> BranchImages(int64_t a, int64_t b) {
-  return {{"x", {1, 3, 8, 8}},     {"a", {1, a, 8, 8}},
-          {"b", {1, b, 8, 8}},     {"c", {1, a + b, 8, 8}},
-          {"d", {1, 16, 8, 8}},    {"y", {1, 16, 8, 8}}};
+  return {{"x", {1, 3, 8, 8}},     {"a", {1, a, 8, 8}},  {"b", {1, b, 8, 8}},
+          {"c", {1, a + b, 8, 8}}, {"d", {1, 16, 8, 8}}, {"y", {1, 16, 8, 8}}};
 }
 
 TEST(LayoutRewriteTest, ConcatenatesChannelsLastAlongTheLastAxis) {
@@ -618,9 +618,11 @@ std::string BatchNorm(const std::string& in, const std::string& out,
 }
 
 TEST(LayoutRewriteTest, NormalizesInferenceImagesInTheLayout) {
-  const absl::flat_hash_map<std::string, Dims> images = {
-      {"x", {1, 3, 8, 8}}, {"c", {1, 8, 8, 8}}, {"n", {1, 8, 8, 8}},
-      {"d", {1, 8, 8, 8}}, {"y", {1, 8, 8, 8}}};
+  const absl::flat_hash_map<std::string, Dims> images = {{"x", {1, 3, 8, 8}},
+                                                         {"c", {1, 8, 8, 8}},
+                                                         {"n", {1, 8, 8, 8}},
+                                                         {"d", {1, 8, 8, 8}},
+                                                         {"y", {1, 8, 8, 8}}};
   const std::optional<LayoutRewrite> rewrite = RewriteChannelsLast(
       ParseBlock(Conv("x", "c") + BatchNorm("c", "n") + Conv("n", "d") +
                  Unary("lr_fixed", "d", "y")),
@@ -635,9 +637,11 @@ TEST(LayoutRewriteTest, NormalizesInferenceImagesInTheLayout) {
 }
 
 TEST(LayoutRewriteTest, LeavesTrainingBatchNormsInNchw) {
-  absl::flat_hash_map<std::string, Dims> images = {
-      {"x", {1, 3, 8, 8}}, {"c", {1, 8, 8, 8}}, {"n", {1, 8, 8, 8}},
-      {"d", {1, 8, 8, 8}}, {"y", {1, 8, 8, 8}}};
+  absl::flat_hash_map<std::string, Dims> images = {{"x", {1, 3, 8, 8}},
+                                                   {"c", {1, 8, 8, 8}},
+                                                   {"n", {1, 8, 8, 8}},
+                                                   {"d", {1, 8, 8, 8}},
+                                                   {"y", {1, 8, 8, 8}}};
   images["e"] = {1, 8, 8, 8};
   for (const std::string& extra :
        {std::string("attrs { name: 'is_test' b: false }"),
@@ -648,8 +652,9 @@ TEST(LayoutRewriteTest, LeavesTrainingBatchNormsInNchw) {
                    Unary("lr_fixed", "d", "y")),
         &images);
     ASSERT_TRUE(rewrite.has_value());
-    EXPECT_THAT(Summary(rewrite->block),
-                ::testing::Contains(::testing::StartsWith("batch_norm(e s -> n")))
+    EXPECT_THAT(
+        Summary(rewrite->block),
+        ::testing::Contains(::testing::StartsWith("batch_norm(e s -> n")))
         << extra;
   }
 }

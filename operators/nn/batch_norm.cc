@@ -78,8 +78,8 @@ absl::Status InferBatchNorm(InferContext& context) {
              "data_format \"%s\" normalizes in inference (is_test) only; "
              "training takes NCHW",
              format);
-    SF_RETURN_IF_ERROR(CheckRank(context, "X", block > 0 ? 5 : 4,
-                                 block > 0 ? 5 : 4));
+    SF_RETURN_IF_ERROR(
+        CheckRank(context, "X", block > 0 ? 5 : 4, block > 0 ? 5 : 4));
     const VarInfo& x = context.Input("X");
     SF_CHECK(block == 0 || !x.has_dims || x.dims[4] < 0 || x.dims[4] == block,
              "input \"X\" (variable \"%s\") has shape %s: data_format "
@@ -162,20 +162,22 @@ void Normalize(const Tensor& x, absl::string_view format, const T* scale,
   T* out = y.data<T>();
   const int64_t rows = v.outer * v.groups;
   const int64_t row = v.inner * v.block;
-  ParallelFor(rows, std::max<int64_t>(1, kElementsWorthAThread / std::max<int64_t>(row, 1)),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t r = begin; r < end; ++r) {
-                  const T* ga = a.data() + (r % v.groups) * v.block;
-                  const T* gb = b.data() + (r % v.groups) * v.block;
-                  const T* src = in + r * row;
-                  T* dst = out + r * row;
-                  for (int64_t i = 0; i < v.inner; ++i) {
-                    for (int64_t j = 0; j < v.block; ++j) {
-                      dst[i * v.block + j] = src[i * v.block + j] * ga[j] + gb[j];
-                    }
-                  }
-                }
-              });
+  ParallelFor(
+      rows,
+      std::max<int64_t>(1, kElementsWorthAThread / std::max<int64_t>(row, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const T* ga = a.data() + (r % v.groups) * v.block;
+          const T* gb = b.data() + (r % v.groups) * v.block;
+          const T* src = in + r * row;
+          T* dst = out + r * row;
+          for (int64_t i = 0; i < v.inner; ++i) {
+            for (int64_t j = 0; j < v.block; ++j) {
+              dst[i * v.block + j] = src[i * v.block + j] * ga[j] + gb[j];
+            }
+          }
+        }
+      });
 }
 
 // Inference: the running statistics normalize. Bound outputs of the other

@@ -127,8 +127,9 @@ TEST(BatchNormTest, NormalizesChannelBlocks) {
   auto expected = RunOp(kBatchNorm, feeds, {"y"});
   ASSERT_TRUE(expected.ok()) << expected.status();
   feeds.back() = {"x", MakeTensor<float>({1, 2, 1, 2, 8}, blocked)};
-  auto out = RunOp(absl::StrCat(kBatchNorm, "attrs { name: \"data_format\" "
-                                            "s: \"NCHW8c\" }"),
+  auto out = RunOp(absl::StrCat(kBatchNorm,
+                                "attrs { name: \"data_format\" "
+                                "s: \"NCHW8c\" }"),
                    feeds, {"y"});
   ASSERT_TRUE(out.ok()) << out.status();
   const std::vector<float> want = Values<float>((*expected)[0]);
@@ -153,10 +154,11 @@ TEST(BatchNormErrorTest, OtherLayoutsNormalizeInInferenceOnly) {
               HasSubstr("op 0 (batch_norm): data_format \"NHWC\" normalizes "
                         "in inference (is_test) only"));
   feeds.back() = {"x", MakeTensor<float>({1, 1, 2, 2, 4}, {})};
-  absl::Status block = PrepareOp(
-      absl::StrCat(kBatchNorm, "attrs { name: \"data_format\" s: "
-                               "\"NCHW8c\" }"),
-      feeds);
+  absl::Status block =
+      PrepareOp(absl::StrCat(kBatchNorm,
+                             "attrs { name: \"data_format\" s: "
+                             "\"NCHW8c\" }"),
+                feeds);
   EXPECT_THAT(block.message(),
               HasSubstr("data_format \"NCHW8c\" expects blocks of 8 "
                         "channels in its last axis"));

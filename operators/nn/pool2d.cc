@@ -242,7 +242,11 @@ int64_t MaxCell(const T* in, const Geometry& g,
 template <typename T>
 T MaxValue(const T* in, const Geometry& g,
            const std::array<const Taps*, 3>& t) {
-  T best = -std::numeric_limits<T>::infinity();
+  // Integers (quantized images) have no infinity: their lowest value
+  // changes no maximum either.
+  T best = std::numeric_limits<T>::has_infinity
+               ? -std::numeric_limits<T>::infinity()
+               : std::numeric_limits<T>::lowest();
   bool nan = false;
   ForEachCell(g, t, [&](int64_t cell) {
     const T v = in[cell];
@@ -521,6 +525,14 @@ absl::Status PoolKernel(KernelContext& context) {
   const Geometry g = GeometryOf(context.attrs(), x.dims(), out.dims());
   const bool is_max = context.attrs().Get<std::string>("pooling_type") == "max";
   const bool exclusive = context.attrs().Get<bool>("exclusive");
+  if constexpr (std::is_integral_v<T>) {
+    // A sum of int8 values overflows int8, and ONNX averages no integers.
+    SF_CHECK(is_max,
+             "input \"X\" (variable \"%s\") is %s: average pooling takes "
+             "float32 or float64; %s images pool with \"max\" only",
+             context.InputName("X"), DataTypeName(x.dtype()),
+             DataTypeName(x.dtype()));
+  }
   if (pool::LayoutOf(context.attrs()) != Layout::kChannelsFirst) {
     // The blocks' sizes (NHWC tensors of 8 or 16 channels take them too).
     if (g.channels == 8) {
@@ -715,7 +727,9 @@ SF_REGISTER_OP(pool2d)
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
     .Kernel(DeviceType::kCPU, kFloat32, &PoolKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &PoolKernel<double>);
+    .Kernel(DeviceType::kCPU, kFloat64, &PoolKernel<double>)
+    .Kernel(DeviceType::kCPU, kInt8, &PoolKernel<int8_t>)
+    .Kernel(DeviceType::kCPU, kUInt8, &PoolKernel<uint8_t>);
 
 SF_REGISTER_OP(pool3d)
     .Input("X")

@@ -380,6 +380,8 @@ SF_REGISTER_OP(concat)
     .Kernel(DeviceType::kCPU, kFloat64, &ConcatKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ConcatKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ConcatKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &ConcatKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ConcatKernel)
     .Kernel(DeviceType::kCPU, kBool, &ConcatKernel);
 
 // The sizes come from input "Sections" (int32 or int64, 1-D) when it is
@@ -399,6 +401,8 @@ SF_REGISTER_OP(split)
     .Kernel(DeviceType::kCPU, kFloat64, &SplitKernel)
     .Kernel(DeviceType::kCPU, kInt32, &SplitKernel)
     .Kernel(DeviceType::kCPU, kInt64, &SplitKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &SplitKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &SplitKernel)
     .Kernel(DeviceType::kCPU, kBool, &SplitKernel);
 
 SF_REGISTER_OP(concat_grad)

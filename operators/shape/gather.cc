@@ -182,6 +182,8 @@ SF_REGISTER_OP(gather)
     .Kernel(DeviceType::kCPU, kFloat64, &GatherKernel)
     .Kernel(DeviceType::kCPU, kInt32, &GatherKernel)
     .Kernel(DeviceType::kCPU, kInt64, &GatherKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &GatherKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &GatherKernel)
     .Kernel(DeviceType::kCPU, kBool, &GatherKernel);
 
 // No gradient for "Index": it only says where the values come from.

@@ -275,6 +275,8 @@ SF_REGISTER_OP(transpose)
     .Kernel(DeviceType::kCPU, kFloat64, &TransposeKernel)
     .Kernel(DeviceType::kCPU, kInt32, &TransposeKernel)
     .Kernel(DeviceType::kCPU, kInt64, &TransposeKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &TransposeKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &TransposeKernel)
     .Kernel(DeviceType::kCPU, kBool, &TransposeKernel);
 
 // The target shape comes from input "Shape" (int32 or int64, 1-D) when it
@@ -296,6 +298,8 @@ SF_REGISTER_OP(expand)
     .Kernel(DeviceType::kCPU, kFloat64, &ExpandKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ExpandKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ExpandKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &ExpandKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ExpandKernel)
     .Kernel(DeviceType::kCPU, kBool, &ExpandKernel);
 
 SF_REGISTER_OP(tile)
@@ -314,6 +318,8 @@ SF_REGISTER_OP(tile)
     .Kernel(DeviceType::kCPU, kFloat64, &TileKernel)
     .Kernel(DeviceType::kCPU, kInt32, &TileKernel)
     .Kernel(DeviceType::kCPU, kInt64, &TileKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &TileKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &TileKernel)
     .Kernel(DeviceType::kCPU, kBool, &TileKernel);
 
 SF_REGISTER_OP(expand_grad)

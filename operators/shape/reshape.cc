@@ -326,6 +326,8 @@ SF_REGISTER_OP(reshape)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
     .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
 
 SF_REGISTER_OP(flatten)
@@ -338,6 +340,8 @@ SF_REGISTER_OP(flatten)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
     .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
 
 // Squeeze and unsqueeze take their axes from input "Axes" (int32 or int64,
@@ -353,6 +357,8 @@ SF_REGISTER_OP(squeeze)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
     .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
 
 SF_REGISTER_OP(unsqueeze)
@@ -366,6 +372,8 @@ SF_REGISTER_OP(unsqueeze)
     .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
     .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
     .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
 
 SF_REGISTER_OP(reshape_grad)

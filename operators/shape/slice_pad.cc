@@ -407,6 +407,8 @@ SF_REGISTER_OP(slice)
     .Kernel(DeviceType::kCPU, kFloat64, &SliceKernel)
     .Kernel(DeviceType::kCPU, kInt32, &SliceKernel)
     .Kernel(DeviceType::kCPU, kInt64, &SliceKernel)
+    .Kernel(DeviceType::kCPU, kInt8, &SliceKernel)
+    .Kernel(DeviceType::kCPU, kUInt8, &SliceKernel)
     .Kernel(DeviceType::kCPU, kBool, &SliceKernel);
 
 // The paddings, [before_0, after_0, before_1, after_1, ...], come from
@@ -436,6 +438,8 @@ SF_REGISTER_OP(pad)
     .Kernel(DeviceType::kCPU, kFloat64, &PadKernel<double>)
     .Kernel(DeviceType::kCPU, kInt32, &PadKernel<int32_t>)
     .Kernel(DeviceType::kCPU, kInt64, &PadKernel<int64_t>)
+    .Kernel(DeviceType::kCPU, kInt8, &PadKernel<int8_t>)
+    .Kernel(DeviceType::kCPU, kUInt8, &PadKernel<uint8_t>)
     .Kernel(DeviceType::kCPU, kBool, &PadKernel<bool>);
 
 SF_REGISTER_OP(slice_grad)

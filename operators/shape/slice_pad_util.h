@@ -113,8 +113,10 @@ template <typename T>
 absl::StatusOr<T> PadValueAs(float value) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     const double low = static_cast<double>(std::numeric_limits<T>::min());
-    // -low is max + 1, a power of two that a double holds exactly.
-    SF_CHECK(value >= low && value < -low,
+    // max + 1, a power of two that a double holds exactly.
+    const double past_high =
+        static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+    SF_CHECK(value >= low && value < past_high,
              "attribute \"pad_value\" = %g does not fit the dtype %s", value,
              DataTypeName(DataTypeOf<T>()));
   }
