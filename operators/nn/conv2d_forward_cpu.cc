@@ -1,15 +1,13 @@
 #include "operators/nn/conv2d_forward_cpu.h"
 
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <string>
 #include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
 #include "dnnl.hpp"
 #include "operators/nn/conv_onednn.h"
 #include "operators/nn/onednn.h"
@@ -85,6 +83,44 @@ ConvForward MakeConvForward(const Conv2dAttrs& a, const Dims& input,
   return f;
 }
 
+// What tells ConvForwards apart: every dimension and attribute (each list
+// after its length), and the epilogue's parameters. Built and hashed on
+// every call, so kept to integers and two floats rather than text.
+struct ConvForwardKey {
+  absl::InlinedVector<int64_t, 40> values;
+  float alpha = 0, beta = 0;
+
+  bool operator==(const ConvForwardKey& other) const {
+    return values == other.values && alpha == other.alpha && beta == other.beta;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const ConvForwardKey& key) {
+    return H::combine(std::move(h), key.values, key.alpha, key.beta);
+  }
+};
+
+ConvForwardKey KeyOf(const Conv2dAttrs& a, const Dims& input,
+                     ImageFormat input_format, const Dims& filter,
+                     const Dims& output, bool has_bias,
+                     const ConvEpilogue& epilogue) {
+  ConvForwardKey key;
+  auto& v = key.values;
+  for (const Dims* dims : {&input, &filter, &output}) {
+    v.push_back(static_cast<int64_t>(dims->size()));
+    v.insert(v.end(), dims->begin(), dims->end());
+  }
+  v.insert(v.end(), a.strides.begin(), a.strides.end());
+  v.insert(v.end(), a.dilations.begin(), a.dilations.end());
+  v.insert(v.end(),
+           {a.padding.top, a.padding.bottom, a.padding.left, a.padding.right,
+            a.groups, static_cast<int64_t>(a.format),
+            static_cast<int64_t>(input_format), has_bias, epilogue.residual,
+            static_cast<int64_t>(epilogue.activation)});
+  key.alpha = epilogue.alpha;
+  key.beta = epilogue.beta;
+  return key;
+}
+
 // The calling thread's ConvForward for these shapes (`input` and `output`
 // in [N, C, H, W] order) and attributes, made on first use. Per thread,
 // because a ConvForward's scratch buffers serve one run at a time; bounded,
@@ -101,14 +137,9 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
   // The engine and stream first, so that as thread-locals they outlive the
   // cache, whose memories and primitives belong to them.
   ThreadCpuStream();
-  thread_local absl::flat_hash_map<std::string, ConvForward> cache;
-  const std::string key = absl::StrCat(
-      absl::StrJoin(input, ","), ";", absl::StrJoin(filter, ","), ";",
-      absl::StrJoin(output, ","), ";", absl::StrJoin(a.strides, ","), ";",
-      absl::StrJoin(a.dilations, ","), ";", a.padding.top, ",",
-      a.padding.bottom, ",", a.padding.left, ",", a.padding.right, ";",
-      a.groups, ";", static_cast<int>(a.format), ",",
-      static_cast<int>(input_format), ";", has_bias, ";", epilogue.Key());
+  thread_local absl::flat_hash_map<ConvForwardKey, ConvForward> cache;
+  const ConvForwardKey key =
+      KeyOf(a, input, input_format, filter, output, has_bias, epilogue);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   // Made before the eviction so that a throwing oneDNN leaves the cache as
@@ -116,7 +147,7 @@ ConvForward& ConvForwardFor(const Conv2dAttrs& a, const Dims& input,
   ConvForward made = MakeConvForward(a, input, input_format, filter, output,
                                      has_bias, epilogue);
   // Never 0, the form of plain re-spaced copies.
-  made.weights_form = std::hash<std::string>{}(key) | 1;
+  made.weights_form = absl::Hash<ConvForwardKey>{}(key) | 1;
   if (cache.size() >= kMaxEntries) cache.clear();
   return cache.emplace(key, std::move(made)).first->second;
 }
