@@ -37,6 +37,8 @@ struct ConvForward {
   std::optional<dnnl::reorder> dst_in;
   // Pointed at a kept copy of the weights, in the primitive's layout.
   dnnl::memory kept_weights;
+  // The primitive's arguments, set before each run.
+  std::unordered_map<int, dnnl::memory> args;
   // Names the weights' layout among kept copies: the same for every thread
   // running these shapes and attributes, which get the same layout.
   uint64_t weights_form = 0;
@@ -214,16 +216,20 @@ absl::Status RunConv2d(const Conv2dAttrs& a, const Dims& input_nchw,
       weights = *run_weights;
     }
   }
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, f.src},
-                                                {DNNL_ARG_WEIGHTS, weights},
-                                                {DNNL_ARG_DST, f.dst}};
+  // The map's nodes outlive the call: a run allocates none.
+  std::unordered_map<int, dnnl::memory>& args = f.args;
+  args[DNNL_ARG_SRC] = f.src;
+  args[DNNL_ARG_WEIGHTS] = weights;
+  args[DNNL_ARG_DST] = f.dst;
   if (bias != nullptr) {
     f.bias.set_data_handle(ReadOnlyHandle(bias->raw_data()));
-    args.emplace(DNNL_ARG_BIAS, f.bias);
+    args[DNNL_ARG_BIAS] = f.bias;
   }
   f.conv.execute(stream, args);
   if (f.dst_out) f.dst_out->execute(stream, f.dst, f.user_dst);
   stream.wait();
+  // Let this run's reordered weights go with it.
+  if (run_weights.has_value()) args[DNNL_ARG_WEIGHTS] = f.weights;
   return absl::OkStatus();
 }
 
