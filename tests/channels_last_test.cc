@@ -358,7 +358,9 @@ TEST_P(ChannelsLastTest, ConcatenatesBranchesInTheLayout) {
       ++norms;
       EXPECT_EQ(op.attrs.Get<std::string>("data_format"),
                 FormatName(GetParam()));
+      EXPECT_TRUE(op.attrs.Get<bool>("fuse_relu"));
     }
+    EXPECT_NE(op.spec->type(), "relu");
   }
   EXPECT_EQ(concats, 1);
   EXPECT_EQ(norms, 1);

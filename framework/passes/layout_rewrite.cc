@@ -569,9 +569,9 @@ class FreshNames {
   absl::flat_hash_set<std::string> used_;
 };
 
-// Per op index, for each op that prefers channels-last and has a fuse_relu
-// attribute (conv2d) whose rewritten output only a relu reads: that relu's
-// index.
+// Per op index, for each op that prefers channels-last or is an inference
+// batch_norm, has a fuse_relu attribute (conv2d, batch_norm) and whose
+// rewritten output only a relu reads: that relu's index.
 // The op then writes the relu's output itself, in one pass.
 absl::flat_hash_map<int, int> ReluFusions(
     const BlockDef& block, const std::vector<DataOp>& data_ops,
@@ -580,8 +580,12 @@ absl::flat_hash_map<int, int> ReluFusions(
   absl::flat_hash_map<int, int> fusions;
   for (int i = 0; i < block.ops_size(); ++i) {
     const DataOp& op = data_ops[i];
-    if (op.role != LayoutRole::kPrefersChannelsLast || op.gradient ||
-        !region.contains(op.out())) {
+    // Convolutions, and the inference batch norms of the region
+    // (BatchNormOf), apply a relu in their own pass.
+    const bool fuses = op.role == LayoutRole::kPrefersChannelsLast ||
+                       (op.role == LayoutRole::kDataFormat &&
+                        block.ops(i).type() == "batch_norm");
+    if (!fuses || op.gradient || !region.contains(op.out())) {
       continue;
     }
     const OpSpec* spec = OpRegistry::Global().Find(block.ops(i).type());

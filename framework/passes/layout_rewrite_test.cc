@@ -49,6 +49,7 @@ SF_REGISTER_OP(batch_norm)
     .Output("Y")
     .Output("SavedMean", /*optional=*/true)
     .Attr("is_test", AttrType::kBool, AttrValue(true))
+    .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
     .Attr("data_format", AttrType::kString, AttrValue(std::string("NCHW")));
 SF_REGISTER_OP(concat)
     .Input("X", /*optional=*/false, /*variadic=*/true)
@@ -633,6 +634,24 @@ TEST(LayoutRewriteTest, NormalizesInferenceImagesInTheLayout) {
                           "lr_conv(x@NHWC -> c@NHWC)[NHWC]",
                           "batch_norm(c@NHWC s -> n@NHWC)[NHWC]",
                           "lr_conv(n@NHWC -> d@NHWC)[NHWC]",
+                          "transpose(d@NHWC -> d)[0312]", "lr_fixed(d -> y)"));
+}
+
+TEST(LayoutRewriteTest, FusesAReluIntoTheBatchNormItReads) {
+  const absl::flat_hash_map<std::string, Dims> images = {
+      {"x", {1, 3, 8, 8}}, {"c", {1, 8, 8, 8}}, {"n", {1, 8, 8, 8}},
+      {"r", {1, 8, 8, 8}}, {"d", {1, 8, 8, 8}}, {"y", {1, 8, 8, 8}}};
+  const std::optional<LayoutRewrite> rewrite =
+      RewriteChannelsLast(ParseBlock(Conv("x", "c") + BatchNorm("c", "n") +
+                                     Unary("relu", "n", "r") + Conv("r", "d") +
+                                     Unary("lr_fixed", "d", "y")),
+                          &images);
+  ASSERT_TRUE(rewrite.has_value());
+  EXPECT_THAT(Summary(rewrite->block),
+              ElementsAre("transpose(x -> x@NHWC)[0231]",
+                          "lr_conv(x@NHWC -> c@NHWC)[NHWC]",
+                          "batch_norm(c@NHWC s -> r@NHWC)[relu][NHWC]",
+                          "lr_conv(r@NHWC -> d@NHWC)[NHWC]",
                           "transpose(d@NHWC -> d)[0312]", "lr_fixed(d -> y)"));
 }
 

@@ -3,6 +3,10 @@
 // Variance; training normalizes with the batch's own statistics and updates
 // the running ones.
 //
+// In inference, fuse_relu applies a relu to Y in the same pass (the layout
+// rewrite sets it where only a relu reads Y, as in DenseNet's
+// pre-activation blocks).
+//
 // Inference also takes images channels-last or channel-blocked
 // (data_format "NHWC", "NCHW8c", "NCHW16c", operators/channel_blocks.h), so
 // that the layout rewrite keeps a batch_norm no convolution absorbs (one
@@ -70,6 +74,10 @@ absl::Status CheckChannelInput(const InferContext& context,
 absl::Status InferBatchNorm(InferContext& context) {
   const std::string& format = context.attrs().Get<std::string>("data_format");
   const int64_t block = ChannelBlockOfFormat(format);
+  SF_CHECK(!context.attrs().Get<bool>("fuse_relu") ||
+               context.attrs().Get<bool>("is_test"),
+           "fuse_relu applies in inference (is_test) only: a training "
+           "batch_norm's gradient reads its output before the relu");
   if (format == kNchw) {
     SF_RETURN_IF_ERROR(
         CheckRank(context, "X", 2, std::numeric_limits<int>::max()));
@@ -149,7 +157,7 @@ constexpr int64_t kElementsWorthAThread = 1 << 15;
 template <typename T>
 void Normalize(const Tensor& x, absl::string_view format, const T* scale,
                const T* bias, const std::vector<double>& mean,
-               const std::vector<double>& inv_std, Tensor& y) {
+               const std::vector<double>& inv_std, bool relu, Tensor& y) {
   const ChannelView v = ChannelViewOf(x, format);
   const int64_t channels = v.groups * v.block;
   std::vector<T> a(channels), b(channels);
@@ -176,6 +184,11 @@ void Normalize(const Tensor& x, absl::string_view format, const T* scale,
               dst[i * v.block + j] = src[i * v.block + j] * ga[j] + gb[j];
             }
           }
+          if (relu) {
+            for (int64_t i = 0; i < row; ++i) {
+              dst[i] = dst[i] > T{0} ? dst[i] : T{0};
+            }
+          }
         }
       });
 }
@@ -198,7 +211,7 @@ absl::Status BatchNormInference(KernelContext& context, double epsilon) {
   }
   Normalize<T>(x, format, context.Input("Scale").data<T>(),
                context.Input("Bias").data<T>(), mean_d, inv_std,
-               *context.Output("Y"));
+               context.attrs().Get<bool>("fuse_relu"), *context.Output("Y"));
   T* mean_out = nn::OptionalOutputData<T>(context, "MeanOut");
   T* variance_out = nn::OptionalOutputData<T>(context, "VarianceOut");
   T* saved_mean = nn::OptionalOutputData<T>(context, "SavedMean");
@@ -252,7 +265,7 @@ absl::Status BatchNormTraining(KernelContext& context, double epsilon) {
   }
   Normalize<T>(x, kNchw, context.Input("Scale").data<T>(),
                context.Input("Bias").data<T>(), mean, inv_std,
-               *context.Output("Y"));
+               /*relu=*/false, *context.Output("Y"));
 
   const double momentum = context.attrs().Get<float>("momentum");
   // MeanOut and VarianceOut may be Mean and Variance themselves: each
@@ -293,6 +306,9 @@ absl::Status MakeBatchNormGrad(GradOpContext& grad) {
              "the gradient of batch_norm takes NCHW images: data_format "
              "\"%s\" has none",
              attr.s());
+    SF_CHECK(attr.name() != "fuse_relu" || !attr.b(),
+             "batch_norm with fuse_relu has no gradient: differentiate the "
+             "net before the layout rewrite fuses the relu");
   }
   if (!is_test) {
     for (const char* slot : {"SavedMean", "SavedVariance"}) {
@@ -318,7 +334,9 @@ absl::Status MakeBatchNormGrad(GradOpContext& grad) {
     GradOpContext::SetOutput(op, GradName(slot), grad.InputGrad(slot));
   }
   for (const AttrDef& attr : grad.forward().attrs()) {
-    if (attr.name() != "data_format") *op.add_attrs() = attr;
+    if (attr.name() != "data_format" && attr.name() != "fuse_relu") {
+      *op.add_attrs() = attr;
+    }
   }
   return absl::OkStatus();
 }
@@ -429,6 +447,7 @@ SF_REGISTER_OP(batch_norm)
     .Attr("is_test", AttrType::kBool, AttrValue(true))
     .Attr("data_format", AttrType::kString, AttrValue(std::string(kNchw)),
           OneOf(ImageFormatNames()))
+    .Attr("fuse_relu", AttrType::kBool, AttrValue(false))
     .Infer(InferBatchNorm)
     .Grad(GradSpec("batch_norm_grad")
               .ReadInput("X")

@@ -33,6 +33,9 @@ absl::Status BatchNormCuda(KernelContext& context) {
   const Tensor& x = context.Input("X");
   const cuda::BatchNormShape shape = ShapeOf(x);
   const bool is_test = context.attrs().Get<bool>("is_test");
+  SF_CHECK(!context.attrs().Get<bool>("fuse_relu"),
+           "the CUDA kernel applies no fused relu: fuse_relu is the CPU's "
+           "layout rewrite's");
   SF_CHECK(context.attrs().Get<std::string>("data_format") == "NCHW",
            "the CUDA kernel takes NCHW images: data_format \"%s\" is the "
            "CPU's layout rewrite's",

@@ -142,6 +142,46 @@ TEST(BatchNormTest, NormalizesChannelBlocks) {
   }
 }
 
+TEST(BatchNormTest, FusesARelu) {
+  // NormalizesEachChannel's values, the negative ones clamped to 0.
+  std::vector<Feed> feeds = Channels<float>({2, 0.5}, {1, -1}, {4, 5}, {4, 16});
+  feeds.push_back(
+      {"x", MakeTensor<float>({2, 2, 1, 2}, {1, 3, 2, 4, 5, 7, 6, 8})});
+  auto out = RunOp(absl::StrCat(kBatchNorm,
+                                "attrs { name: \"epsilon\" f: 0 } attrs { "
+                                "name: \"fuse_relu\" b: true } attrs { name: "
+                                "\"data_format\" s: \"NHWC\" }"),
+                   feeds, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // As NHWC [2, 2, 1, 2], channel = index % 2: channel 0 is x - 3 (-2, -1,
+  // 2, 3), channel 1 (x - 5) / 4 * 0.5 - 1 (all below 0).
+  EXPECT_THAT(Values<float>((*out)[0]),
+              Pointwise(FloatEq(), std::vector<float>{0, 0, 0, 0, 2, 0, 3, 0}));
+  feeds.back() = {"x", MakeTensor<float>({1, 2, 1, 1}, {9, 25})};
+  auto nchw = RunOp(absl::StrCat(kBatchNorm,
+                                 "attrs { name: \"epsilon\" f: 0 } attrs { "
+                                 "name: \"fuse_relu\" b: true }"),
+                    feeds, {"y"});
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  // (9 - 4) / 2 * 2 + 1 = 6; (25 - 5) / 4 * 0.5 - 1 = 1.5.
+  EXPECT_THAT(Values<float>((*nchw)[0]),
+              Pointwise(FloatEq(), std::vector<float>{6, 1.5}));
+}
+
+TEST(BatchNormErrorTest, FusedReluInInferenceOnly) {
+  std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
+  feeds.push_back({"x", MakeTensor<float>({2, 1}, {1, 2})});
+  absl::Status status = PrepareOp(
+      absl::StrCat(kBatchNorm,
+                   "attrs { name: \"is_test\" b: false } attrs { name: "
+                   "\"fuse_relu\" b: true } outputs { slot: \"MeanOut\" "
+                   "vars: \"mean\" } outputs { slot: \"VarianceOut\" vars: "
+                   "\"var\" }"),
+      feeds);
+  EXPECT_THAT(status.message(),
+              HasSubstr("fuse_relu applies in inference (is_test) only"));
+}
+
 TEST(BatchNormErrorTest, OtherLayoutsNormalizeInInferenceOnly) {
   std::vector<Feed> feeds = Channels<float>({1}, {0}, {0}, {1});
   feeds.push_back({"x", MakeTensor<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
