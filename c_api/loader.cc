@@ -129,8 +129,17 @@ Loaded Load() {
   return loaded;
 }
 
+// Nothing may throw out of an exported function: out of memory while
+// loading leaves no engine (and a status without a message).
 const Loaded& Current() {
-  static const Loaded* const loaded = new Loaded(Load());
+  static const Loaded* const loaded = []() -> const Loaded* {
+    try {
+      return new Loaded(Load());
+    } catch (...) {
+      static const Loaded failed;
+      return &failed;
+    }
+  }();
   return *loaded;
 }
 
