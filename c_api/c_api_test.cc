@@ -8,6 +8,7 @@
 #include "c_api/c_api_test_util.h"
 #include "c_api/scopeflow_c_api.h"
 #include "framework/serving/mlp_fixture.h"
+#include "platform/cuda_runtime.h"
 #include "gtest/gtest.h"
 
 namespace scopeflow {
@@ -61,6 +62,8 @@ TEST(CApiTest, VersionsAndDtypes) {
   EXPECT_EQ(sf_dtype_size(SF_DTYPE_UNSPECIFIED), 0u);
   EXPECT_EQ(sf_status_code(nullptr), SF_OK);
   EXPECT_STREQ(sf_status_message(nullptr), "");
+  EXPECT_STREQ(sf_engine_name(), BuiltWithCuda() ? "cuda" : "cpu");
+  EXPECT_EQ(sf_keep_freed_host_memory_for_reuse(), 1);
 }
 
 TEST(CApiTest, Metadata) {
