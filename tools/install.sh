@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds scopeflow for embedding and installs it under a prefix:
+#   PREFIX/lib/libscopeflow.so[.0[.VERSION]]  the library programs link: a
+#                                             loader of the C API's engines
+#   PREFIX/lib/scopeflow/libscopeflow_cpu.so  the engine without CUDA: the C
+#                                             API and every operator
+#   PREFIX/lib/scopeflow/libscopeflow_cuda.so the engine with CUDA (--cuda)
+#   PREFIX/include/scopeflow_c_api.h          the C API
+#   PREFIX/include/scopeflow_cxx.h            its header-only C++ wrapper
+#   PREFIX/lib/pkgconfig/scopeflow.pc         pkg-config --cflags --libs scopeflow
+#   PREFIX/lib/cmake/scopeflow/               find_package(scopeflow), target
+#                                             scopeflow::scopeflow
+#   PREFIX/bin/scopeflow                      the command
+#
+# The loader, the CPU engine and the command are built --config=cpu_only:
+# they need no CUDA library, so they run on any x86-64 Linux machine with
+# the Debian libraries of tools/setup.sh (Abseil, protobuf, oneDNN). With
+# --cuda the CUDA engine is built too (a CUDA toolkit is needed to build
+# it); the loader uses it where the NVIDIA driver and the engine's CUDA
+# libraries load, and the CPU engine elsewhere (see sf_engine_name in
+# scopeflow_c_api.h).
+#
+# Usage: tools/install.sh --prefix DIR [--cuda] [--bazel_flag=FLAG ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix=
+bazel_flags=()
+cuda=false
+while (($# > 0)); do
+  case $1 in
+    --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
+    --prefix=*) prefix=${1#--prefix=}; shift ;;
+    --cuda) cuda=true; shift ;;
+    --bazel_flag=*) bazel_flags+=("${1#--bazel_flag=}"); shift ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -n $prefix ]] || { echo "install.sh: --prefix DIR is required" >&2; exit 2; }
+mkdir -p "$prefix"
+prefix=$(cd "$prefix" && pwd)
+
+version=$(sed -n 's/.*kLibraryVersion\[\] = "\(.*\)";/\1/p' c_api/version.h)
+[[ $version =~ ^([0-9]+)\.([0-9]+)\.[0-9]+$ ]] ||
+  { echo "install.sh: no version in c_api/version.h" >&2; exit 1; }
+major=${BASH_REMATCH[1]}
+minor=${BASH_REMATCH[2]}
+
+targets=(//c_api:libscopeflow.so //c_api:libscopeflow_engine.so //tools:scopeflow)
+# ---- The Python module (issue 35's Python part) --------------------------
+# When //python:scopeflow_py exists it is built with the rest, and its files
+# are installed by install_python below.
+has_python=false
+if [[ -f python/BUILD ]] && grep -q '"scopeflow_py"' python/BUILD; then
+  has_python=true
+  targets+=(//python:scopeflow_py)
+fi
+# ---------------------------------------------------------------------------
+
+# The files a target built (in configuration $1: cpu_only or cuda), as
+# paths relative to the workspace.
+outputs_of() {
+  local config=(--config=cpu_only)
+  [[ $1 == cuda ]] && config=()
+  bazel cquery "${config[@]}" "${bazel_flags[@]}" --output=starlark \
+    --starlark:expr='"\n".join([f.path for f in target.files.to_list()])' \
+    "$2" 2>/dev/null
+}
+
+bazel build --config=cpu_only "${bazel_flags[@]}" "${targets[@]}"
+install -d "$prefix/lib/scopeflow" "$prefix/include" "$prefix/bin" \
+  "$prefix/lib/pkgconfig" "$prefix/lib/cmake/scopeflow"
+install -m 0755 "$(outputs_of cpu_only //c_api:libscopeflow_engine.so)" \
+  "$prefix/lib/scopeflow/libscopeflow_cpu.so"
+install -m 0755 "$(outputs_of cpu_only //c_api:libscopeflow.so)" \
+  "$prefix/lib/libscopeflow.so.$version"
+ln -sfn "libscopeflow.so.$version" "$prefix/lib/libscopeflow.so.$major"
+ln -sfn "libscopeflow.so.$major" "$prefix/lib/libscopeflow.so"
+install -m 0644 c_api/scopeflow_c_api.h c_api/scopeflow_cxx.h "$prefix/include"
+install -m 0755 "$(outputs_of cpu_only //tools:scopeflow)" "$prefix/bin/scopeflow"
+
+fill() {
+  sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" \
+    -e "s|@SOVERSION@|$major|g" -e "s|@MAJOR@|$major|g" -e "s|@MINOR@|$minor|g" \
+    "$1" >"$2"
+}
+fill c_api/install/scopeflow.pc.in "$prefix/lib/pkgconfig/scopeflow.pc"
+fill c_api/install/scopeflowConfig.cmake.in \
+  "$prefix/lib/cmake/scopeflow/scopeflowConfig.cmake"
+fill c_api/install/scopeflowConfigVersion.cmake.in \
+  "$prefix/lib/cmake/scopeflow/scopeflowConfigVersion.cmake"
+
+# ---- The Python module (issue 35's Python part) --------------------------
+# Its files go to PREFIX/lib/python3/dist-packages/scopeflow (add that
+# directory's parent to PYTHONPATH). The Python helper owns this block.
+install_python() {
+  local dir="$prefix/lib/python3/dist-packages/scopeflow"
+  install -d "$dir"
+  local file
+  while IFS= read -r file; do
+    [[ -n $file ]] && install -m 0644 "$file" "$dir/"
+  done < <(outputs_of cpu_only //python:scopeflow_py)
+}
+if $has_python; then install_python; fi
+# ---------------------------------------------------------------------------
+
+# The CUDA engine: the same target with GPU code (its output path is the
+# CPU build's, so it is built last).
+if $cuda; then
+  bazel build "${bazel_flags[@]}" //c_api:libscopeflow_engine.so
+  install -m 0755 "$(outputs_of cuda //c_api:libscopeflow_engine.so)" \
+    "$prefix/lib/scopeflow/libscopeflow_cuda.so"
+fi
+
+echo "installed scopeflow $version under $prefix"

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Installs scopeflow to a temporary prefix (tools/install.sh), checks that
+# the loader and the CPU engine need no CUDA library, builds the C API examples against the
+# prefix as outside projects do (the C program with plain cc and
+# pkg-config, the C and C++ programs with CMake), runs them on the MLP and
+# its parameters, and checks that they print exactly the probabilities
+# `scopeflow run` computes on the same input; then again with a CUDA engine
+# whose libraries are missing placed first, which the loader passes over.
+# Usage: tools/install_test.sh [--bazel_flag=FLAG ...]  (passed to install.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+prefix=$work/prefix
+
+bash tools/install.sh --prefix "$prefix" "$@" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log"; fail "install.sh failed"; }
+for file in lib/libscopeflow.so lib/libscopeflow.so.0 \
+  lib/scopeflow/libscopeflow_cpu.so include/scopeflow_c_api.h \
+  include/scopeflow_cxx.h lib/pkgconfig/scopeflow.pc bin/scopeflow \
+  lib/cmake/scopeflow/scopeflowConfig.cmake \
+  lib/cmake/scopeflow/scopeflowConfigVersion.cmake; do
+  [[ -e $prefix/$file ]] || fail "$file is not installed"
+done
+
+# The tests of the libraries that `bazel test //...` leaves out (manual).
+bazel_flags=()
+for flag in "$@"; do bazel_flags+=("${flag#--bazel_flag=}"); done
+bazel test --config=cpu_only "${bazel_flags[@]}" //c_api:loader_test //c_api:libscopeflow_test \
+  >"$work/test.log" 2>&1 || { cat "$work/test.log"; fail "the library tests failed"; }
+
+# The loader, the CPU engine and everything they load: no CUDA library.
+bash c_api/libscopeflow_test.sh "$prefix/lib/libscopeflow.so" \
+  "$prefix/lib/scopeflow/libscopeflow_cpu.so" cpu_only
+for lib in "$prefix/lib/libscopeflow.so" "$prefix/lib/scopeflow/libscopeflow_cpu.so"; do
+  if ldd "$lib" | grep -i -E 'cuda|cublas|cudnn|nvrtc'; then
+    fail "$lib loads a CUDA library"
+  fi
+  if ldd "$lib" | grep 'not found'; then
+    fail "$lib needs a library that is not installed"
+  fi
+done
+
+# The reference: the installed command on the saved parameters.
+mlp=examples/mlp
+"$prefix/bin/scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --save_params="$work/mlp.params" >/dev/null
+mkdir -p "$work/reference"
+"$prefix/bin/scopeflow" run "$mlp/main.pbtxt" --params="$work/mlp.params" \
+  --feed="image=$mlp/digit.npy" --output_dir="$work/reference" >/dev/null
+python3 - "$work/reference/probabilities.npy" >"$work/expected.out" <<'PY'
+import ast, struct, sys
+data = open(sys.argv[1], "rb").read()
+header_size = struct.unpack("<H", data[8:10])[0]
+header = ast.literal_eval(data[10:10 + header_size].decode("latin1"))
+assert header["descr"] == "<f4" and not header["fortran_order"], header
+rows, cols = header["shape"]
+values = struct.unpack("<%df" % (rows * cols), data[10 + header_size:])
+for r in range(rows):
+    print("probabilities[%d]:" % r +
+          "".join(" %.9g" % v for v in values[r * cols:(r + 1) * cols]))
+PY
+
+# The C program, as its comment builds it: plain cc and pkg-config.
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# shellcheck disable=SC2046  # pkg-config's words are meant to split.
+cc -std=c99 -Wall -Werror examples/c_api/main.c \
+  $(pkg-config --cflags --libs scopeflow) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir scopeflow)" -o "$work/mlp_c"
+
+# Both programs again with CMake and find_package(scopeflow).
+cmake -S examples/c_api -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; fail "cmake could not configure the example"; }
+cmake --build "$work/build" >>"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; fail "cmake could not build the example"; }
+
+# A CUDA engine whose CUDA library is missing: dlopen refuses it, as on a
+# machine without CUDA, and the loader takes the CPU engine after it.
+mkdir -p "$work/missing"
+echo 'int scopeflow_missing_cuda(void) { return 0; }' >"$work/missing/cuda.c"
+cc -shared -fPIC "$work/missing/cuda.c" -o "$work/missing/libscopeflow_missing_cuda.so"
+echo 'int scopeflow_missing_cuda(void); int sf_api_version(void) { return scopeflow_missing_cuda(); }' \
+  >"$work/missing/engine.c"
+cc -shared -fPIC "$work/missing/engine.c" -L"$work/missing" -lscopeflow_missing_cuda \
+  -o "$work/missing/libscopeflow_cuda.so"
+rm "$work/missing/libscopeflow_missing_cuda.so"
+fallback="$work/missing/libscopeflow_cuda.so:$prefix/lib/scopeflow/libscopeflow_cpu.so"
+
+# Checks the output $2 of the example run $1.
+check() {
+  grep -q '^engine cpu$' <<<"$2" || fail "$1: engine: $2"
+  grep -q '^input image: float32 \[-1, 64\]$' <<<"$2" || fail "$1: input: $2"
+  grep -q '^output probabilities: float32 \[-1, 10\]$' <<<"$2" ||
+    fail "$1: output: $2"
+  if ! diff <(grep '^probabilities\[' <<<"$2") "$work/expected.out"; then
+    fail "$1: the probabilities differ from scopeflow run's"
+  fi
+  echo "$1: the probabilities of scopeflow run"
+}
+args=("$mlp/main.pbtxt" "$work/mlp.params" "$mlp/digit.npy")
+for program in "$work/mlp_c" "$work/build/mlp_c" "$work/build/mlp_cxx"; do
+  out=$("$program" "${args[@]}") || fail "$program failed"
+  check "${program#"$work"/}" "$out"
+done
+out=$(SCOPEFLOW_ENGINE=$fallback "$work/mlp_c" "${args[@]}") ||
+  fail "mlp_c with a CUDA engine that does not load failed"
+check "mlp_c (a CUDA engine that does not load first)" "$out"
+cat "$work/expected.out"
+echo PASS
