@@ -6,7 +6,8 @@
 #   tools/test.sh          CI's share: bounded so that it finishes well inside
 #                          90 minutes on a 2-core machine from a cold cache
 #   tools/test.sh --all    everything: every target under both sanitizers,
-#                          the whole model zoo and both fuzzers (hours)
+#                          the whole model zoo, the installed library and
+#                          its examples, and both fuzzers (hours)
 #
 # Each sanitizer configuration compiles every library again (about half an
 # hour each from a cold cache on 2 cores), and the tests' own sources cost
@@ -59,6 +60,9 @@ bazel test --config=asan "${asan[@]}"
 if $all; then
   bash tools/trim_disk_cache.sh
   bash tools/zoo/run_all.sh
+  # The installed library, built position-independent (every library a
+  # second time), with its C, C++ and CMake examples.
+  bash tools/install_test.sh
   FUZZ_TARGET=net bash tools/fuzz/run.sh 600
   FUZZ_TARGET=onnx bash tools/fuzz/run.sh 600
 fi
