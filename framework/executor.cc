@@ -570,7 +570,7 @@ absl::Status RunStep(size_t position, RunState& run) {
     }
     if (traced.has_value()) {
       traced->end = op_end;
-      run.trace->AddOp(*traced);
+      run.trace->AddOp(*std::move(traced));
     }
   }
   return absl::OkStatus();

@@ -1,5 +1,6 @@
 #include "framework/run_trace.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,40 +18,39 @@ int64_t RunTrace::ThreadNumber() {
       std::this_thread::get_id(), static_cast<int64_t>(threads_.size()) + 1);
   if (added) {
     const int64_t tid = it->second;
-    nlohmann::json name = {{"name", absl::StrCat("run thread ", tid)}};
-    events_.push_back({"thread_name", "", tid, 0, 0, name.dump()});
-    name = {{"name", absl::StrCat("host-device copies of thread ", tid)}};
     events_.push_back(
-        {"thread_name", "", tid + kCopyTrackOffset, 0, 0, name.dump()});
+        {absl::StrCat("run thread ", tid), "", tid, 0, 0, std::nullopt});
+    events_.push_back({absl::StrCat("host-device copies of thread ", tid), "",
+                       tid + kCopyTrackOffset, 0, 0, std::nullopt});
   }
   return it->second;
 }
 
-void RunTrace::AddOp(const OpEvent& op) {
-  nlohmann::json args = {
-      {"index", op.index}, {"output", op.output}, {"inputs", op.inputs}};
+void RunTrace::AddOp(OpEvent op) {
+  const double start_us = Micros(op.start);
+  const double kernel_start_us = Micros(op.kernel_start);
+  const double total_us =
+      std::chrono::duration<double, std::micro>(op.end - op.start).count();
   const double kernel_us =
       std::chrono::duration<double, std::micro>(op.kernel_end - op.kernel_start)
           .count();
-  const double total_us =
-      std::chrono::duration<double, std::micro>(op.end - op.start).count();
-  args["kernel_us"] = kernel_us;
-  args["framework_us"] = total_us - kernel_us;
-  const std::string rendered = args.dump();
+  std::string type = op.type;
   absl::MutexLock lock(&mutex_);
   const int64_t tid = ThreadNumber();
-  events_.push_back({op.type, "op", tid, Micros(op.start), total_us, rendered});
   events_.push_back(
-      {"kernel", "kernel", tid, Micros(op.kernel_start), kernel_us, ""});
+      {std::move(type), "op", tid, start_us, total_us, std::move(op)});
+  events_.push_back(
+      {"kernel", "kernel", tid, kernel_start_us, kernel_us, std::nullopt});
 }
 
-void RunTrace::AddCopy(const CopyEvent& copy) {
+void RunTrace::AddCopy(CopyEvent copy) {
+  const double start_us = Micros(copy.start);
+  const double dur_us =
+      std::chrono::duration<double, std::micro>(copy.end - copy.start).count();
   absl::MutexLock lock(&mutex_);
   const int64_t tid = ThreadNumber() + kCopyTrackOffset;
   events_.push_back(
-      {copy.what, "copy", tid, Micros(copy.start),
-       std::chrono::duration<double, std::micro>(copy.end - copy.start).count(),
-       ""});
+      {std::move(copy.what), "copy", tid, start_us, dur_us, std::nullopt});
 }
 
 size_t RunTrace::size() const {
@@ -62,17 +62,30 @@ std::string RunTrace::ToJson() const {
   nlohmann::json events = nlohmann::json::array();
   absl::MutexLock lock(&mutex_);
   for (const Event& event : events_) {
-    nlohmann::json json = {
-        {"name", event.name}, {"pid", 1}, {"tid", event.tid}};
+    nlohmann::json json = {{"pid", 1}, {"tid", event.tid}};
     if (event.category.empty()) {
-      json["ph"] = "M";  // metadata: the track's name
+      // Metadata: the track's name.
+      json["ph"] = "M";
+      json["name"] = "thread_name";
+      json["args"] = {{"name", event.name}};
     } else {
       json["ph"] = "X";
+      json["name"] = event.name;
       json["cat"] = event.category;
       json["ts"] = event.ts_us;
       json["dur"] = event.dur_us;
     }
-    if (!event.args.empty()) json["args"] = nlohmann::json::parse(event.args);
+    if (event.op.has_value()) {
+      const OpEvent& op = *event.op;
+      const double kernel_us = std::chrono::duration<double, std::micro>(
+                                   op.kernel_end - op.kernel_start)
+                                   .count();
+      json["args"] = {{"index", op.index},
+                      {"output", op.output},
+                      {"inputs", op.inputs},
+                      {"kernel_us", kernel_us},
+                      {"framework_us", event.dur_us - kernel_us}};
+    }
     events.push_back(std::move(json));
   }
   nlohmann::json trace = {{"traceEvents", std::move(events)},

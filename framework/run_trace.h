@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,8 +62,9 @@ class RunTrace {
 
   RunTrace() : origin_(Clock::now()) {}
 
-  void AddOp(const OpEvent& op);
-  void AddCopy(const CopyEvent& copy);
+  // Record what they are given (kept as given; JSON is made by ToJson).
+  void AddOp(OpEvent op);
+  void AddCopy(CopyEvent copy);
 
   // Events recorded so far.
   size_t size() const;
@@ -74,14 +76,15 @@ class RunTrace {
   absl::Status WriteJson(const std::string& path) const;
 
  private:
+  // One event of the trace: an op (with `op`), a kernel, a copy, or a
+  // track's name (category "").
   struct Event {
     std::string name;
     std::string category;
-    int64_t tid;
-    double ts_us;
-    double dur_us;
-    // Rendered JSON object for "args", or "" for none.
-    std::string args;
+    int64_t tid = 0;
+    double ts_us = 0;
+    double dur_us = 0;
+    std::optional<OpEvent> op;
   };
 
   // The calling thread's number in this trace (1, 2, ... in order of first

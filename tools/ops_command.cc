@@ -226,9 +226,12 @@ std::string OpsMarkdown() {
       "`scopeflow ops --markdown`: do not edit; `//tools:ops_doc_test` fails\n"
       "when this file and the command's output differ. `scopeflow ops NAME`\n"
       "prints one op, `scopeflow ops` one line per op.\n\n"
-      "Kernels are listed by the element types they take, per place. An op\n"
-      "without a CUDA kernel still runs in a net on a GPU: the executor\n"
-      "copies its inputs to the host and runs its CPU kernel. A slot marked\n"
+      "CPU kernels are listed by the element types they take. The CUDA\n"
+      "kernels a build has are listed by `scopeflow ops NAME` (and\n"
+      "`scopeflow ops`) of that build, so that this page is the same for\n"
+      "every build; an op without a CUDA kernel still runs in a net on a\n"
+      "GPU: the executor copies its inputs to the host and runs its CPU\n"
+      "kernel. A slot marked\n"
       "`?` may be left out. The gradient is the op that `backward` appends\n"
       "for it ([DESIGN.md](DESIGN.md)); ONNX lists the ONNX ops the\n"
       "importer turns into it ([CONFORMANCE.md](CONFORMANCE.md)).\n\n";
@@ -265,7 +268,6 @@ std::string OpsMarkdown() {
       }
     }
     absl::StrAppend(&out, "- CPU: ", spec.KernelDtypes(DeviceType::kCPU),
-                    "\n- CUDA: ", CudaText(spec),
                     "\n- Gradient: ", GradText(spec),
                     "\n- ONNX: ", OnnxText(spec), "\n");
     const std::string traits = TraitsText(spec);
