@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/check_numerics.h"
 #include "framework/host_staging.h"
 #include "framework/memory/offload_run.h"
 #include "framework/memory/run_arena.h"
@@ -242,6 +243,9 @@ struct RunState {
   const BlockRunner* runner;
   RunProfile* profile;
   const bool free_dead_tensors;
+  // RunOptions::trace and RunOptions::check_numerics.
+  RunTrace* trace = nullptr;
+  bool check_numerics = false;
 };
 
 // Binds the variables of enclosing blocks and the persistable ones to
@@ -418,6 +422,38 @@ absl::Status AllocateOutputs(const PreparedOp& op, HostStaging* staging,
   return absl::OkStatus();
 }
 
+// What the trace records of `op`, before its dead inputs are freed (the
+// end time is set after).
+RunTrace::OpEvent TraceEventOf(const PreparedOp& op, const RunState& run,
+                               Clock::time_point start,
+                               Clock::time_point kernel_start,
+                               Clock::time_point kernel_end) {
+  RunTrace::OpEvent event;
+  event.type = op.spec->type();
+  event.index = op.index;
+  const std::vector<std::string>& names = run.prepared.var_names();
+  for (const std::vector<int>& vars : op.outputs) {
+    if (!vars.empty()) {
+      event.output = names[vars[0]];
+      break;
+    }
+  }
+  for (const std::vector<int>& vars : op.inputs) {
+    for (int v : vars) {
+      const Tensor* tensor = run.tensors[v];
+      event.inputs.push_back(
+          tensor != nullptr && tensor->initialized()
+              ? absl::StrCat(names[v], ": ", DataTypeName(tensor->dtype()), " ",
+                             DimsToString(tensor->dims()))
+              : names[v]);
+    }
+  }
+  event.start = start;
+  event.kernel_start = kernel_start;
+  event.kernel_end = kernel_end;
+  return event;
+}
+
 // One step of the run: the op at `position` infers what Prepare could not,
 // gets its outputs allocated, runs its kernel (on host copies where it has
 // none on the run's device), and the temporaries that die after it are
@@ -426,8 +462,8 @@ absl::Status RunStep(size_t position, RunState& run) {
   const PreparedNet& prepared = run.prepared;
   const PreparedOp& op = prepared.ops()[position];
   RunProfile* const profile = run.profile;
-  const Clock::time_point op_start =
-      profile != nullptr ? Clock::now() : Clock::time_point();
+  const bool timed = profile != nullptr || run.trace != nullptr;
+  const Clock::time_point op_start = timed ? Clock::now() : Clock::time_point();
   if (op.spec->infer() != nullptr && !op.static_shapes) {
     InferContext context(op, run.run_infos, prepared.var_names(),
                          run.tensors.data());
@@ -441,11 +477,25 @@ absl::Status RunStep(size_t position, RunState& run) {
   // copies of its inputs and outputs. The staging is made only for such an
   // op: a deque allocates as it is constructed, and an empty
   // std::optional of it is zeroed for every op.
-  if (run.offload) SF_RETURN_IF_ERROR(run.offload->BeforeOp(position));
+  if (run.offload) {
+    const Clock::time_point copy_start =
+        run.trace != nullptr ? Clock::now() : Clock::time_point();
+    SF_RETURN_IF_ERROR(run.offload->BeforeOp(position));
+    if (run.trace != nullptr) {
+      run.trace->AddCopy({absl::StrCat("moves before ", OpName(op)), copy_start,
+                          Clock::now()});
+    }
+  }
   std::unique_ptr<HostStaging> staging;
   if (op.kernel_place != run.place) {
     staging = std::make_unique<HostStaging>();
+    const Clock::time_point copy_start =
+        run.trace != nullptr ? Clock::now() : Clock::time_point();
     absl::Status staged = staging->StageInputs(op, run.tensors);
+    if (run.trace != nullptr) {
+      run.trace->AddCopy({absl::StrCat("inputs of ", OpName(op), " to host"),
+                          copy_start, Clock::now()});
+    }
     if (!staged.ok()) {
       return absl::Status(
           staged.code(),
@@ -460,18 +510,33 @@ absl::Status RunStep(size_t position, RunState& run) {
   KernelContext context(op, run.tensors.data(), prepared.var_names(),
                         op.kernel_place, &run.run_scope, run.runner);
   const Clock::time_point kernel_start =
-      profile != nullptr ? Clock::now() : Clock::time_point();
+      timed ? Clock::now() : Clock::time_point();
   absl::Status status = op.kernel(context);
+  const Clock::time_point kernel_end =
+      timed ? Clock::now() : Clock::time_point();
   if (profile != nullptr) {
     profile->ops[position].kernel_seconds +=
-        std::chrono::duration<double>(Clock::now() - kernel_start).count();
+        std::chrono::duration<double>(kernel_end - kernel_start).count();
   }
   if (staging != nullptr && status.ok()) {
     status = staging->Finish(op, run.place, run.tensors);
+    if (run.trace != nullptr) {
+      run.trace->AddCopy({absl::StrCat("outputs of ", OpName(op), " to ",
+                                       run.place.ToString()),
+                          kernel_end, Clock::now()});
+    }
   }
   if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat(OpName(op), ": ", status.message()));
+  }
+  if (run.check_numerics) {
+    SF_RETURN_IF_ERROR(
+        CheckOutputsFinite(op, prepared.var_names(), run.tensors.data()));
+  }
+  std::optional<RunTrace::OpEvent> traced;
+  if (run.trace != nullptr) {
+    traced = TraceEventOf(op, run, op_start, kernel_start, kernel_end);
   }
   if (op.spec->control_flow()) {
     SF_RETURN_IF_ERROR(
@@ -488,10 +553,25 @@ absl::Status RunStep(size_t position, RunState& run) {
       }
     }
   }
-  if (run.offload) SF_RETURN_IF_ERROR(run.offload->AfterOp(position));
-  if (profile != nullptr) {
-    profile->ops[position].total_seconds +=
-        std::chrono::duration<double>(Clock::now() - op_start).count();
+  if (run.offload) {
+    const Clock::time_point copy_start =
+        run.trace != nullptr ? Clock::now() : Clock::time_point();
+    SF_RETURN_IF_ERROR(run.offload->AfterOp(position));
+    if (run.trace != nullptr) {
+      run.trace->AddCopy(
+          {absl::StrCat("moves after ", OpName(op)), copy_start, Clock::now()});
+    }
+  }
+  if (timed) {
+    const Clock::time_point op_end = Clock::now();
+    if (profile != nullptr) {
+      profile->ops[position].total_seconds +=
+          std::chrono::duration<double>(op_end - op_start).count();
+    }
+    if (traced.has_value()) {
+      traced->end = op_end;
+      run.trace->AddOp(*std::move(traced));
+    }
   }
   return absl::OkStatus();
 }
@@ -527,6 +607,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
 
   RunState run(prepared, std::move(tensors), run_scope, this, profile,
                free_dead_tensors);
+  run.trace = options_.run.trace;
+  run.check_numerics = options_.run.check_numerics;
   // Kept temporaries would share regions: only runs that free them.
   if (options_.run.plan_memory && free_dead_tensors &&
       options_.device_memory_budget == 0) {

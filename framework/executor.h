@@ -16,6 +16,7 @@
 #include "framework/memory/offload_plan.h"
 #include "framework/prepare.h"
 #include "framework/prepared_net.h"
+#include "framework/run_trace.h"
 #include "framework/scope.h"
 #include "framework/tensor.h"
 #include "platform/place.h"
@@ -59,6 +60,16 @@ struct RunOptions {
   // that a run allocates once for them and temporaries that are never live
   // together share memory. Only in runs that free dead temporaries.
   bool plan_memory = true;
+  // Non-null: every op the runs step through is recorded in it, with its
+  // kernel's time and the host-device copies made for it
+  // (framework/run_trace.h). The caller owns it and keeps it alive while
+  // runs use it; nothing is timed or recorded when null.
+  RunTrace* trace = nullptr;
+  // Stop a run with an error at the first op that writes a NaN or an
+  // infinity to a floating-point output, naming the op, the variable and
+  // the element (framework/check_numerics.h). Costs a pass over each output
+  // (a copy to the host for a device's) when on, nothing when off.
+  bool check_numerics = false;
 };
 
 struct ExecutorOptions {

@@ -33,6 +33,10 @@ struct RunCommandOptions {
   std::string layout = "auto";
   // RunOptions::plan_memory: off allocates each temporary on its own.
   bool plan_memory = true;
+  // Where to write the runs' trace (RunOptions::trace), "" for nowhere.
+  std::string trace;
+  // RunOptions::check_numerics.
+  bool check_numerics = false;
 };
 
 // Runs the startup net (if any) once in a root scope, then the net `repeat`
@@ -65,6 +69,11 @@ struct TrainCommandOptions {
   // "mpi": one data-parallel process of those mpirun started ("" for one
   // process).
   std::string distributed;
+  // Where to write the trace of every step's ops (RunOptions::trace), ""
+  // for nowhere.
+  std::string trace;
+  // RunOptions::check_numerics.
+  bool check_numerics = false;
 };
 
 // Trains: the startup net once (or the newest checkpoint with `resume`),
@@ -81,7 +90,8 @@ absl::Status CheckCommand(const std::string& net_path,
 // as ellipses (parameters shaded), edges labelled with slot names.
 absl::Status DotCommand(const std::string& net_path);
 
-// Prints the net's blocks, variables and ops as written.
+// Prints the net's blocks, variables and ops as written; for a parameter
+// file, its tensors (ParamsInfoCommand).
 absl::Status InfoCommand(const std::string& net_path);
 
 }  // namespace scopeflow

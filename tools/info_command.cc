@@ -10,6 +10,7 @@
 #include "framework/net_io.h"
 #include "platform/status_macros.h"
 #include "tools/commands.h"
+#include "tools/params_command.h"
 
 namespace scopeflow {
 namespace {
@@ -38,6 +39,8 @@ std::string DeclaredShapeString(const VarDef& var) {
 }  // namespace
 
 absl::Status InfoCommand(const std::string& net_path) {
+  SF_ASSIGN_OR_RETURN(const bool params, IsParameterFile(net_path));
+  if (params) return ParamsInfoCommand(net_path);
   SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(net_path));
   std::printf("net \"%s\" (format version %d): %d block(s)\n",
               net.name().c_str(), net.format_version(), net.blocks_size());

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "framework/net_io.h"
 #include "framework/npy.h"
 #include "framework/param_io.h"
+#include "framework/run_trace.h"
 #include "platform/status_macros.h"
 #include "tools/commands.h"
 #include "tools/tensor_summary.h"
@@ -144,6 +147,16 @@ absl::Status RunCommand(const RunCommandOptions& options) {
   SF_ASSIGN_OR_RETURN(executor_options.prepare.activation_layout,
                       ParseLayout(options.layout));
   executor_options.run.plan_memory = options.plan_memory;
+  executor_options.run.check_numerics = options.check_numerics;
+  RunTrace trace;
+  if (!options.trace.empty()) executor_options.run.trace = &trace;
+  if (!options.output_dir.empty()) {
+    // Created, as every output folder is, when it is not there.
+    std::error_code error;
+    std::filesystem::create_directories(options.output_dir, error);
+    SF_CHECK(!error, "--output_dir %s: cannot create it: %s",
+             options.output_dir, error.message());
+  }
   const Executor executor(executor_options);
   Scope root;
   if (!options.startup.empty()) {
@@ -194,6 +207,11 @@ absl::Status RunCommand(const RunCommandOptions& options) {
               options.repeat, Percentile(latencies, 0.5),
               Percentile(latencies, 0.9));
   if (options.profile) PrintProfile(prepared, profile, options.repeat);
+  if (!options.trace.empty()) {
+    SF_RETURN_IF_ERROR(trace.WriteJson(options.trace));
+    std::printf("trace of %zu event(s) written to %s\n", trace.size(),
+                options.trace.c_str());
+  }
   if (!options.save_params.empty()) {
     // The root scope holds exactly the persistable variables.
     const std::vector<std::string> names = root.LocalVarNames();

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,12 @@
 #include "absl/status/status.h"
 #include "platform/cpu_allocator.h"
 #include "platform/host_memory.h"
+#include "platform/logging.h"
+#include "tools/command_line.h"
 #include "tools/commands.h"
 #include "tools/import_onnx_command.h"
+#include "tools/ops_command.h"
+#include "tools/params_command.h"
 #include "tools/plan_command.h"
 #include "tools/serve_command.h"
 
@@ -138,6 +143,20 @@ ABSL_FLAG(std::string, offload_policy, "planned",
           "planned (evict the furthest next use, prefetch)");
 ABSL_FLAG(int64_t, max_body_bytes, int64_t{64} << 20,
           "serve: larger request bodies are refused (413)");
+ABSL_FLAG(std::string, trace, "",
+          "run, train: write each op's time, inputs' shapes and kernel time "
+          "as Chrome trace JSON to this file (chrome://tracing, "
+          "ui.perfetto.dev)");
+ABSL_FLAG(bool, check_numerics, false,
+          "run, train: stop at the first op writing a NaN or an infinity, "
+          "naming the op, the variable and the element");
+ABSL_FLAG(bool, markdown, false, "ops: every op in full, as Markdown");
+ABSL_FLAG(bool, to_npz, false, "params: convert IN.params to OUT.npz");
+ABSL_FLAG(bool, from_npz, false, "params: convert IN.npz to OUT.params");
+ABSL_FLAG(int, v, -1,
+          "how much to log on stderr: 0 errors, 1 and warnings, 2 and "
+          "progress (the default), 3 and more detail; -1: the "
+          "SCOPEFLOW_LOG_LEVEL environment variable's, or 2");
 
 namespace {
 
@@ -194,6 +213,8 @@ scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
   optimizer.lr_step_size = absl::GetFlag(FLAGS_lr_step_size);
   optimizer.lr_gamma = static_cast<float>(absl::GetFlag(FLAGS_lr_gamma));
   optimizer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  options.trace = absl::GetFlag(FLAGS_trace);
+  options.check_numerics = absl::GetFlag(FLAGS_check_numerics);
   return options;
 }
 
@@ -224,8 +245,7 @@ constexpr char kUsage[] =
     "  every command: --nohuge_pages keeps host blocks on small pages\n";
 
 int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "scopeflow: %s\n",
-               std::string(status.message()).c_str());
+  SF_LOG(kLogError, "%s", status.message());
   return 1;
 }
 
@@ -235,15 +255,54 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   scopeflow::KeepFreedHostMemoryForReuse();
   std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
+  if (std::optional<int> exit_status = scopeflow::HandleHelpAndVersion(args)) {
+    return *exit_status;
+  }
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   std::vector<char*> positional = absl::ParseCommandLine(
       static_cast<int>(arg_pointers.size()), arg_pointers.data());
   scopeflow::SetHugePagesForLargeHostBlocks(absl::GetFlag(FLAGS_huge_pages));
+  if (absl::GetFlag(FLAGS_v) >= 0) {
+    scopeflow::SetLogLevel(absl::GetFlag(FLAGS_v));
+  } else {
+    scopeflow::LogLevelThreshold();  // reports a bad SCOPEFLOW_LOG_LEVEL
+  }
+  // HandleHelpAndVersion saw a command; Abseil may have read it as the
+  // value of a flag before it.
+  if (positional.size() < 2 ||
+      scopeflow::FindCommand(positional[1]) == nullptr) {
+    std::fputs("scopeflow: write the command first (scopeflow --help)\n",
+               stderr);
+    return 2;
+  }
+  scopeflow::WarnAboutOtherCommandsFlags(positional[1]);
+  // ops takes an optional NAME, params IN and OUT.
+  if (std::string(positional[1]) == "ops" && positional.size() <= 3) {
+    scopeflow::OpsCommandOptions options;
+    if (positional.size() == 3) options.name = positional[2];
+    options.markdown = absl::GetFlag(FLAGS_markdown);
+    const absl::Status status = scopeflow::OpsCommand(options);
+    return status.ok() ? 0 : Fail(status);
+  }
+  if (std::string(positional[1]) == "params") {
+    if (positional.size() != 4) {
+      std::fputs(scopeflow::HelpText(scopeflow::FindCommand("params")).c_str(),
+                 stderr);
+      return 2;
+    }
+    const absl::Status status = scopeflow::ParamsCommand(
+        absl::GetFlag(FLAGS_to_npz), absl::GetFlag(FLAGS_from_npz),
+        positional[2], positional[3]);
+    return status.ok() ? 0 : Fail(status);
+  }
   const bool train =
       positional.size() == 2 && std::string(positional[1]) == "train";
   if (positional.size() != 3 && !train) {
-    std::fputs(kUsage, stderr);
+    std::fprintf(
+        stderr, "scopeflow %s: expected %s\n\n%s", positional[1],
+        scopeflow::FindCommand(positional[1])->arguments,
+        scopeflow::HelpText(scopeflow::FindCommand(positional[1])).c_str());
     return 2;
   }
   const std::string command = positional[1];
@@ -272,6 +331,8 @@ int main(int argc, char** argv) {
     options.place = absl::GetFlag(FLAGS_place);
     options.output_dir = absl::GetFlag(FLAGS_output_dir);
     options.plan_memory = absl::GetFlag(FLAGS_plan_memory);
+    options.trace = absl::GetFlag(FLAGS_trace);
+    options.check_numerics = absl::GetFlag(FLAGS_check_numerics);
     status = scopeflow::RunCommand(options);
   } else if (command == "check") {
     status = scopeflow::CheckCommand(net, absl::GetFlag(FLAGS_place));
@@ -313,7 +374,8 @@ int main(int argc, char** argv) {
     options.place = absl::GetFlag(FLAGS_place);
     status = scopeflow::ServeCommand(options);
   } else {
-    std::fputs(kUsage, stderr);
+    std::fprintf(stderr, "scopeflow: command \"%s\" is not wired up\n",
+                 command.c_str());
     return 2;
   }
   return status.ok() ? 0 : Fail(status);

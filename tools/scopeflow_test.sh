@@ -181,4 +181,155 @@ expect_error 'cannot open .*nowhere.csv' train --flagfile=examples/digits/mlp.fl
 expect_error '--split must be shuffled or tail' train --flagfile=examples/digits/mlp.flags \
   --split=random
 if "$scopeflow" >/dev/null 2>&1; then fail "expected a usage error"; fi
+
+# Command-line conventions: help exits 0 and shows the command's own flags,
+# unknown commands and flags are named, the version is VERSION's.
+for args in --help -h "run --help" "train -h" "ops --help" "params --help"; do
+  # shellcheck disable=SC2086
+  "$scopeflow" $args >/dev/null || fail "scopeflow $args exited $?"
+done
+out=$("$scopeflow" --help)
+grep -q '^  params --to_npz' <<<"$out" || fail "help lists params: $out"
+grep -q -- '--huge_pages' <<<"$out" || fail "help lists common flags: $out"
+# Every flag belongs to a command's list (tools/command_line.cc) but those
+# every command reads.
+common=$(sed -n '/^flags of every command:$/,$p' <<<"$out" | grep -o '^  --[a-z_]*' | tr -d ' ' | sort | tr '\n' ' ')
+[[ "$common" == "--flagfile --help --huge_pages --v --version " ]] ||
+  fail "flags in no command's list (tools/command_line.cc): $common"
+run_help=$("$scopeflow" run --help)
+grep -q -- '^  --feed  run: inputs as name=FILE.npy' <<<"$run_help" || fail "run help: $run_help"
+grep -q -- '--epochs' <<<"$run_help" && fail "run help shows train's flags: $run_help"
+train_help=$("$scopeflow" train --help)
+grep -q -- '^  --epochs  train: epochs to train (default: 10)' <<<"$train_help" ||
+  fail "train help: $train_help"
+grep -q -- '--feed ' <<<"$train_help" && fail "train help shows run's flags"
+set +e
+err=$("$scopeflow" frobnicate "$mlp/main.pbtxt" 2>&1); status=$?
+set -e
+[[ $status == 2 ]] || fail "unknown command exit status $status"
+grep -q 'unknown command "frobnicate" (commands: run, check' <<<"$err" || fail "unknown command: $err"
+expect_error "nosuchflag" check "$mlp/main.pbtxt" --nosuchflag
+version=$("$scopeflow" --version)
+grep -qE "^scopeflow $(tr -d '[:space:]' <VERSION) \((CPU only|CPU and CUDA) build, oneDNN [0-9]+\.[0-9]+\.[0-9]+\)$" <<<"$version" ||
+  fail "version: $version"
+grep -qE '^[0-9]+\.[0-9]+\.[0-9]+' VERSION || fail "VERSION is not semver"
+# A flag another command reads is warned about; --v=0 (errors only) and
+# SCOPEFLOW_LOG_LEVEL=error keep the warning quiet.
+warned=$("$scopeflow" check "$mlp/main.pbtxt" --repeat=3 2>&1 >/dev/null)
+grep -q 'warning: scopeflow check does not read --repeat' <<<"$warned" || fail "warning: $warned"
+quiet=$("$scopeflow" check "$mlp/main.pbtxt" --repeat=3 --v=0 2>&1 >/dev/null)
+[[ -z "$quiet" ]] || fail "--v=0 still warns: $quiet"
+quiet=$(SCOPEFLOW_LOG_LEVEL=error "$scopeflow" check "$mlp/main.pbtxt" --repeat=3 2>&1 >/dev/null)
+[[ -z "$quiet" ]] || fail "SCOPEFLOW_LOG_LEVEL=error still warns: $quiet"
+bad_level=$(SCOPEFLOW_LOG_LEVEL=loud "$scopeflow" check "$mlp/main.pbtxt" 2>&1 >/dev/null)
+grep -q 'SCOPEFLOW_LOG_LEVEL: log level "loud" is none of' <<<"$bad_level" || fail "bad level: $bad_level"
+# Output folders are created.
+"$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --output_dir="$TEST_TMPDIR/new/nested" >/dev/null
+test -s "$TEST_TMPDIR/new/nested/probabilities.npy" || fail "output_dir not created"
+
+# ops: one line per op, one op in full.
+ops=$("$scopeflow" ops)
+grep -qE '^relu +\(X\) -> \(Out\)  attrs: none  cpu: .*float32.*  grad: yes  onnx: Relu$' <<<"$ops" ||
+  fail "ops relu line: $(grep '^relu ' <<<"$ops")"
+[[ $(wc -l <<<"$ops") -gt 150 ]] || fail "ops lists too few: $(wc -l <<<"$ops")"
+pool=$("$scopeflow" ops pool2d)
+grep -q '^    pooling_type: string, required, must be one of max, avg$' <<<"$pool" || fail "ops pool2d: $pool"
+grep -q '^  imported from ONNX: AveragePool, GlobalAveragePool, GlobalMaxPool, MaxPool$' <<<"$pool" ||
+  fail "ops pool2d onnx: $pool"
+grep -q '^  gradient: pool2d_grad (differentiates X)$' <<<"$pool" || fail "ops pool2d grad: $pool"
+expect_error 'no op named "rleu"' ops rleu
+
+# Traces: Chrome trace JSON with one complete event per op and run.
+"$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$mlp/digit.npy" --repeat=2 --trace="$TEST_TMPDIR/trace.json" |
+  grep -q "trace of .* event(s) written to $TEST_TMPDIR/trace.json" || fail "trace not written"
+/usr/bin/python3 - "$TEST_TMPDIR/trace.json" <<'PY' || fail "trace content"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+ops = [e for e in events if e.get("cat") == "op"]
+kernels = [e for e in events if e.get("cat") == "kernel"]
+# The startup net's 4 ops once, the main net's 3 (fc, fc, softmax after
+# fusion) in the warm-up run and 2 timed runs.
+names = [e["name"] for e in ops]
+assert names == ["gaussian_random", "fill_constant"] * 2 + ["fc", "fc", "softmax"] * 3, names
+assert len(kernels) == len(ops)
+for op, kernel in zip(ops, kernels):
+    assert op["ph"] == "X" and op["dur"] >= kernel["dur"], (op, kernel)
+    assert op["ts"] <= kernel["ts"], (op, kernel)
+softmax = ops[-1]["args"]
+assert softmax["inputs"] == ["logits: float32 [1, 10]"], softmax
+assert softmax["output"] == "probabilities", softmax
+PY
+"$scopeflow" train --flagfile=examples/digits/mlp.flags --epochs=1 \
+  --trace="$TEST_TMPDIR/train_trace.json" | grep -q 'trace of' || fail "train trace"
+/usr/bin/python3 -c "
+import json, sys
+events = json.load(open(sys.argv[1]))['traceEvents']
+names = {e['name'] for e in events if e.get('cat') == 'op'}
+assert 'adam' in names and 'softmax_with_cross_entropy_grad' in names, names
+" "$TEST_TMPDIR/train_trace.json" || fail "train trace content"
+
+# Numerics: an infinity in the input stops the run at the first op whose
+# output holds a NaN or an infinity.
+/usr/bin/python3 -c "
+import numpy as np, sys
+x = np.load(sys.argv[1]); x[0, 5] = np.inf; np.save(sys.argv[2], x)
+" "$mlp/digit.npy" "$TEST_TMPDIR/inf.npy"
+expect_error 'check_numerics: op 0 (fc) wrote [-a-zA-Z]* to output "hidden.relu" (slot Out, float32 \[1, 32\]) at element [0-9]' \
+  run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" --feed="image=$TEST_TMPDIR/inf.npy" --check_numerics
+"$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
+  --feed="image=$TEST_TMPDIR/inf.npy" >/dev/null || fail "without --check_numerics the run goes through"
+
+# Parameter files: info lists them with CRC-32s; params converts to and
+# from numpy's npz, which numpy reads and writes.
+info=$("$scopeflow" info "$params")
+grep -q "^parameter file $params: 4 tensor(s)$" <<<"$info" || fail "info params: $info"
+grep -qE '^  fc1.w +float32 +\[64, 32\] +2048  [0-9a-f]{8}$' <<<"$info" || fail "info params line: $info"
+"$scopeflow" params --to_npz "$params" "$TEST_TMPDIR/mlp.npz" | grep -q 'wrote 4 tensor(s)' ||
+  fail "params --to_npz"
+echo "$info" >"$TEST_TMPDIR/info.txt"
+npz_check=(/usr/bin/python3 - "$TEST_TMPDIR/mlp.npz" "$TEST_TMPDIR/back.npz" "$TEST_TMPDIR/info.txt")
+"${npz_check[@]}" <<'PY' || fail "numpy reads the npz"
+import sys, zlib
+import numpy as np
+info = {}
+for line in open(sys.argv[3]):
+    parts = line.split()
+    if len(parts) >= 4 and parts[0].startswith("fc"):
+        info[parts[0]] = parts[-1]
+arrays = np.load(sys.argv[1])
+assert sorted(arrays.files) == sorted(info), (arrays.files, info)
+for name in arrays.files:
+    a = arrays[name]
+    assert a.dtype == np.float32, a.dtype
+    assert "%08x" % zlib.crc32(a.tobytes()) == info[name], name
+assert arrays["fc1.w"].shape == (64, 32)
+# Back through numpy's compressed writer, doubling fc2.b.
+out = {name: arrays[name] for name in arrays.files}
+out["fc2.b"] = out["fc2.b"] + 1.0
+np.savez_compressed(sys.argv[2], **out)
+PY
+"$scopeflow" params --from_npz "$TEST_TMPDIR/mlp.npz" "$TEST_TMPDIR/again.params" >/dev/null
+same=$("$scopeflow" run "$mlp/main.pbtxt" --params="$TEST_TMPDIR/again.params" --feed="image=$mlp/digit.npy")
+grep -qF "$(grep probabilities <<<"$from_file")" <<<"$same" || fail "npz round trip changed the output: $same"
+"$scopeflow" params --from_npz "$TEST_TMPDIR/back.npz" "$TEST_TMPDIR/back.params" >/dev/null
+back=$("$scopeflow" info "$TEST_TMPDIR/back.params")
+[[ "$(grep fc1.w <<<"$back")" == "$(grep fc1.w <<<"$info")" ]] || fail "fc1.w changed: $back"
+[[ "$(grep fc2.b <<<"$back")" != "$(grep fc2.b <<<"$info")" ]] || fail "fc2.b did not change: $back"
+expect_error 'exactly one of --to_npz' params "$params" "$TEST_TMPDIR/x.npz"
+expect_error 'not a zip archive' params --from_npz "$params" "$TEST_TMPDIR/x.params"
+
+# The guide's nets (docs/FIRST_NET.md) check and run as written.
+awk -v dir="$TEST_TMPDIR" '
+  /^```protobuf$/ { getline; split($2, path, "/"); file = dir "/" path[2]; next }
+  /^```$/ { file = ""; next }
+  file != "" { print > file }' docs/FIRST_NET.md
+"$scopeflow" check "$TEST_TMPDIR/main.pbtxt" | grep -q 'probabilities *float32 *\[-1, 3\]' ||
+  fail "guide: check"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([[1, 2, 3, 4], [0, -1, 0, 1]], np.float32))" \
+  "$TEST_TMPDIR/x.npy"
+guide=$("$scopeflow" run "$TEST_TMPDIR/main.pbtxt" --startup="$TEST_TMPDIR/startup.pbtxt" \
+  --feed="x=$TEST_TMPDIR/x.npy" --check_numerics)
+grep -q 'probabilities: float32 \[2, 3\] .*mean 0.333' <<<"$guide" || fail "guide: run: $guide"
 echo "scopeflow command: all checks passed"

@@ -13,9 +13,11 @@
 #include "framework/parallel/communicator.h"
 #include "framework/parallel/mpi_communicator.h"
 #include "framework/param_io.h"
+#include "framework/run_trace.h"
 #include "framework/training/data_parallel_trainer.h"
 #include "framework/training/dataset.h"
 #include "framework/training/trainer.h"
+#include "platform/logging.h"
 #include "platform/status_macros.h"
 #include "tools/commands.h"
 
@@ -50,23 +52,22 @@ class ProgressBar {
     std::string bar(filled, '=');
     if (filled < kWidth) bar += '>';
     bar.resize(kWidth, ' ');
-    std::fprintf(stderr,
-                 "\r[%s] step %lld/%lld  epoch %lld/%lld  loss %.4f  %.0f "
-                 "examples/s  %s left   ",
-                 bar.c_str(), static_cast<long long>(report.step),
-                 static_cast<long long>(report.total_steps),
-                 static_cast<long long>(report.epoch + 1),
-                 static_cast<long long>(report.epochs), report.loss,
-                 report.examples_per_second,
-                 Duration(report.seconds_left).c_str());
-    std::fflush(stderr);
-    dirty_ = true;
+    // Ends in a carriage return: the next update overwrites it.
+    SF_LOG(kLogInfo,
+           "[%s] step %lld/%lld  epoch %lld/%lld  loss %.4f  %.0f "
+           "examples/s  %s left   \r",
+           bar, static_cast<long long>(report.step),
+           static_cast<long long>(report.total_steps),
+           static_cast<long long>(report.epoch + 1),
+           static_cast<long long>(report.epochs), report.loss,
+           report.examples_per_second, Duration(report.seconds_left));
+    dirty_ = LogEnabled(kLogInfo);
   }
 
   // Ends the redrawn line before other output.
   void Clear() {
     if (!dirty_) return;
-    std::fputs("\n", stderr);
+    SF_LOG(kLogInfo, "\n");
     dirty_ = false;
   }
 
@@ -160,6 +161,16 @@ void PrintStepTimes(const DataParallelTimes& times) {
           : 0.0);
 }
 
+// Writes the trace where --trace says, if it does (on rank 0 only).
+absl::Status WriteTrace(const RunTrace& trace, const std::string& path,
+                        bool print) {
+  if (path.empty() || !print) return absl::OkStatus();
+  SF_RETURN_IF_ERROR(trace.WriteJson(path));
+  std::printf("trace of %zu event(s) written to %s\n", trace.size(),
+              path.c_str());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status TrainCommand(const TrainCommandOptions& options) {
@@ -206,6 +217,9 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
   }
 
   TrainerOptions trainer_options = options.trainer;
+  RunTrace trace;
+  if (!options.trace.empty()) trainer_options.run.trace = &trace;
+  trainer_options.run.check_numerics = options.check_numerics;
   const int64_t per_epoch = split.train.size() / trainer_options.batch_size;
   if (trainer_options.optimizer.total_steps == 0) {
     trainer_options.optimizer.total_steps = per_epoch * trainer_options.epochs;
@@ -214,7 +228,9 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
     SF_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                         Trainer::Create(startup, main, trainer_options));
     SF_RETURN_IF_ERROR(InitializeOrResume(*trainer, options, print));
-    return TrainAndReport(*trainer, options, trainer_options, split, print);
+    SF_RETURN_IF_ERROR(
+        TrainAndReport(*trainer, options, trainer_options, split, print));
+    return WriteTrace(trace, options.trace, print);
   }
   SF_ASSIGN_OR_RETURN(
       std::unique_ptr<DataParallelTrainer> trainer,
@@ -237,7 +253,7 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
   SF_RETURN_IF_ERROR(
       TrainAndReport(*trainer, options, trainer_options, split, print));
   if (print) PrintStepTimes(trainer->times());
-  return absl::OkStatus();
+  return WriteTrace(trace, options.trace, print);
 }
 
 }  // namespace scopeflow

@@ -170,6 +170,9 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
   DropUnusedVars(update_net);
   dp->replica_state_ = WrittenPersistables(replica_net);
 
+  ExecutorOptions executor_options;
+  executor_options.run = options.run;
+  dp->executor_ = Executor(executor_options);
   const Executor& executor = dp->executor_;
   for (int r = 0; r < replicas; ++r) {
     NetDef net = replica_net;

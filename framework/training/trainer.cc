@@ -89,6 +89,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
                         options.loss, options.optimizer)
           .status(),
       absl::StrCat("building the training net from \"", main.name(), "\"")));
+  ExecutorOptions executor_options;
+  executor_options.run = options.run;
+  trainer->executor_ = Executor(executor_options);
   const Executor& executor = trainer->executor_;
   SF_ASSIGN_OR_RETURN(trainer->startup_, executor.Prepare(trainer->startup_net_,
                                                           0, options.place));

@@ -38,6 +38,8 @@ struct TrainerOptions {
   int keep_checkpoints = 3;
   // Where the nets run and the parameters live.
   Place place = CPUPlace();
+  // How the executor runs the nets (a trace, the numerics check).
+  RunOptions run;
 };
 
 struct StepReport {
