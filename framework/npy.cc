@@ -213,7 +213,9 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
         DataTypeName(dtype), DimsToString(dims), allocated.message()));
   }
   SF_RETURN_IF_ERROR(allocated);
-  std::memcpy(tensor.raw_data(), data.data(), tensor.nbytes());
+  // An empty tensor has no buffer: memcpy's null pointer is undefined even
+  // for 0 bytes (found by tools/fuzz/npy_fuzzer).
+  if (nbytes > 0) std::memcpy(tensor.raw_data(), data.data(), nbytes);
   return tensor;
 }
 

@@ -119,6 +119,18 @@ TEST(NpyTest, Errors) {
               HasSubstr("/nonexistent/x.npy"));
 }
 
+TEST(NpyTest, EmptyArraysRoundTrip) {
+  absl::StatusOr<Tensor> empty = ParseNpy(NpyFile(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", ""));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_THAT(empty->dims(), ElementsAre(0, 3));
+  absl::StatusOr<std::string> bytes = SerializeNpy(*empty);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<Tensor> again = ParseNpy(*bytes);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(again->dims(), ElementsAre(0, 3));
+}
+
 TEST(NpyTest, HeaderKeysAreCheckedOneByOne) {
   const float one = 1;
   // Double quotes and no trailing comma: a valid Python dict all the same.
