@@ -1,5 +1,7 @@
 #include "framework/net_io.h"
 
+#include <cfloat>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -7,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "platform/file.h"
 #include "platform/status_macros.h"
@@ -38,6 +41,36 @@ absl::Status WithPath(const absl::Status& status, const std::string& path) {
                       absl::StrCat("net file ", path, ": ", status.message()));
 }
 
+// The text parser stores a literal beyond float32's range (3.5e38) as inf
+// and one too small for it (1e-50) as 0, silently. Every floating-point
+// field of a NetDef is a float32, so every such literal is refused, with
+// its line and column. (inf and nan, written as words, are allowed.)
+absl::Status CheckFloatLiterals(absl::string_view text) {
+  google::protobuf::io::ArrayInputStream input(text.data(),
+                                               static_cast<int>(text.size()));
+  CollectErrors errors;
+  // Configured as TextFormat's own tokenizer.
+  google::protobuf::io::Tokenizer tokenizer(&input, &errors);
+  tokenizer.set_allow_f_after_float(true);
+  tokenizer.set_comment_style(
+      google::protobuf::io::Tokenizer::SH_COMMENT_STYLE);
+  tokenizer.set_require_space_after_number(false);
+  tokenizer.set_allow_multiline_strings(true);
+  while (tokenizer.Next()) {
+    const google::protobuf::io::Tokenizer::Token& token = tokenizer.current();
+    if (token.type != google::protobuf::io::Tokenizer::TYPE_FLOAT) continue;
+    const double value =
+        google::protobuf::io::Tokenizer::ParseFloat(token.text);
+    const float stored = static_cast<float>(value);
+    SF_CHECK(std::isfinite(stored) && (stored != 0 || value == 0),
+             "line %d column %d: %s is outside the range of float32 "
+             "(magnitudes %g to %g); it would be stored as %g",
+             token.line + 1, token.column + 1, token.text, FLT_TRUE_MIN,
+             FLT_MAX, static_cast<double>(stored));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckNetFormatVersion(const NetDef& net) {
@@ -58,6 +91,7 @@ absl::StatusOr<NetDef> ParseNetText(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a valid text NetDef: ", errors.Joined()));
   }
+  SF_RETURN_IF_ERROR(CheckFloatLiterals(text));
   SF_RETURN_IF_ERROR(CheckNetFormatVersion(net));
   return net;
 }

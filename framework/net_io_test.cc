@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "platform/file.h"
@@ -76,6 +77,36 @@ TEST(NetIoTest, TextSyntaxErrorNamesLineAndColumn) {
   EXPECT_EQ(net.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(net.status().message(), HasSubstr("line 2 column"));
   EXPECT_THAT(net.status().message(), HasSubstr("opz"));
+}
+
+TEST(NetIoTest, FloatLiteralsOutsideFloat32AreRefused) {
+  const auto parse = [](const std::string& value) {
+    return ParseNetText(absl::StrCat(
+        "format_version: 1\nblocks {\n  ops { type: \"scale\" attrs { name: "
+        "\"scale\" ",
+        value, " } }\n}\n"));
+  };
+  for (const char* ok : {"f: 3.4e38", "f: -3.4e38", "f: 1e-45", "f: inf",
+                         "f: -inf", "f: 0.0", "f: 2.5f",
+                         "floats { values: "
+                         "[ 1e-30, -1e30 ] }"}) {
+    EXPECT_TRUE(parse(ok).ok()) << ok << ": " << parse(ok).status();
+  }
+  const absl::Status big = parse("f: 3.5e38").status();
+  EXPECT_EQ(big.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(big.message(),
+              HasSubstr("line 3 column 48: 3.5e38 is outside the range of "
+                        "float32"));
+  EXPECT_THAT(big.message(), HasSubstr("stored as inf"));
+  EXPECT_THAT(parse("f: -1e39").status().message(),
+              HasSubstr("1e39 is outside"));
+  EXPECT_THAT(parse("floats { values: [ 1, 1e400 ] }").status().message(),
+              HasSubstr("1e400 is outside"));
+  EXPECT_THAT(parse("f: 1e-50").status().message(),
+              HasSubstr("1e-50 is outside the range of float32"));
+  // A float in a comment or a string is no literal.
+  EXPECT_TRUE(
+      ParseNetText("format_version: 1 # 3.5e38\nname: \"3.5e38\"\n").ok());
 }
 
 TEST(NetIoTest, WrongFormatVersionIsRefused) {

@@ -1,6 +1,9 @@
 #include "framework/npy.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -29,24 +32,126 @@ constexpr NpyType kNpyTypes[] = {
     {"|i1", kInt8},
 };
 
-// The value of `key` in the header dict, e.g. "'<f4'" or "(2, 3)".
-absl::StatusOr<absl::string_view> HeaderValue(absl::string_view header,
-                                              absl::string_view key) {
-  const std::string quoted = absl::StrCat("'", key, "':");
-  const size_t at = header.find(quoted);
-  SF_CHECK(at != absl::string_view::npos, "npy header has no '%s': %s", key,
-           header);
-  absl::string_view rest =
-      absl::StripLeadingAsciiWhitespace(header.substr(at + quoted.size()));
-  size_t end = 0;
-  if (absl::StartsWith(rest, "(")) {
-    end = rest.find(')');
-    SF_CHECK(end != absl::string_view::npos, "npy header: unclosed shape");
-    return rest.substr(0, end + 1);
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  Dims shape;
+};
+
+// Reads the header, a Python dict literal such as
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// with exactly the keys numpy writes, each once: a key given twice is an
+// error rather than a guess at which one the writer meant.
+class HeaderParser {
+ public:
+  explicit HeaderParser(absl::string_view header)
+      : header_(header), rest_(header) {}
+
+  absl::StatusOr<NpyHeader> Parse() {
+    NpyHeader parsed;
+    SF_RETURN_IF_ERROR(Expect('{'));
+    std::vector<std::string> seen;
+    while (!Consume('}')) {
+      SF_ASSIGN_OR_RETURN(std::string key, String());
+      SF_CHECK(std::find(seen.begin(), seen.end(), key) == seen.end(),
+               "npy header gives '%s' twice: %s", key, header_);
+      seen.push_back(key);
+      SF_RETURN_IF_ERROR(Expect(':'));
+      if (key == "descr") {
+        SF_ASSIGN_OR_RETURN(parsed.descr, String());
+      } else if (key == "fortran_order") {
+        SF_ASSIGN_OR_RETURN(parsed.fortran_order, Bool());
+      } else if (key == "shape") {
+        SF_ASSIGN_OR_RETURN(parsed.shape, Tuple());
+      } else {
+        return Error(absl::StrCat("unknown key '", key, "'"));
+      }
+      if (!Consume(',')) {
+        SF_RETURN_IF_ERROR(Expect('}'));
+        break;
+      }
+    }
+    SkipSpace();
+    SF_CHECK(rest_.empty(), "npy header has bytes after its dict: %s", header_);
+    for (const char* key : {"descr", "fortran_order", "shape"}) {
+      SF_CHECK(std::find(seen.begin(), seen.end(), key) != seen.end(),
+               "npy header has no '%s': %s", key, header_);
+    }
+    return parsed;
   }
-  end = rest.find_first_of(",}");
-  return absl::StripTrailingAsciiWhitespace(rest.substr(0, end));
-}
+
+ private:
+  absl::Status Error(absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("npy header: %s at byte %d: %s", what,
+                        header_.size() - rest_.size(), header_));
+  }
+
+  void SkipSpace() { rest_ = absl::StripLeadingAsciiWhitespace(rest_); }
+
+  bool Consume(char c) {
+    SkipSpace();
+    if (rest_.empty() || rest_[0] != c) return false;
+    rest_.remove_prefix(1);
+    return true;
+  }
+
+  absl::Status Expect(char c) {
+    if (Consume(c)) return absl::OkStatus();
+    return Error(absl::StrCat("expected '", std::string(1, c), "'"));
+  }
+
+  // A quoted string without escapes (numpy writes none).
+  absl::StatusOr<std::string> String() {
+    SkipSpace();
+    if (rest_.empty() || (rest_[0] != '\'' && rest_[0] != '"')) {
+      return Error("expected a quoted string");
+    }
+    const char quote = rest_[0];
+    const size_t close = rest_.find(quote, 1);
+    if (close == absl::string_view::npos) return Error("unclosed string");
+    std::string value(rest_.substr(1, close - 1));
+    if (value.find('\\') != std::string::npos) {
+      return Error("escapes in strings are not supported");
+    }
+    rest_.remove_prefix(close + 1);
+    return value;
+  }
+
+  absl::StatusOr<bool> Bool() {
+    SkipSpace();
+    for (const auto& [word, value] :
+         {std::pair<absl::string_view, bool>{"True", true}, {"False", false}}) {
+      if (absl::ConsumePrefix(&rest_, word)) return value;
+    }
+    return Error("expected True or False");
+  }
+
+  // (), (3,), (2, 3) or (2, 3,).
+  absl::StatusOr<Dims> Tuple() {
+    SF_RETURN_IF_ERROR(Expect('('));
+    Dims dims;
+    while (!Consume(')')) {
+      SkipSpace();
+      const size_t digits = rest_.find_first_not_of("0123456789");
+      const absl::string_view number = rest_.substr(0, digits);
+      int64_t d = 0;
+      if (number.empty() || !absl::SimpleAtoi(number, &d)) {
+        return Error("expected a dimension (a non-negative int64)");
+      }
+      rest_.remove_prefix(number.size());
+      dims.push_back(d);
+      if (!Consume(',')) {
+        SF_RETURN_IF_ERROR(Expect(')'));
+        break;
+      }
+    }
+    return dims;
+  }
+
+  const absl::string_view header_;
+  absl::string_view rest_;
+};
 
 }  // namespace
 
@@ -75,8 +180,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
            "npy file truncated in its header");
   const absl::string_view header = bytes.substr(header_start, header_len);
 
-  SF_ASSIGN_OR_RETURN(absl::string_view descr, HeaderValue(header, "descr"));
-  descr = absl::StripSuffix(absl::StripPrefix(descr, "'"), "'");
+  SF_ASSIGN_OR_RETURN(NpyHeader parsed, HeaderParser(header).Parse());
+  const std::string& descr = parsed.descr;
   DataType dtype = DATA_TYPE_UNSPECIFIED;
   for (const NpyType& type : kNpyTypes) {
     if (descr == type.descr) dtype = type.dtype;
@@ -85,29 +190,32 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
            "npy dtype '%s' is not supported (little-endian float32, float64, "
            "float16, int32, int64, uint8, int8 and bool are)",
            descr);
-  SF_ASSIGN_OR_RETURN(absl::string_view order,
-                      HeaderValue(header, "fortran_order"));
-  SF_CHECK(order == "False",
+  SF_CHECK(!parsed.fortran_order,
            "npy array is in Fortran order; save it in C order "
            "(numpy.ascontiguousarray)");
-  SF_ASSIGN_OR_RETURN(absl::string_view shape, HeaderValue(header, "shape"));
-  shape = absl::StripSuffix(absl::StripPrefix(shape, "("), ")");
-  Dims dims;
-  for (absl::string_view part : absl::StrSplit(shape, ',')) {
-    part = absl::StripAsciiWhitespace(part);
-    if (part.empty()) continue;
-    int64_t d = 0;
-    SF_CHECK(absl::SimpleAtoi(part, &d) && d >= 0,
-             "npy shape has a bad dimension \"%s\"", part);
-    dims.push_back(d);
+  const Dims& dims = parsed.shape;
+  // The data is all in `bytes`: check its size before allocating, so that
+  // a header declaring a huge shape costs nothing.
+  uint64_t nbytes = SizeOf(dtype);
+  for (int64_t d : dims) {
+    SF_CHECK(!__builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes),
+             "npy shape %s of %s overflows", DimsToString(dims),
+             DataTypeName(dtype));
   }
-  Tensor tensor;
-  SF_RETURN_IF_ERROR(tensor.Allocate(CPUPlace(), dtype, dims));
   const absl::string_view data = bytes.substr(header_start + header_len);
-  SF_CHECK(data.size() >= tensor.nbytes(),
-           "npy data holds %d bytes; %s of %s needs %d", data.size(),
-           DataTypeName(dtype), DimsToString(dims), tensor.nbytes());
-  std::memcpy(tensor.raw_data(), data.data(), tensor.nbytes());
+  SF_CHECK(data.size() == nbytes, "npy data holds %d bytes; %s of %s needs %d",
+           data.size(), DataTypeName(dtype), DimsToString(dims), nbytes);
+  Tensor tensor;
+  const absl::Status allocated = tensor.Allocate(CPUPlace(), dtype, dims);
+  if (allocated.code() == absl::StatusCode::kResourceExhausted) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "out of memory: cannot allocate %d bytes for npy %s %s: %s", nbytes,
+        DataTypeName(dtype), DimsToString(dims), allocated.message()));
+  }
+  SF_RETURN_IF_ERROR(allocated);
+  // An empty tensor has no buffer: memcpy's null pointer is undefined even
+  // for 0 bytes (found by tools/fuzz/npy_fuzzer).
+  if (nbytes > 0) std::memcpy(tensor.raw_data(), data.data(), nbytes);
   return tensor;
 }
 

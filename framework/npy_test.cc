@@ -119,5 +119,89 @@ TEST(NpyTest, Errors) {
               HasSubstr("/nonexistent/x.npy"));
 }
 
+TEST(NpyTest, EmptyArraysRoundTrip) {
+  absl::StatusOr<Tensor> empty = ParseNpy(NpyFile(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", ""));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_THAT(empty->dims(), ElementsAre(0, 3));
+  absl::StatusOr<std::string> bytes = SerializeNpy(*empty);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<Tensor> again = ParseNpy(*bytes);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(again->dims(), ElementsAre(0, 3));
+}
+
+TEST(NpyTest, HeaderKeysAreCheckedOneByOne) {
+  const float one = 1;
+  // Double quotes and no trailing comma: a valid Python dict all the same.
+  EXPECT_TRUE(ParseNpy(NpyFile("{\"descr\": '<f4', 'fortran_order': False, "
+                               "\"shape\": (1,)}",
+                               Bytes(&one, 4)))
+                  .ok());
+  // A key given twice is an error naming it (Python would keep the last,
+  // a search for the key the first).
+  absl::Status twice =
+      ParseNpy(NpyFile("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                       "(1,), 'shape': (1000000, 1000000), }",
+                       Bytes(&one, 4)))
+          .status();
+  EXPECT_EQ(twice.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(twice.message(), HasSubstr("npy header gives 'shape' twice"));
+  EXPECT_THAT(
+      ParseNpy(NpyFile("{'descr': '<f4', 'descr': '<i4', 'fortran_order': "
+                       "False, 'shape': (1,), }",
+                       Bytes(&one, 4)))
+          .status()
+          .message(),
+      HasSubstr("gives 'descr' twice"));
+  EXPECT_THAT(ParseNpy(NpyFile("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (1,), 'extra': 1, }",
+                               Bytes(&one, 4)))
+                  .status()
+                  .message(),
+              HasSubstr("unknown key 'extra'"));
+  EXPECT_THAT(
+      ParseNpy(NpyFile("{'descr': '<f4', 'shape': (1,), }", Bytes(&one, 4)))
+          .status()
+          .message(),
+      HasSubstr("npy header has no 'fortran_order'"));
+  EXPECT_THAT(ParseNpy(NpyFile("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (1,), } junk",
+                               Bytes(&one, 4)))
+                  .status()
+                  .message(),
+              HasSubstr("bytes after its dict"));
+  EXPECT_THAT(ParseNpy(NpyFile("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (-1,), }",
+                               Bytes(&one, 4)))
+                  .status()
+                  .message(),
+              HasSubstr("expected a dimension"));
+}
+
+TEST(NpyTest, DataMustMatchTheShapeExactly) {
+  const float two[] = {1, 2};
+  EXPECT_THAT(
+      ParseNpy(
+          NpyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
+                  Bytes(two, 8)))
+          .status()
+          .message(),
+      HasSubstr("npy data holds 8 bytes; float32 of [1] needs 4"));
+  // A huge declared shape is refused by its size, before any allocation.
+  EXPECT_THAT(ParseNpy(NpyFile("{'descr': '<f8', 'fortran_order': False, "
+                               "'shape': (1099511627776, 1024), }",
+                               Bytes(two, 8)))
+                  .status()
+                  .message(),
+              HasSubstr("needs 9007199254740992"));
+  EXPECT_THAT(ParseNpy(NpyFile("{'descr': '<f8', 'fortran_order': False, "
+                               "'shape': (4294967296, 4294967296), }",
+                               Bytes(two, 8)))
+                  .status()
+                  .message(),
+              HasSubstr("overflows"));
+}
+
 }  // namespace
 }  // namespace scopeflow

@@ -15,6 +15,8 @@ struct RunCommandOptions {
   std::string startup;
   // A parameter file loaded into the root scope (after the startup net).
   std::string params;
+  // Names in `params` that neither net has are an error unless this is set.
+  bool allow_unused_params = false;
   // Where to save the root scope's variables (the parameters) afterwards.
   std::string save_params;
   // name=FILE.npy

@@ -4,12 +4,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -18,6 +21,7 @@
 #include "framework/npy.h"
 #include "framework/param_io.h"
 #include "framework/run_trace.h"
+#include "platform/file.h"
 #include "platform/status_macros.h"
 #include "tools/commands.h"
 #include "tools/tensor_summary.h"
@@ -30,11 +34,15 @@ using Clock = std::chrono::steady_clock;
 absl::StatusOr<std::vector<Feed>> ReadFeeds(
     const std::vector<std::string>& specs) {
   std::vector<Feed> feeds;
+  absl::flat_hash_map<std::string, std::string> fed;  // name -> spec
   for (const std::string& spec : specs) {
     std::vector<std::string> parts =
         absl::StrSplit(spec, absl::MaxSplits('=', 1));
     SF_CHECK(parts.size() == 2 && !parts[0].empty() && !parts[1].empty(),
              "--feed \"%s\": expected name=FILE.npy", spec);
+    const auto [earlier, added] = fed.emplace(parts[0], spec);
+    SF_CHECK(added, "--feed feeds \"%s\" twice (\"%s\" and \"%s\")", parts[0],
+             earlier->second, spec);
     SF_ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(parts[1]));
     feeds.push_back({parts[0], std::move(tensor)});
   }
@@ -159,19 +167,25 @@ absl::Status RunCommand(const RunCommandOptions& options) {
   }
   const Executor executor(executor_options);
   Scope root;
+  std::optional<NetDef> startup;
   if (!options.startup.empty()) {
-    SF_ASSIGN_OR_RETURN(NetDef startup, LoadNet(options.startup));
+    SF_ASSIGN_OR_RETURN(startup, LoadNet(options.startup));
     SF_ASSIGN_OR_RETURN(PreparedNet prepared,
-                        executor.Prepare(startup, 0, place));
+                        executor.Prepare(*startup, 0, place));
     SF_RETURN_IF_ERROR(executor.Run(prepared, root, {}, {}).status());
   }
+  SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(options.net));
   if (!options.params.empty()) {
     SF_ASSIGN_OR_RETURN(std::vector<std::string> loaded,
                         LoadParams(options.params, root, place));
+    if (!options.allow_unused_params) {
+      std::vector<const NetDef*> nets = {&net};
+      if (startup.has_value()) nets.push_back(&*startup);
+      SF_RETURN_IF_ERROR(CheckParamsUsed(loaded, nets, options.params));
+    }
     std::printf("loaded %zu parameter(s) from %s\n", loaded.size(),
                 options.params.c_str());
   }
-  SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(options.net));
   SF_ASSIGN_OR_RETURN(PreparedNet prepared, executor.Prepare(net, 0, place));
   SF_ASSIGN_OR_RETURN(std::vector<Feed> feeds, ReadFeeds(options.feeds));
   const std::vector<std::string> fetches =
@@ -199,8 +213,16 @@ absl::Status RunCommand(const RunCommandOptions& options) {
     SF_ASSIGN_OR_RETURN(Tensor host, results[i].CopyTo(CPUPlace()));
     std::printf("%s: %s\n", fetches[i].c_str(), SummarizeTensor(host).c_str());
     if (!options.output_dir.empty()) {
-      SF_RETURN_IF_ERROR(WriteNpy(
-          absl::StrCat(options.output_dir, "/", fetches[i], ".npy"), host));
+      // The net names its variables: a name like "../x" must not write
+      // outside the folder (platform/file.h, SafeFileName).
+      const std::string file_name = SafeFileName(fetches[i]);
+      const std::string path =
+          absl::StrCat(options.output_dir, "/", file_name, ".npy");
+      SF_RETURN_IF_ERROR(WriteNpy(path, host));
+      if (file_name != fetches[i]) {
+        std::printf("  (\"%s\" written as %s: names are %%-encoded)\n",
+                    absl::CHexEscape(fetches[i]).c_str(), path.c_str());
+      }
     }
   }
   std::printf("latency over %d run(s): median %.4f ms, p90 %.4f ms\n",

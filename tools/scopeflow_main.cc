@@ -99,6 +99,12 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
           "train: save a checkpoint here after every epoch");
 ABSL_FLAG(bool, resume, false,
           "train: continue from the newest checkpoint of --checkpoint_dir");
+ABSL_FLAG(bool, reset_optimizer_state, false,
+          "train: with --resume, keep the checkpoint's parameters and step "
+          "but start the optimizer's state afresh (to change --optimizer)");
+ABSL_FLAG(bool, allow_unused_params, false,
+          "run, serve: accept parameter files holding names the net does "
+          "not use (by default an error naming them)");
 ABSL_FLAG(std::string, loss, "loss", "train: the variable to minimise");
 ABSL_FLAG(std::string, accuracy, "accuracy",
           "train: the accuracy variable ('' for none)");
@@ -188,6 +194,8 @@ scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
   options.split_seed = absl::GetFlag(FLAGS_split_seed);
   options.resume = absl::GetFlag(FLAGS_resume);
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.trainer.reset_optimizer_state =
+      absl::GetFlag(FLAGS_reset_optimizer_state);
   options.save_params = absl::GetFlag(FLAGS_save_params);
   options.replicas = absl::GetFlag(FLAGS_replicas);
   options.distributed = absl::GetFlag(FLAGS_distributed);
@@ -224,13 +232,14 @@ constexpr char kUsage[] =
     "              --feed name=FILE.npy,... --fetch name,...\n"
     "              --repeat N --profile --place cpu|cuda:N --output_dir DIR\n"
     "              --nochannels_last --layout auto|nhwc|nchw8c|nchw16c\n"
-    "              --nofuse_ops --noplan_memory\n"
+    "              --nofuse_ops --noplan_memory --allow_unused_params\n"
     "  check NET   validate NET and print each variable's inferred shape and "
     "dtype\n"
     "  dot NET     print NET's main block as a Graphviz graph\n"
     "  info NET    print the blocks, variables and ops of NET as written\n"
     "  train       train: --startup NET --main NET --data FILE|digits\n"
     "              --epochs N --batch B --checkpoint_dir D --resume\n"
+    "              --reset_optimizer_state\n"
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
     "              --place cpu|cuda:N --replicas N --distributed mpi\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
@@ -333,6 +342,7 @@ int main(int argc, char** argv) {
     options.plan_memory = absl::GetFlag(FLAGS_plan_memory);
     options.trace = absl::GetFlag(FLAGS_trace);
     options.check_numerics = absl::GetFlag(FLAGS_check_numerics);
+    options.allow_unused_params = absl::GetFlag(FLAGS_allow_unused_params);
     status = scopeflow::RunCommand(options);
   } else if (command == "check") {
     status = scopeflow::CheckCommand(net, absl::GetFlag(FLAGS_place));
@@ -372,6 +382,7 @@ int main(int argc, char** argv) {
     options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
     options.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
     options.place = absl::GetFlag(FLAGS_place);
+    options.allow_unused_params = absl::GetFlag(FLAGS_allow_unused_params);
     status = scopeflow::ServeCommand(options);
   } else {
     std::fprintf(stderr, "scopeflow: command \"%s\" is not wired up\n",

@@ -41,6 +41,7 @@ absl::Status ServeCommand(const ServeCommandOptions& options) {
 
   PredictorOptions predictor_options;
   SF_ASSIGN_OR_RETURN(predictor_options.place, ParsePlace(options.place));
+  predictor_options.allow_unused_params = options.allow_unused_params;
   ServeMetrics metrics;
   ModelManager models(options.model_dir, predictor_options, &metrics);
   SF_RETURN_IF_ERROR(models.LoadNewest());

@@ -24,6 +24,8 @@ struct ServeCommandOptions {
   double poll_seconds = 1;
   int64_t max_body_bytes = int64_t{64} << 20;
   std::string place = "cpu";
+  // PredictorOptions::allow_unused_params.
+  bool allow_unused_params = false;
 };
 
 // Loads the newest version, prints the address served, and serves until

@@ -16,6 +16,7 @@
 #include "framework/onnx/fuse_decomposed.h"
 #include "framework/onnx/import_context.h"
 #include "framework/onnx/onnx_tensor.h"
+#include "framework/onnx/single_assignment.h"
 #include "framework/onnx/subgraph.h"
 #include "framework/param_io.h"
 #include "platform/file.h"
@@ -144,6 +145,8 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     return ImportError(graph_name, *opset, graph.node_size(),
                        out_report.problems);
   }
+
+  SF_RETURN_IF_ERROR(onnx_import::CheckSingleAssignment(graph));
 
   ImportedModel result;
   result.net.set_format_version(kNetFormatVersion);

@@ -145,7 +145,11 @@ absl::StatusOr<Predictor> Predictor::Load(const std::string& net_path,
   SF_ASSIGN_OR_RETURN(NetDef net, LoadNet(net_path));
   auto root = std::make_unique<Scope>();
   if (!params_path.empty()) {
-    SF_RETURN_IF_ERROR(LoadParams(params_path, *root, options.place).status());
+    SF_ASSIGN_OR_RETURN(std::vector<std::string> loaded,
+                        LoadParams(params_path, *root, options.place));
+    if (!options.allow_unused_params) {
+      SF_RETURN_IF_ERROR(CheckParamsUsed(loaded, {&net}, params_path));
+    }
   }
   return Create(net, std::move(root), std::move(options));
 }

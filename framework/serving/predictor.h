@@ -41,6 +41,10 @@ struct PredictorOptions {
   // The variables Run returns, in this order. Empty: those some op writes
   // and no op reads, in the net's order (what the net computes).
   std::vector<std::string> outputs;
+  // Load: a parameter file holding names the net does not have is an error
+  // naming them unless this is set (a file of another model, or a typo in
+  // a name, would otherwise load and be ignored).
+  bool allow_unused_params = false;
 };
 
 // A model: block 0 of a net, prepared once, over parameters held once in a

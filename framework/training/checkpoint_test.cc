@@ -1,7 +1,14 @@
 #include "framework/training/checkpoint.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
@@ -103,6 +110,95 @@ TEST(CheckpointTest, AMissingVariableFailsTheSaveAndKeepsTheOldFiles) {
   ASSERT_TRUE(files.ok());
   ASSERT_EQ(files->size(), 1u);
   EXPECT_EQ((*files)[0].step, 5);
+}
+
+int writes_before_kill = 0;
+
+// Kills the process in the middle of writing a file, as SIGKILL from
+// outside would: no destructor, no cleanup.
+int KillOnWrite(FileStep step) {
+  if (step == FileStep::kWrite && --writes_before_kill < 0) raise(SIGKILL);
+  return 0;
+}
+
+TEST(CheckpointTest, AKilledSaveKeepsTheLastCheckpointAndIsCleanedUpLater) {
+  const std::string dir = TempDir("killed");
+  Scope scope;
+  SetWeights(scope, 1);
+  ASSERT_TRUE(SaveCheckpoint(scope, {"w"}, dir, 1, 3).ok());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    SetWeights(scope, 2);
+    writes_before_kill = 3;
+    SetFileFaultForTesting(&KillOnWrite);
+    (void)SaveCheckpoint(scope, {"w"}, dir, 2, 3);
+    _exit(0);  // Not reached: the save is killed.
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  int leftovers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (TemporaryWriterPid(entry.path().filename().string()) == child) {
+      ++leftovers;
+    }
+  }
+  EXPECT_EQ(leftovers, 1);
+  // The killed save is no checkpoint; the previous one restores.
+  Scope restored;
+  auto latest = RestoreLatestCheckpoint(dir, restored, CPUPlace());
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ((*latest)->step, 1);
+  EXPECT_THAT(Values<float>(*restored.FindVar("w")->Get<Tensor>().value()),
+              ElementsAre(1, 2));
+  // The next save removes the leftover.
+  SetWeights(scope, 3);
+  ASSERT_TRUE(SaveCheckpoint(scope, {"w"}, dir, 3, 3).ok());
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_THAT(names, ElementsAre("ckpt-000000000001.sfparams",
+                                 "ckpt-000000000003.sfparams"));
+}
+
+TEST(CheckpointTest, TheOptimizerRecordRoundTripsAndIsNotAVariable) {
+  const std::string dir = TempDir("recorded");
+  Scope scope;
+  SetWeights(scope, 1);
+  OptimizerLayout adam{"adam", {"w@MOMENT1", "w@MOMENT2"}};
+  for (const std::string& name : adam.state) {
+    *scope.Var(name)->GetMutable<Tensor>().value() =
+        MakeTensor<float>({2}, {0, 0});
+  }
+  ASSERT_TRUE(
+      SaveCheckpoint(scope, {"w", "w@MOMENT1", "w@MOMENT2"}, dir, 1, 3, &adam)
+          .ok());
+  Scope restored;
+  auto latest = RestoreLatestCheckpoint(dir, restored, CPUPlace());
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  ASSERT_TRUE((*latest)->optimizer.has_value());
+  EXPECT_EQ((*latest)->optimizer->type, "adam");
+  EXPECT_EQ((*latest)->optimizer->state, adam.state);
+  EXPECT_EQ(restored.FindVar(kCheckpointInfoVar), nullptr);
+
+  // Checked against a run of another optimizer.
+  RestoreOptions sgd;
+  sgd.expected_names = std::vector<std::string>{"w"};
+  sgd.optimizer = OptimizerLayout{"sgd", {}};
+  Scope other;
+  const absl::Status refused =
+      RestoreLatestCheckpoint(dir, other, CPUPlace(), sgd).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("optimizer \"adam\" (2 variable"));
+  EXPECT_EQ(other.FindVar("w"), nullptr);
+  sgd.reset_optimizer_state = true;
+  latest = RestoreLatestCheckpoint(dir, other, CPUPlace(), sgd);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_THAT((*latest)->skipped, ElementsAre("w@MOMENT1", "w@MOMENT2"));
+  EXPECT_THAT(other.LocalVarNames(), ElementsAre("w"));
 }
 
 }  // namespace

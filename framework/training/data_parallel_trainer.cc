@@ -139,7 +139,12 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
   dp->rank_ = communicator != nullptr ? communicator->rank() : 0;
   dp->replica_batch_ = options.batch_size / shards;
   dp->threads_per_replica_ = std::max(1, MaxParallelThreads() / replicas);
-  SF_ASSIGN_OR_RETURN(dp->trainer_, Trainer::Create(startup, main, options));
+  // Every process reads the checkpoint; only rank 0 writes it, and locks
+  // the folder.
+  TrainerOptions trainer_options = options;
+  trainer_options.lock_checkpoint_dir = dp->rank_ == 0;
+  SF_ASSIGN_OR_RETURN(dp->trainer_,
+                      Trainer::Create(startup, main, trainer_options));
 
   // The training net is the forward net, its backward pass, then the
   // optimizer's ops: the replicas run the first two, the root the last.

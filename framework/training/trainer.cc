@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/op_spec.h"
@@ -111,9 +112,23 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
              "name if it computes none)",
              main.name(), options.accuracy);
   }
-  for (const VarDef& var : trainer->train_net_.blocks(0).vars()) {
-    if (var.persistable()) trainer->state_names_.push_back(var.name());
+  absl::flat_hash_set<std::string> forward_state;
+  for (const VarDef& var : main.blocks(0).vars()) {
+    if (var.persistable()) forward_state.insert(var.name());
   }
+  trainer->optimizer_layout_.type = options.optimizer.type;
+  for (const VarDef& var : trainer->train_net_.blocks(0).vars()) {
+    if (!var.persistable()) continue;
+    trainer->state_names_.push_back(var.name());
+    // What AppendTrainingOps declared, less the counter and the rate the
+    // schedule recomputes: the optimizer's own state.
+    if (!forward_state.contains(var.name()) && var.name() != kStepVar &&
+        var.name() != kLearningRateVar) {
+      trainer->optimizer_layout_.state.push_back(var.name());
+    }
+  }
+  std::sort(trainer->optimizer_layout_.state.begin(),
+            trainer->optimizer_layout_.state.end());
   return trainer;
 }
 
@@ -125,17 +140,32 @@ absl::Status Trainer::Initialize() {
 absl::StatusOr<bool> Trainer::Resume() {
   SF_CHECK(!options_.checkpoint_dir.empty(),
            "cannot resume: no checkpoint directory given");
-  SF_ASSIGN_OR_RETURN(
-      std::optional<CheckpointFile> restored,
-      RestoreLatestCheckpoint(options_.checkpoint_dir, scope_, options_.place));
-  return restored.has_value();
+  SF_RETURN_IF_ERROR(LockCheckpointDir());
+  RestoreOptions restore;
+  restore.expected_names = state_names_;
+  restore.optimizer = optimizer_layout_;
+  restore.reset_optimizer_state = options_.reset_optimizer_state;
+  SF_ASSIGN_OR_RETURN(resumed_from_,
+                      RestoreLatestCheckpoint(options_.checkpoint_dir, scope_,
+                                              options_.place, restore));
+  return resumed_from_.has_value();
 }
 
 absl::Status Trainer::SaveCheckpoint() {
   SF_ASSIGN_OR_RETURN(int64_t steps, step());
-  return scopeflow::SaveCheckpoint(scope_, state_names_,
-                                   options_.checkpoint_dir, steps,
-                                   options_.keep_checkpoints);
+  SF_RETURN_IF_ERROR(LockCheckpointDir());
+  return scopeflow::SaveCheckpoint(
+      scope_, state_names_, options_.checkpoint_dir, steps,
+      options_.keep_checkpoints, &optimizer_layout_);
+}
+
+absl::Status Trainer::LockCheckpointDir() {
+  if (checkpoint_lock_ != nullptr || !options_.lock_checkpoint_dir) {
+    return absl::OkStatus();
+  }
+  SF_ASSIGN_OR_RETURN(checkpoint_lock_,
+                      CheckpointDirLock::Acquire(options_.checkpoint_dir));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> Trainer::step() const {

@@ -8,15 +8,17 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/executor.h"
-#include "platform/place.h"
 #include "framework/scope.h"
+#include "framework/training/checkpoint.h"
 #include "framework/training/dataset.h"
 #include "framework/training/optimizer.h"
+#include "platform/place.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
@@ -33,9 +35,18 @@ struct TrainerOptions {
   // Seeds the order of the examples in each epoch.
   uint64_t seed = 1;
   OptimizerConfig optimizer;
-  // Where checkpoints go ("" for none) and how many are kept.
+  // Where checkpoints go ("" for none) and how many are kept. The trainer
+  // locks the folder (CheckpointDirLock) from its first Resume or
+  // SaveCheckpoint on, so a second trainer on it fails instead of
+  // overwriting this one's steps.
   std::string checkpoint_dir;
   int keep_checkpoints = 3;
+  // Resume keeps the parameters and the step but starts the optimizer's
+  // state afresh; needed to resume a checkpoint of another optimizer.
+  bool reset_optimizer_state = false;
+  // Off only for the processes of a data-parallel run that read the
+  // checkpoints rank 0 writes.
+  bool lock_checkpoint_dir = true;
   // Where the nets run and the parameters live.
   Place place = CPUPlace();
   // How the executor runs the nets (a trace, the numerics check).
@@ -84,7 +95,9 @@ class Trainer {
   // Runs the startup net: fresh parameters and optimizer state.
   absl::Status Initialize();
   // Loads the newest checkpoint of options.checkpoint_dir over the current
-  // state; false if there is none.
+  // state; false if there is none. The checkpoint must hold exactly this
+  // trainer's state and, when it records its optimizer, have the same one
+  // (see TrainerOptions::reset_optimizer_state).
   absl::StatusOr<bool> Resume();
   absl::Status SaveCheckpoint();
 
@@ -110,6 +123,13 @@ class Trainer {
   const NetDef& startup_net() const { return startup_net_; }
   // Everything a checkpoint holds.
   const std::vector<std::string>& state_names() const { return state_names_; }
+  // The optimizer and the variables of its state.
+  const OptimizerLayout& optimizer_layout() const { return optimizer_layout_; }
+  // What the last Resume found: the checkpoint's optimizer and what a reset
+  // left out.
+  const std::optional<CheckpointFile>& resumed_from() const {
+    return resumed_from_;
+  }
 
  private:
   std::vector<Feed> BatchFeeds(const Dataset& batch) const;
@@ -122,7 +142,12 @@ class Trainer {
   PreparedNet startup_;
   PreparedNet train_;
   PreparedNet eval_;
+  absl::Status LockCheckpointDir();
+
   std::vector<std::string> state_names_;
+  OptimizerLayout optimizer_layout_;
+  std::optional<CheckpointFile> resumed_from_;
+  std::unique_ptr<CheckpointDirLock> checkpoint_lock_;
   Scope scope_;
 };
 

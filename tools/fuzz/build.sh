@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds a libFuzzer target, tools/fuzz/net_fuzzer (the default) or
-# tools/fuzz/onnx_fuzzer, outside Bazel, with clang-14 and
+# Builds a libFuzzer target, tools/fuzz/net_fuzzer (the default),
+# onnx_fuzzer, npy_fuzzer or params_fuzzer, outside Bazel, with clang-14 and
 # -fsanitize=fuzzer,address,undefined.
 #
 # Usage: tools/fuzz/build.sh
-#   FUZZ_TARGET     net (the net loader and Prepare) or onnx (the ONNX
-#                   importer, then Prepare); default net
+#   FUZZ_TARGET     net (the net loader and Prepare), onnx (the ONNX
+#                   importer, then Prepare), npy (the .npy reader) or params
+#                   (parameter files and checkpoints); default net
 #   FUZZ_BUILD_DIR  where objects and the binary go (default: a per-checkout
 #                   folder under ${XDG_CACHE_HOME:-~/.cache}/scopeflow-fuzz)
 #   FUZZ_JOBS       parallel compile jobs (default 2)
@@ -25,7 +26,7 @@ build="${FUZZ_BUILD_DIR:-$cache/$key}"
 jobs="${FUZZ_JOBS:-2}"
 target="${FUZZ_TARGET:-net}"
 if [[ ! -f "$root/tools/fuzz/${target}_fuzzer.cc" ]]; then
-  echo "fuzz: no target \"$target\" (FUZZ_TARGET is net or onnx)" >&2
+  echo "fuzz: no target \"$target\" (FUZZ_TARGET is net, onnx, npy or params)" >&2
   exit 2
 fi
 

@@ -5,7 +5,9 @@
 # crashes/, FUZZ_TARGET=onnx tools/fuzz/onnx_fuzzer on onnx_corpus/ and
 # onnx_crashes/.
 #
-# Usage: [FUZZ_TARGET=net|onnx] tools/fuzz/run.sh [SECONDS]
+# Usage: [FUZZ_TARGET=net|onnx|npy|params] tools/fuzz/run.sh [SECONDS]
+# (npy and params: seeds in npy_corpus/ and params_corpus/, regression
+# inputs in npy_crashes/ and params_crashes/.)
 # FUZZ_BUILD_DIR and FUZZ_CXXFLAGS pass on to build.sh: e.g. to fuzz past a
 # known integer overflow, FUZZ_CXXFLAGS=-fno-sanitize=signed-integer-overflow
 # with its own FUZZ_BUILD_DIR.
@@ -71,6 +73,14 @@ if [[ $target == net ]]; then
     grep -oE '^\s*[A-Z][A-Z0-9_]+ = [0-9]+;' "$root/proto/framework.proto" |
       awk '{print $1}'
   } | sort -u | sed 's/.*/"&"/' >"$work/net.dict"
+elif [[ $target == npy ]]; then
+  # The header's keys and the values the reader knows.
+  printf '"%s"\n' "'descr'" "'fortran_order'" "'shape'" "'<f4'" "'<f8'" \
+    "'<f2'" "'<i4'" "'<i8'" "'|u1'" "'|i1'" "'|b1'" True False \
+    "\\x93NUMPY" >"$work/net.dict"
+elif [[ $target == params ]]; then
+  printf '"%s"\n' SFPARAM1 "@CHECKPOINT_INFO" "optimizer " "state " \
+    >"$work/net.dict"
 else
   # ONNX op types and attribute names the converters look for (a binary
   # model holds them as plain strings).
