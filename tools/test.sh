@@ -9,7 +9,7 @@ bash tools/setup.sh
 # in scopes shared between threads), the concurrency stress test and the
 # weight copies that concurrent runs share run
 # under both sanitizers; the operators' kernels under AddressSanitizer too.
-core=(//platform/... //framework/... //operators/control/... //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test)
+core=(//platform/... //framework/... //operators/control/... //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test //tests:thread_defaults_test)
 
 # Each configuration adds its outputs to Bazel's disk cache, which Bazel 4
 # never trims: keep it under its cap between them so the disk cannot fill.
