@@ -19,6 +19,7 @@ packages=(
   wrk
   python3-torch python3-torchvision python3-onnx
   libopenmpi-dev openmpi-bin
+  python3-dev python3-pybind11 python3-pytest
 )
 
 missing=()
