@@ -11,7 +11,7 @@ Scope& GlobalScope();
 
 // The calling thread's default scope: GlobalScope() unless a ScopeGuard on
 // this thread says otherwise. Each thread has its own; no thread sees
-// another's.
+// another's. Executor::Run without a scope runs against it.
 Scope& DefaultScope();
 
 // Makes `scope` the calling thread's default scope for the guard's lifetime

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "framework/block_runner.h"
+#include "framework/default_scope.h"
 #include "framework/memory/device_memory.h"
 #include "framework/memory/offload_plan.h"
 #include "framework/prepare.h"
@@ -19,6 +20,7 @@
 #include "framework/run_trace.h"
 #include "framework/scope.h"
 #include "framework/tensor.h"
+#include "platform/default_place.h"
 #include "platform/place.h"
 #include "proto/framework.pb.h"
 
@@ -108,6 +110,11 @@ class Executor final : public BlockRunner {
                                       const Place& place) const {
     return PrepareNet(net, block, place, options_.prepare);
   }
+  // The same on the calling thread's default place (DefaultPlace(): the CPU
+  // unless a PlaceGuard on this thread names another).
+  absl::StatusOr<PreparedNet> Prepare(const NetDef& net, int block = 0) const {
+    return Prepare(net, block, DefaultPlace());
+  }
 
   // Runs `prepared` once. Persistable variables live in `scope`: those the
   // net writes are created there (a startup net fills parameters so), those
@@ -127,6 +134,14 @@ class Executor final : public BlockRunner {
       const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
       absl::Span<const std::string> fetches) const override {
     return Run(prepared, scope, feeds, fetches, /*profile=*/nullptr);
+  }
+  // The same against the calling thread's default scope (DefaultScope():
+  // the global scope unless a ScopeGuard on this thread names another), so
+  // that threads each guarding their own scope never share variables.
+  absl::StatusOr<std::vector<Tensor>> Run(
+      const PreparedNet& prepared, absl::Span<const Feed> feeds,
+      absl::Span<const std::string> fetches) const {
+    return Run(prepared, DefaultScope(), feeds, fetches, /*profile=*/nullptr);
   }
 
   // Runs `prepared` with its temporaries as local variables of `scope`

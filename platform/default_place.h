@@ -8,6 +8,7 @@ namespace scopeflow {
 
 // The calling thread's default place: the CPU unless a PlaceGuard on this
 // thread says otherwise. Each thread has its own; no thread sees another's.
+// Executor::Prepare without a place prepares for it.
 Place DefaultPlace();
 
 // Makes `place` the calling thread's default place for the guard's lifetime

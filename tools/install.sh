@@ -48,15 +48,6 @@ major=${BASH_REMATCH[1]}
 minor=${BASH_REMATCH[2]}
 
 targets=(//c_api:libscopeflow.so //c_api:libscopeflow_engine.so //tools:scopeflow)
-# ---- The Python module (issue 35's Python part) --------------------------
-# When //python:scopeflow_py exists it is built with the rest, and its files
-# are installed by install_python below.
-has_python=false
-if [[ -f python/BUILD ]] && grep -q '"scopeflow_py"' python/BUILD; then
-  has_python=true
-  targets+=(//python:scopeflow_py)
-fi
-# ---------------------------------------------------------------------------
 
 # The files a target built (in configuration $1: cpu_only or cuda), as
 # paths relative to the workspace.
@@ -91,19 +82,9 @@ fill c_api/install/scopeflowConfig.cmake.in \
 fill c_api/install/scopeflowConfigVersion.cmake.in \
   "$prefix/lib/cmake/scopeflow/scopeflowConfigVersion.cmake"
 
-# ---- The Python module (issue 35's Python part) --------------------------
-# Its files go to PREFIX/lib/python3/dist-packages/scopeflow (add that
-# directory's parent to PYTHONPATH). The Python helper owns this block.
-install_python() {
-  local dir="$prefix/lib/python3/dist-packages/scopeflow"
-  install -d "$dir"
-  local file
-  while IFS= read -r file; do
-    [[ -n $file ]] && install -m 0644 "$file" "$dir/"
-  done < <(outputs_of cpu_only //python:scopeflow_py)
-}
-if $has_python; then install_python; fi
-# ---------------------------------------------------------------------------
+# The Python module, in PREFIX/lib/python3/dist-packages/scopeflow (put
+# that directory's parent on PYTHONPATH unless PREFIX is /usr or /usr/local).
+bash python/install_python.sh "$prefix" --config=cpu_only "${bazel_flags[@]}"
 
 # The CUDA engine: the same target with GPU code (its output path is the
 # CPU build's, so it is built last).

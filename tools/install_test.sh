@@ -4,7 +4,8 @@
 # prefix as outside projects do (the C program with plain cc and
 # pkg-config, the C and C++ programs with CMake), runs them on the MLP and
 # its parameters, and checks that they print exactly the probabilities
-# `scopeflow run` computes on the same input; then again with a CUDA engine
+# `scopeflow run` computes on the same input, and the installed Python
+# module does too; then again with a CUDA engine
 # whose libraries are missing placed first, which the loader passes over.
 # Usage: tools/install_test.sh [--bazel_flag=FLAG ...]  (passed to install.sh)
 set -euo pipefail
@@ -100,6 +101,24 @@ check() {
   echo "$1: the probabilities of scopeflow run"
 }
 args=("$mlp/main.pbtxt" "$work/mlp.params" "$mlp/digit.npy")
+# The installed Python module, as a script outside the tree imports it.
+[[ -e $prefix/lib/python3/dist-packages/scopeflow/_scopeflow.so ]] ||
+  fail "the Python module is not installed"
+out=$(cd "$work" && PYTHONPATH="$prefix/lib/python3/dist-packages" /usr/bin/python3 - \
+  "$OLDPWD/$mlp/main.pbtxt" "$work/mlp.params" "$OLDPWD/$mlp/digit.npy" <<'PY'
+import sys
+import numpy as np
+import scopeflow
+predictor = scopeflow.Predictor(sys.argv[1], params=sys.argv[2])
+out = predictor.run({"image": np.load(sys.argv[3])})["probabilities"]
+for r, row in enumerate(out):
+    print("probabilities[%d]:" % r + "".join(" %.9g" % v for v in row))
+PY
+) || fail "the Python module failed: $out"
+diff <(echo "$out") "$work/expected.out" ||
+  fail "python: the probabilities differ from scopeflow run's"
+echo "python: the probabilities of scopeflow run"
+
 for program in "$work/mlp_c" "$work/build/mlp_c" "$work/build/mlp_cxx"; do
   out=$("$program" "${args[@]}") || fail "$program failed"
   check "${program#"$work"/}" "$out"

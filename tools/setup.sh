@@ -20,6 +20,7 @@ packages=(
   python3-torch python3-torchvision python3-onnx
   libopenmpi-dev openmpi-bin
   cmake
+  python3-dev python3-pybind11 python3-pytest
 )
 
 missing=()

@@ -37,12 +37,13 @@ tsan=(//platform/... //framework:scope_test //framework:variable_test
   //framework/parallel/... //framework/training:data_parallel_trainer_test
   //framework/training:gradient_reducer_test //framework/memory/...
   //operators/control/... //tests:scope_stress_test //tests:executor_test
-  //tests:kept_weights_test //tools:http_server_test //tools:serve_models_test)
+  //tests:kept_weights_test //tests:thread_defaults_test
+  //tools:http_server_test //tools:serve_models_test)
 # Memory: every library test, the executor, the commands' own code and the
 # fuzzers' corpora and crash inputs (replayed; fuzzing needs clang).
 asan=(//platform/... //framework/... //operators/control/...
   //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test
-  //tools:http_server_test //tools:serve_models_test //tools:serve_json_test
+  //tests:thread_defaults_test //tools:http_server_test //tools:serve_models_test //tools:serve_json_test
   //tools:serve_metrics_test //tools:import_onnx_command_test //tools/fuzz/...)
 if $all; then
   tsan=(//platform/... //framework/... //operators/control/... //tests/...
@@ -63,6 +64,7 @@ if $all; then
   # The installed library, built position-independent (every library a
   # second time), with its C, C++ and CMake examples.
   bash tools/install_test.sh
+  bazel test --config=cpu_only //python:python_test
   FUZZ_TARGET=net bash tools/fuzz/run.sh 600
   FUZZ_TARGET=onnx bash tools/fuzz/run.sh 600
 fi

@@ -101,6 +101,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   SF_ASSIGN_OR_RETURN(trainer->eval_,
                       executor.Prepare(trainer->eval_net_, 0, options.place));
   for (const std::string& feed : {options.features_feed, options.labels_feed}) {
+    if (feed.empty()) continue;
     const auto& inputs = trainer->train_.input_names();
     SF_CHECK(std::find(inputs.begin(), inputs.end(), feed) != inputs.end(),
              "net \"%s\" has no input \"%s\" to feed (its inputs: %s)",
@@ -259,6 +260,21 @@ absl::StatusOr<EvalReport> Trainer::Evaluate(const Dataset& data) {
   }
   report.seconds = SecondsSince(start);
   return report;
+}
+
+absl::StatusOr<double> Trainer::TrainStep(absl::Span<const Feed> feeds) {
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                      executor_.Run(train_, scope_, feeds, {options_.loss}));
+  return Scalar(out[0]);
+}
+
+absl::StatusOr<std::pair<double, double>> Trainer::EvaluateBatch(
+    absl::Span<const Feed> feeds) {
+  std::vector<std::string> fetch = {options_.loss};
+  if (!options_.accuracy.empty()) fetch.push_back(options_.accuracy);
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                      executor_.Run(eval_, scope_, feeds, fetch));
+  return std::make_pair(Scalar(out[0]), out.size() > 1 ? Scalar(out[1]) : 0.0);
 }
 
 absl::Status Trainer::Fit(

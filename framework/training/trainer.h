@@ -10,9 +10,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "framework/executor.h"
 #include "framework/scope.h"
 #include "framework/training/checkpoint.h"
@@ -28,6 +30,7 @@ struct TrainerOptions {
   // accuracy metric ("" for none), and the two inputs a batch feeds.
   std::string loss = "loss";
   std::string accuracy = "accuracy";
+  // Empty names: the caller feeds every batch itself (TrainStep), by name.
   std::string features_feed = "image";
   std::string labels_feed = "label";
   int64_t batch_size = 64;
@@ -111,6 +114,15 @@ class Trainer {
   absl::Status TrainUntil(const Dataset& train, int64_t until,
                           const std::function<void(const StepReport&)>& report);
   absl::StatusOr<EvalReport> Evaluate(const Dataset& data);
+
+  // One training step on a batch the caller made (from a data iterator of
+  // its own): `feeds` by name, as the training net's inputs want them.
+  // Returns the batch's loss, computed before the update.
+  absl::StatusOr<double> TrainStep(absl::Span<const Feed> feeds);
+  // The loss and the accuracy (0 without an accuracy variable) of the
+  // inference net on one batch the caller made; changes nothing.
+  absl::StatusOr<std::pair<double, double>> EvaluateBatch(
+      absl::Span<const Feed> feeds);
 
   // Trains options.epochs epochs from the current step, evaluating on
   // `test` and saving a checkpoint after each epoch.

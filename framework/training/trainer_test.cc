@@ -102,6 +102,52 @@ TEST_P(TrainerTest, ResumingIsBitIdenticalToTrainingStraight) {
   EXPECT_EQ(Weights(**straight, "w1"), Weights(**resumed, "w1"));
 }
 
+// Batches fed one by one (as from a caller's data iterator) train exactly
+// as TrainUntil does on the same batches, and EvaluateBatch agrees with
+// Evaluate.
+TEST_P(TrainerTest, CallerFedStepsMatchTrainUntil) {
+  const Dataset data = Clusters(64);  // 4 steps per epoch
+  const TrainerOptions options = Options(GetParam());
+  auto whole = Trainer::Create(ToyStartupNet(), ToyMainNet(), options);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE((*whole)->Initialize().ok());
+  ASSERT_TRUE((*whole)->TrainUntil(data, 6, nullptr).ok());
+
+  TrainerOptions fed_options = options;
+  fed_options.features_feed = "";
+  fed_options.labels_feed = "";
+  auto fed = Trainer::Create(ToyStartupNet(), ToyMainNet(), fed_options);
+  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_TRUE((*fed)->Initialize().ok());
+  for (int64_t step = 0; step < 6; ++step) {
+    const std::vector<int64_t> order = EpochOrder(data.size(), 1, step / 4);
+    const int64_t begin = (step % 4) * options.batch_size;
+    auto batch = Gather(data, std::vector<int64_t>(
+                                  order.begin() + begin,
+                                  order.begin() + begin + options.batch_size));
+    ASSERT_TRUE(batch.ok());
+    auto loss = (*fed)->TrainStep(
+        {{"image", batch->features}, {"label", batch->labels}});
+    ASSERT_TRUE(loss.ok()) << loss.status();
+    EXPECT_TRUE(std::isfinite(*loss));
+  }
+  EXPECT_EQ(*(*fed)->step(), 6);
+  EXPECT_EQ(Weights(**whole, "w1"), Weights(**fed, "w1"));
+
+  // The two hold the same weights; the fed one has no feed names for a
+  // Dataset, so the other evaluates the whole set.
+  auto all = (*whole)->Evaluate(data);
+  ASSERT_TRUE(all.ok()) << all.status();
+  auto one = (*fed)->EvaluateBatch(
+      {{"image", data.features}, {"label", data.labels}});
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_NEAR(one->first, all->loss, 1e-5);
+  EXPECT_NEAR(one->second, all->accuracy, 1e-6);
+  EXPECT_THAT(
+      (*fed)->TrainStep({{"image", data.features}}).status().message(),
+      HasSubstr("input \"label\" is not fed"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Optimizers, TrainerTest,
                          ::testing::Values("sgd", "momentum", "adam"));
 
