@@ -14,7 +14,10 @@
 //   scopeflow import-onnx MODEL.onnx -o NET.pb [--params FILE]
 //                          convert an ONNX model into a net and parameters
 //   scopeflow serve MODEL_DIR [--port P] [--threads N] [--host H]
-//                          serve a model over HTTP (docs/SERVING.md)
+//                   [--grpc_port P]
+//   scopeflow serve --model_config_file=FILE | --model_repository=ROOT
+//                          serve models over HTTP and gRPC
+//                          (docs/SERVING.md)
 //   scopeflow plan NET [--startup NET] [--batch=N]
 //                  [--device_memory_budget=BYTES]
 //                  [--offload_policy=on_demand|planned]
@@ -138,6 +141,14 @@ ABSL_FLAG(std::string, offload_policy, "planned",
           "planned (evict the furthest next use, prefetch)");
 ABSL_FLAG(int64_t, max_body_bytes, int64_t{64} << 20,
           "serve: larger request bodies are refused (413)");
+ABSL_FLAG(int, grpc_port, -1,
+          "serve: the port of the gRPC services (-1: none, 0: any free one)");
+ABSL_FLAG(std::string, model_config_file, "",
+          "serve: the models of a TensorFlow Serving model config file "
+          "(instead of MODEL_DIR)");
+ABSL_FLAG(std::string, model_repository, "",
+          "serve: every folder under this root is a model (instead of "
+          "MODEL_DIR)");
 
 namespace {
 
@@ -218,6 +229,8 @@ constexpr char kUsage[] =
     "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
     "              over HTTP: --port P --threads N --host H --poll_seconds S\n"
     "              --max_body_bytes B --keep_alive_requests K --place P\n"
+    "              --grpc_port P; or serve --model_config_file FILE or\n"
+    "              --model_repository ROOT for several models\n"
     "  plan NET    print NET's memory plan without running it: --startup NET\n"
     "              --batch N --device_memory_budget BYTES\n"
     "              --offload_policy on_demand|planned\n"
@@ -240,14 +253,17 @@ int main(int argc, char** argv) {
   std::vector<char*> positional = absl::ParseCommandLine(
       static_cast<int>(arg_pointers.size()), arg_pointers.data());
   scopeflow::SetHugePagesForLargeHostBlocks(absl::GetFlag(FLAGS_huge_pages));
-  const bool train =
-      positional.size() == 2 && std::string(positional[1]) == "train";
-  if (positional.size() != 3 && !train) {
+  // serve names its models by flag or by MODEL_DIR.
+  const bool train_or_serve =
+      positional.size() == 2 && (std::string(positional[1]) == "train" ||
+                                 std::string(positional[1]) == "serve");
+  const bool train = train_or_serve && std::string(positional[1]) == "train";
+  if (positional.size() != 3 && !train_or_serve) {
     std::fputs(kUsage, stderr);
     return 2;
   }
   const std::string command = positional[1];
-  const std::string net = train ? "" : positional[2];
+  const std::string net = positional.size() == 3 ? positional[2] : "";
   absl::Status status;
   if (train) {
     scopeflow::TrainCommandOptions options = TrainOptionsFromFlags();
@@ -311,6 +327,9 @@ int main(int argc, char** argv) {
     options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
     options.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
     options.place = absl::GetFlag(FLAGS_place);
+    options.grpc_port = absl::GetFlag(FLAGS_grpc_port);
+    options.model_config_file = absl::GetFlag(FLAGS_model_config_file);
+    options.model_repository = absl::GetFlag(FLAGS_model_repository);
     status = scopeflow::ServeCommand(options);
   } else {
     std::fputs(kUsage, stderr);

@@ -1,5 +1,7 @@
 // scopeflow serve MODEL_DIR: the model of MODEL_DIR (layout in
-// tools/serve_models.h) over HTTP (endpoints in tools/http_server.h).
+// tools/serve_models.h) over HTTP (endpoints in tools/http_server.h), and
+// with --grpc_port over gRPC (tools/serve_grpc.h); or the models of a
+// config file or repository root (tools/serve_repository.h).
 #ifndef SCOPEFLOW_TOOLS_SERVE_COMMAND_H_
 #define SCOPEFLOW_TOOLS_SERVE_COMMAND_H_
 
@@ -11,7 +13,14 @@
 namespace scopeflow {
 
 struct ServeCommandOptions {
+  // Exactly one of these says which models are served: one model folder,
+  // a TensorFlow Serving model config file, or a root whose every folder is
+  // a model.
   std::string model_dir;
+  std::string model_config_file;
+  std::string model_repository;
+  // The port of the gRPC services; -1: none, 0: any free one.
+  int grpc_port = -1;
   std::string host = "127.0.0.1";
   // 0: any free port (printed at start).
   int port = 8500;
@@ -26,7 +35,7 @@ struct ServeCommandOptions {
   std::string place = "cpu";
 };
 
-// Loads the newest version, prints the address served, and serves until
+// Loads the models, prints the addresses served, and serves until
 // SIGTERM or SIGINT; then stops accepting, lets the requests being handled
 // finish and returns OK.
 absl::Status ServeCommand(const ServeCommandOptions& options);

@@ -67,9 +67,57 @@ wait "$server" || status=$?
 grep -q 'Terminated: finishing the requests in flight' "$log" || fail "no stop message"
 grep -q 'serve: stopped' "$log" || fail "no stopped message"
 
+# Several models from a repository root, served over gRPC too; version
+# folder 0001 is version 1, and a broken newer version is reported and
+# skipped at start as it is while running.
+repo="$TEST_TMPDIR/repo"
+mkdir -p "$repo/a/0001" "$repo/a/2" "$repo/b/3"
+cp "$models/1/model.pbtxt" "$models/1/params" "$repo/a/0001/"
+cp "$models/1/model.pbtxt" "$models/1/params" "$repo/b/3/"
+log="$TEST_TMPDIR/repo.log"
+"$scopeflow" serve --model_repository="$repo" --port=0 --grpc_port=0 \
+  --threads=2 --poll_seconds=0.1 >"$log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  grep -q '^serving gRPC' "$log" && break
+  sleep 0.1
+done
+line=$(grep '^serving model' "$log") || fail "no address printed"
+[[ $line =~ ^serving\ model\ a\ version\ 1\ at\ http://127\.0\.0\.1:([0-9]+)/ ]] ||
+  fail "unexpected start line: $line"
+port=${BASH_REMATCH[1]}
+line=$(grep '^serving gRPC' "$log") || fail "no gRPC address printed"
+[[ $line =~ ^serving\ gRPC\ at\ 127\.0\.0\.1:([0-9]+)\ \(models:\ a,\ b\)$ ]] ||
+  fail "unexpected gRPC line: $line"
+grpc_port=${BASH_REMATCH[1]}
+grep -q 'a/2 has neither model.pb nor model.pbtxt (serving version 1 instead)' "$log" ||
+  fail "broken version not reported"
+request GET /v1/models/a | grep -q '"version":1' || fail "version 0001 not served"
+grep -c 'a/2 has neither' "$log" | grep -qx 1 || fail "broken version reported twice"
+
+# A gRPC client in Python (Debian's python3-grpcio), where there is one:
+# KServe's ModelInfer and TensorFlow Serving's Predict on model b.
+if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
+  out=$(/usr/bin/python3 tools/serve_grpc_client_test.py "$grpc_port" proto 2>&1) ||
+    fail "python gRPC client: $out"
+  grep -q '^PASS' <<<"$out" || fail "python gRPC client: $out"
+  echo "python gRPC client: PASS"
+else
+  echo "python gRPC client: skipped (no python3-grpcio)"
+fi
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+[[ $status -eq 0 ]] || fail "exit status $status after SIGTERM (repository)"
+
 # Errors at start exit 1 and name the problem.
 status=0
 out=$("$scopeflow" serve "$TEST_TMPDIR/absent" 2>&1) || status=$?
 [[ $status -eq 1 ]] || fail "absent folder: exit status $status"
 grep -q 'cannot list model folder .*absent' <<<"$out" || fail "absent folder message: $out"
+status=0
+out=$("$scopeflow" serve "$models" --model_repository="$repo" 2>&1) || status=$?
+[[ $status -eq 1 ]] || fail "two sources: exit status $status"
+grep -q 'give one of MODEL_DIR, --model_config_file and --model_repository (2 given)' <<<"$out" ||
+  fail "two sources message: $out"
 echo PASS

@@ -5,6 +5,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "framework/tensor_proto.h"
 #include "platform/status_macros.h"
 #include "proto/serving.pb.h"
@@ -12,14 +14,6 @@
 
 namespace scopeflow {
 namespace {
-
-bool IsProtobuf(absl::string_view content_type) {
-  // Parameters (";charset=...") may follow the media type.
-  const absl::string_view media = content_type.substr(
-      0, std::min(content_type.find(';'), content_type.size()));
-  return absl::EqualsIgnoreCase(media, kProtobufContentType) ||
-         absl::EqualsIgnoreCase(media, "application/octet-stream");
-}
 
 absl::StatusOr<std::vector<Feed>> ParsePredictProto(absl::string_view body) {
   PredictRequest request;
@@ -52,17 +46,13 @@ absl::StatusOr<std::string> PredictProtoReply(const ServedModel& model,
 absl::StatusOr<HttpReply> TryPredict(const ServedModel& model,
                                      absl::string_view content_type,
                                      absl::string_view body) {
-  const bool protobuf = IsProtobuf(content_type);
+  const bool protobuf = IsProtobufContentType(content_type);
   SF_ASSIGN_OR_RETURN(std::vector<Feed> feeds,
                       protobuf
                           ? ParsePredictProto(body)
                           : ParsePredictJson(body, model.predictor.inputs()));
-  SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model.predictor.Run(feeds));
-  for (Tensor& output : outputs) {
-    if (output.place() != CPUPlace()) {
-      SF_ASSIGN_OR_RETURN(output, output.CopyTo(CPUPlace()));
-    }
-  }
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                      RunServedModel(model, std::move(feeds)));
   HttpReply reply;
   if (protobuf) {
     reply.content_type = kProtobufContentType;
@@ -75,6 +65,36 @@ absl::StatusOr<HttpReply> TryPredict(const ServedModel& model,
 
 }  // namespace
 
+bool IsProtobufContentType(absl::string_view content_type) {
+  // Parameters (";charset=...") may follow the media type.
+  const absl::string_view media = content_type.substr(
+      0, std::min(content_type.find(';'), content_type.size()));
+  return absl::EqualsIgnoreCase(media, kProtobufContentType) ||
+         absl::EqualsIgnoreCase(media, "application/octet-stream");
+}
+
+absl::StatusOr<std::vector<Tensor>> RunServedModel(const ServedModel& model,
+                                                   std::vector<Feed> feeds) {
+  const absl::Time queued = absl::Now();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<Tensor>> outputs = model.predictor.Run(feeds);
+  const absl::Time end = absl::Now();
+  if (model.metrics != nullptr) {
+    // Without a batcher a request queues nowhere and runs alone.
+    model.metrics->ObserveQueueTime(model.name, model.version,
+                                    absl::ToDoubleSeconds(start - queued));
+    model.metrics->ObserveBatch(model.name, model.version, 1,
+                                absl::ToDoubleSeconds(end - start));
+  }
+  if (!outputs.ok()) return outputs.status();
+  for (Tensor& output : *outputs) {
+    if (output.place() != CPUPlace()) {
+      SF_ASSIGN_OR_RETURN(output, output.CopyTo(CPUPlace()));
+    }
+  }
+  return outputs;
+}
+
 int HttpStatusFor(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -83,6 +103,7 @@ int HttpStatusFor(const absl::Status& status) {
     case absl::StatusCode::kNotFound:
       return 404;
     case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnavailable:
       return 503;
     default:
       return 500;

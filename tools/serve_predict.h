@@ -5,6 +5,8 @@
 #define SCOPEFLOW_TOOLS_SERVE_PREDICT_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -20,10 +22,24 @@ struct HttpReply {
   int status = 200;
   std::string content_type = kJsonContentType;
   std::string body;
+  // Further headers (KServe's Inference-Header-Content-Length).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Runs `model` on `feeds` and returns its outputs on the CPU, in the order
+// of model.predictor.outputs(). Every protocol runs models through here, so
+// that the per-version metrics (queue time, batch size, compute time) count
+// them all.
+absl::StatusOr<std::vector<Tensor>> RunServedModel(const ServedModel& model,
+                                                   std::vector<Feed> feeds);
+
+// Whether a body of this Content-Type is a PredictRequest protobuf
+// (kProtobufContentType or application/octet-stream, parameters aside).
+bool IsProtobufContentType(absl::string_view content_type);
+
 // The HTTP status for an error: 400 for bad input (InvalidArgument,
-// OutOfRange), 404 NotFound, 503 ResourceExhausted, 500 otherwise.
+// OutOfRange), 404 NotFound, 503 ResourceExhausted and Unavailable, 500
+// otherwise.
 int HttpStatusFor(const absl::Status& status);
 
 // {"error": message} with the status HttpStatusFor gives.
