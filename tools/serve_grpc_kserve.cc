@@ -42,8 +42,17 @@ absl::Status CopyContents(const std::string& name, const Values& values,
            name, field, values.size(), DimsToString(tensor.dims()),
            tensor.numel());
   T* out = tensor.data<T>();
-  for (int64_t i = 0; i < tensor.numel(); ++i)
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
     out[i] = static_cast<T>(values[i]);
+    // An integer the element type cannot hold (300 for UINT8) is an error,
+    // not a silent wrap.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      SF_CHECK(
+          static_cast<std::decay_t<decltype(values[i])>>(out[i]) == values[i],
+          "input \"%s\": contents.%s[%d] is %d, out of range for %s", name,
+          field, i, values[i], KServeDataTypeName(tensor.dtype()));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -279,6 +279,20 @@ TEST_F(GrpcServerTest, KServeInferenceService) {
   EXPECT_THAT(status.error_message(),
               HasSubstr("contents.fp32_contents has 1 values for shape "
                         "[1, 64]"));
+  // An integer out of its datatype's range is refused, not wrapped (the
+  // contents are read before the model checks the input's name).
+  inference::ModelInferRequest wide;
+  wide.set_model_name("mlp");
+  auto* flag = wide.add_inputs();
+  flag->set_name("flag");
+  flag->set_datatype("INT8");
+  flag->add_shape(1);
+  flag->mutable_contents()->add_int_contents(300);
+  grpc::ClientContext context4;
+  status = stub->ModelInfer(&context4, wide, &response);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("input \"flag\": contents.int_contents[0] is 300, "
+                        "out of range for INT8"));
   grpc::ClientContext context3;
   inference::ModelReadyRequest unknown;
   unknown.set_name("nope");

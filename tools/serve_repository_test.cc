@@ -1,14 +1,17 @@
 #include "tools/serve_repository.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/serving/mlp_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "platform/file.h"
+#include "tools/serve_predict.h"
 #include "tools/serve_testing.h"
 
 namespace scopeflow {
@@ -163,6 +166,55 @@ TEST(ModelRepositoryTest, AddsAndRemovesModelsWithoutTouchingTheOthers) {
   (void)models.Poll();
   EXPECT_THAT(metrics.Render(),
               HasSubstr("scopeflow_model_loads_total{result=\"error\"} 1\n"));
+}
+
+TEST(ModelRepositoryTest, AnswersThroughSwapsAndOtherModelsComingAndGoing) {
+  const std::string root = Folder("under_load");
+  ASSERT_TRUE(WriteMlpVersion(root + "/a", 1, 0).ok());
+  ASSERT_TRUE(WriteMlpVersion(root + "/b", 1, 0).ok());
+  ServeMetrics metrics;
+  ModelRepository models([root] { return ListModelRepository(root); }, {},
+                         &metrics);
+  ASSERT_TRUE(models.Load().ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 2; ++c) {
+    clients.emplace_back([&, c] {
+      const Tensor image = MlpInput(1, c);
+      while (!stop) {
+        absl::StatusOr<std::shared_ptr<const ServedModel>> model =
+            models.Resolve("a", 0);
+        const bool ok =
+            model.ok() && RunServedModel(**model, {Feed{"image", image}}).ok();
+        (ok ? answered : failures).fetch_add(1);
+      }
+    });
+  }
+  // Versions of a swap in while b is removed and added back.
+  for (int v = 2; v <= 5; ++v) {
+    // Clients keep running here: no ASSERT, which would leave them joinable.
+    while (answered.load() < 20 * (v - 1) && failures.load() == 0) {
+      std::this_thread::yield();
+    }
+    EXPECT_TRUE(WriteMlpVersion(root + "/a", v, v).ok());
+    fs::rename(root + (v % 2 == 0 ? "/b" : "/.b-away"),
+               root + (v % 2 == 0 ? "/.b-away" : "/b"));
+    EXPECT_TRUE(models.Poll().ok());
+    EXPECT_EQ(models.ServedVersions("a"), std::vector<int64_t>{v});
+    EXPECT_EQ(models.Find("b") == nullptr, v % 2 == 0);
+  }
+  while (answered.load() < 100 && failures.load() == 0) {
+    std::this_thread::yield();
+  }
+  stop = true;
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Every run is counted under the version that ran it.
+  EXPECT_THAT(metrics.Render(),
+              HasSubstr("scopeflow_compute_duration_seconds_count{model="
+                        "\"a\",version=\"1\"}"));
 }
 
 TEST(ModelRepositoryTest, ConfigFilePolicyChangesApply) {
