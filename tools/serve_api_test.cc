@@ -187,6 +187,14 @@ TEST_F(ServeApiTest, KServeEndpoints) {
     "outputs": [{"name": "probabilities", "datatype": "FP32",
                  "shape": [-1, 10]}]})"));
 
+  // A version's metadata lists every version served.
+  const HttpReply versioned = Call("GET", "/v2/models/mlp/versions/1");
+  ASSERT_EQ(versioned.status, 200) << versioned.body;
+  EXPECT_EQ(Json::parse(versioned.body)["versions"],
+            Json::parse(R"(["1", "2"])"));
+  ExpectError(Call("GET", "/v2/models/mlp/versions/4"), 404,
+              "no version 4 served");
+
   const Tensor image = MlpInput(3, 1);
   std::string data;
   AppendFlatJson(data, image);
@@ -222,6 +230,22 @@ TEST_F(ServeApiTest, KServeEndpoints) {
   std::vector<float> got(30);
   std::memcpy(got.data(), binary.body.data() + length, 120);
   EXPECT_EQ(got, Direct(2, image));
+}
+
+TEST(EndpointOfPathTest, CountsEachProtocolsPaths) {
+  EXPECT_EQ(EndpointOfPath("/v1/models/m:predict"), Endpoint::kPredict);
+  EXPECT_EQ(EndpointOfPath("/v1/models/m/versions/2:predict"),
+            Endpoint::kPredict);
+  EXPECT_EQ(EndpointOfPath("/v2/models/m/versions/2/infer"),
+            Endpoint::kPredict);
+  EXPECT_EQ(EndpointOfPath("/v1/models/m/metadata"), Endpoint::kMetadata);
+  EXPECT_EQ(EndpointOfPath("/v2/models/m"), Endpoint::kMetadata);
+  EXPECT_EQ(EndpointOfPath("/v2"), Endpoint::kMetadata);
+  EXPECT_EQ(EndpointOfPath("/v2/health/live"), Endpoint::kHealth);
+  EXPECT_EQ(EndpointOfPath("/v2/models/m/ready"), Endpoint::kHealth);
+  EXPECT_EQ(EndpointOfPath("/healthz"), Endpoint::kHealth);
+  EXPECT_EQ(EndpointOfPath("/metrics"), Endpoint::kMetrics);
+  EXPECT_EQ(EndpointOfPath("/favicon.ico"), Endpoint::kOther);
 }
 
 TEST_F(ServeApiTest, ErrorsByPathMethodAndModel) {
