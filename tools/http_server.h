@@ -1,35 +1,32 @@
-// The HTTP front of `scopeflow serve` (cpp-httplib):
-//   POST /v1/models/NAME:predict   JSON or PredictRequest body
+// The HTTP front of `scopeflow serve`, on the event-driven transport of
+// tools/http_transport.h:
+//   POST /v1/models/NAME:predict   JSON or PredictRequest body (a worker)
 //   GET  /v1/models/NAME           the model's inputs, outputs and version
-//   GET  /healthz                  200 once a model is loaded
-//   GET  /metrics                  Prometheus text (tools/serve_metrics.h)
+//   GET  /healthz                  200 once a model is loaded (I/O thread)
+//   GET  /metrics                  Prometheus text (I/O thread)
 // Every error is a 4xx or 5xx with a JSON body {"error": "..."} naming it.
+// A predict request may carry X-Request-Timeout-Ms: past it, its run stops
+// (504); with batching on (BatchingOptions), predict requests run in
+// batches (tools/serve_batcher.h).
 #ifndef SCOPEFLOW_TOOLS_HTTP_SERVER_H_
 #define SCOPEFLOW_TOOLS_HTTP_SERVER_H_
 
-#include <atomic>
-#include <cstddef>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "tools/http_router.h"
+#include "tools/http_transport.h"
+#include "tools/serve_batcher.h"
 #include "tools/serve_metrics.h"
 #include "tools/serve_models.h"
 
 namespace scopeflow {
 
-struct HttpServerOptions {
-  // 127.0.0.1 keeps the server off the network unless asked.
-  std::string host = "127.0.0.1";
-  // 0: any free port (port() says which).
-  int port = 8500;
-  // Requests handled at once: each thread reads a request, runs the model
-  // and writes the reply. A keep-alive connection holds its thread for up
-  // to keep_alive_requests requests.
-  int threads = 2;
-  int keep_alive_requests = 100;
-  // Larger bodies get 413 without being read.
-  size_t max_body_bytes = size_t{64} << 20;
+// The transport's settings (address, threads, limits, timeouts), and
+// batching.
+struct HttpServerOptions : HttpTransportOptions {
+  BatchingOptions batching;
 };
 
 class HttpServer {
@@ -45,27 +42,30 @@ class HttpServer {
   // address if it is taken or invalid.
   absl::Status Bind();
   // The port bound (after Bind).
-  int port() const { return port_; }
+  int port() const { return transport_->port(); }
 
-  // Accepts and serves until Stop, then returns once every request being
-  // handled has had its reply. Connections accepted but not yet read are
-  // closed unanswered.
+  // Serves until Stop, then answers the requests begun (within the drain
+  // timeout), refuses later ones with 503, and returns.
   absl::Status Serve();
 
-  // Stops accepting and makes Serve return. Thread-safe; idempotent.
+  // Stops accepting and makes Serve return once drained. Thread-safe;
+  // idempotent.
   void Stop();
 
+  // The batcher of predict requests (runs nothing while batching is off).
+  const ServeBatcher& batcher() const { return *batcher_; }
+
  private:
-  class Listener;
   void Route();
 
   ModelManager& models_;
   ServeMetrics& metrics_;
-  const HttpServerOptions options_;
-  std::unique_ptr<Listener> server_;
-  int port_ = 0;
-  std::atomic<bool> serving_{false};
-  std::atomic<bool> stopping_{false};
+  // Options with the worker threads raised so that a batch can fill (see
+  // the constructor).
+  HttpServerOptions options_;
+  std::unique_ptr<ServeBatcher> batcher_;
+  HttpRouter router_;
+  std::unique_ptr<HttpTransport> transport_;
 };
 
 }  // namespace scopeflow

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +78,7 @@ class HttpServerTest : public ::testing::Test {
     options.port = 0;
     options.threads = 4;
     options.max_body_bytes = kMaxBody;
+    options.batching = Batching();
     server_ = std::make_unique<HttpServer>(*models_, metrics_, options);
     ASSERT_TRUE(server_->Bind().ok());
     serving_ = std::thread([this] {
@@ -91,6 +93,8 @@ class HttpServerTest : public ::testing::Test {
     if (serving_.joinable()) serving_.join();
     EXPECT_TRUE(served_.ok()) << served_;
   }
+
+  virtual BatchingOptions Batching() const { return BatchingOptions(); }
 
   // The model's own answer for `image`.
   Tensor Expected(const Tensor& image) {
@@ -363,6 +367,83 @@ TEST_F(HttpServerTest, StopFinishesTheRequestInFlight) {
   stopper.join();
   serving_.join();
   EXPECT_TRUE(serve_returned_.load());
+}
+
+TEST_F(HttpServerTest, WrongMethodIs405) {
+  httplib::Result get = client_->Get("/v1/models/mlp:predict");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+  EXPECT_EQ(get->get_header_value("Allow"), "POST");
+  EXPECT_THAT(get->body, HasSubstr("/v1/models/mlp:predict takes POST, not GET"));
+  ExpectError(client_->Post("/healthz", "", "application/json"), 405,
+              "/healthz takes GET, not POST");
+}
+
+// The issue's case: idle keep-alive connections held every server thread,
+// so /healthz waited 5 s.
+TEST_F(HttpServerTest, IdleKeepAliveConnectionsDoNotDelayHealth) {
+  std::vector<std::unique_ptr<httplib::Client>> idle;
+  for (int i = 0; i < 32; ++i) {
+    idle.push_back(
+        std::make_unique<httplib::Client>("127.0.0.1", server_->port()));
+    idle.back()->set_keep_alive(true);
+    ASSERT_TRUE(idle.back()->Get("/healthz"));
+  }
+  // The median of 21 under 50 ms, the slowest under 1 s (see
+  // http_transport_test).
+  std::vector<absl::Duration> times;
+  for (int i = 0; i < 21; ++i) {
+    httplib::Client probe("127.0.0.1", server_->port());
+    const absl::Time start = absl::Now();
+    httplib::Result health = probe.Get("/healthz");
+    times.push_back(absl::Now() - start);
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+  }
+  std::sort(times.begin(), times.end());
+  EXPECT_LT(times[10], absl::Milliseconds(50));
+  EXPECT_LT(times.back(), absl::Seconds(1));
+}
+
+class BatchingHttpServerTest : public HttpServerTest {
+ protected:
+  BatchingOptions Batching() const override {
+    BatchingOptions batching;
+    batching.max_batch_size = 16;
+    batching.batch_timeout_micros = 100'000;
+    return batching;
+  }
+};
+
+TEST_F(BatchingHttpServerTest, BatchedRepliesMatchThePredictorAndBadOnesFailAlone) {
+  constexpr int kClients = 8;
+  std::vector<std::optional<httplib::Result>> results(kClients);
+  std::vector<Tensor> images;
+  for (int c = 0; c < kClients; ++c) images.push_back(MlpInput(1 + c % 2, c));
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", server_->port());
+      const std::string body = c == 3 ? R"({"inputs": {"image": [[1, 2, 3]]}})"
+                                      : JsonRequest(images[c]);
+      results[c].emplace(
+          client.Post("/v1/models/mlp:predict", body, "application/json"));
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  for (int c = 0; c < kClients; ++c) {
+    const httplib::Result& result = *results[c];
+    ASSERT_TRUE(result) << c;
+    if (c == 3) {
+      ExpectError(result, 400,
+                  R"(input \"image\": expected shape [-1, 64], got [1, 3])");
+      continue;
+    }
+    ASSERT_EQ(result->status, 200) << result->body;
+    ExpectSameElements(JsonProbabilities(result->body), Expected(images[c]));
+  }
+  EXPECT_LT(server_->batcher().batches_run(), kClients - 1);
+  EXPECT_EQ(server_->batcher().rows_run(), 10);
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ request() {  # METHOD PATH [BODY]
 }
 
 log="$TEST_TMPDIR/serve.log"
-"$scopeflow" serve "$models" --port=0 --threads=2 --poll_seconds=0.1 >"$log" 2>&1 &
+"$scopeflow" serve "$models" --port=0 --threads=2 --poll_seconds=0.1 \
+  --max_body_bytes=100000 --max_batch_size=4 --batch_timeout_micros=1000 \
+  --drain_timeout_ms=2000 >"$log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
   grep -q '^serving model' "$log" && break
@@ -49,6 +51,46 @@ out=$(request POST /v1/models/mlp:predict '{"inputs": {"image": [[1]]}}')
 grep -q '^HTTP/1.1 400 Bad Request' <<<"$out" || fail "bad shape status: $out"
 grep -q 'expected shape \[-1, 64\], got \[1, 1\]' <<<"$out" || fail "bad shape message"
 
+# Bytes as printf makes them in, the replies out (the last request must
+# ask to close).
+raw() {  # FORMAT [ARGS...]
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf "$@" >&3
+  cat <&3
+  exec 3<&-
+}
+
+out=$(request GET /v1/models/mlp:predict)
+grep -q '^HTTP/1.1 405 Method Not Allowed' <<<"$out" || fail "wrong method: $out"
+grep -q '^Allow: POST' <<<"$out" || fail "no Allow header: $out"
+
+body="{\"inputs\": {\"image\": [[$row]]}}"
+out=$(raw 'POST /v1/models/mlp:predict HTTP/1.1\r\nContent-Length: %d\r\n\r\n%sGET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n' "${#body}" "$body")
+[[ $(grep -o 'HTTP/1.1 200 OK' <<<"$out" | wc -l) -eq 2 ]] || fail "pipelined: $out"
+grep -q '"status":"ok"' <<<"$out" || fail "pipelined health: $out"
+
+chunk=$(head -c 60000 /dev/zero | tr '\0' ' ')
+out=$(raw 'POST /v1/models/mlp:predict HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nea60\r\n%s\r\nea60\r\n%s\r\n0\r\n\r\n' "$chunk" "$chunk")
+grep -q '^HTTP/1.1 413 Payload Too Large' <<<"$out" || fail "chunked over the limit: ${out:0:200}"
+
+out=$(raw 'POST /v1/models/mlp:predict HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')
+grep -q '^HTTP/1.1 400 Bad Request' <<<"$out" || fail "ambiguous framing: $out"
+
+out=$(raw 'POST /v1/models/mlp:predict HTTP/1.1\r\nX-Request-Timeout-Ms: soon\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' "${#body}" "$body")
+grep -q 'X-Request-Timeout-Ms must be a positive number' <<<"$out" || fail "bad deadline: $out"
+
+# Idle connections do not hold the server's threads.
+for i in 1 2 3 4 5 6 7 8; do
+  exec {idle}<>"/dev/tcp/127.0.0.1/$port"
+  idle_fds+=("$idle")
+done
+start=$(date +%s%N)
+out=$(request GET /healthz)
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+grep -q '^HTTP/1.1 200 OK' <<<"$out" || fail "healthz beside idle connections: $out"
+(( elapsed_ms < 1000 )) || fail "healthz beside idle connections took $elapsed_ms ms"
+for fd in "${idle_fds[@]}"; do exec {fd}<&-; done
+
 # A second version, moved into place whole, is picked up by the poll.
 mkdir "$TEST_TMPDIR/staging"
 cp "$models/1/model.pbtxt" "$models/1/params" "$TEST_TMPDIR/staging/"
@@ -68,6 +110,10 @@ grep -q 'Terminated: finishing the requests in flight' "$log" || fail "no stop m
 grep -q 'serve: stopped' "$log" || fail "no stopped message"
 
 # Errors at start exit 1 and name the problem.
+status=0
+out=$("$scopeflow" serve "$models" --max_batch_size=-1 2>&1) || status=$?
+[[ $status -eq 1 ]] || fail "negative batch size: exit status $status"
+grep -q -- '--max_batch_size must be 0 (off) or more, got -1' <<<"$out" || fail "batch size message: $out"
 status=0
 out=$("$scopeflow" serve "$TEST_TMPDIR/absent" 2>&1) || status=$?
 [[ $status -eq 1 ]] || fail "absent folder: exit status $status"

@@ -51,13 +51,15 @@ absl::StatusOr<std::string> PredictProtoReply(const ServedModel& model,
 
 absl::StatusOr<HttpReply> TryPredict(const ServedModel& model,
                                      absl::string_view content_type,
-                                     absl::string_view body) {
+                                     absl::string_view body,
+                                     const PredictContext& context) {
   const bool protobuf = IsProtobuf(content_type);
   SF_ASSIGN_OR_RETURN(std::vector<Feed> feeds,
                       protobuf
                           ? ParsePredictProto(body)
                           : ParsePredictJson(body, model.predictor.inputs()));
-  SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model.predictor.Run(feeds));
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                      RunPredictor(model.predictor, std::move(feeds), context));
   for (Tensor& output : outputs) {
     if (output.place() != CPUPlace()) {
       SF_ASSIGN_OR_RETURN(output, output.CopyTo(CPUPlace()));
@@ -83,7 +85,12 @@ int HttpStatusFor(const absl::Status& status) {
     case absl::StatusCode::kNotFound:
       return 404;
     case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnavailable:
       return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    case absl::StatusCode::kCancelled:
+      return 499;
     default:
       return 500;
   }
@@ -97,8 +104,9 @@ HttpReply ErrorReply(const absl::Status& status) {
 }
 
 HttpReply Predict(const ServedModel& model, absl::string_view content_type,
-                  absl::string_view body) {
-  absl::StatusOr<HttpReply> reply = TryPredict(model, content_type, body);
+                  absl::string_view body, const PredictContext& context) {
+  absl::StatusOr<HttpReply> reply =
+      TryPredict(model, content_type, body, context);
   return reply.ok() ? *std::move(reply) : ErrorReply(reply.status());
 }
 

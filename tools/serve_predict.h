@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "tools/serve_batcher.h"
 #include "tools/serve_models.h"
 
 namespace scopeflow {
@@ -23,7 +24,8 @@ struct HttpReply {
 };
 
 // The HTTP status for an error: 400 for bad input (InvalidArgument,
-// OutOfRange), 404 NotFound, 503 ResourceExhausted, 500 otherwise.
+// OutOfRange), 404 NotFound, 503 ResourceExhausted and Unavailable, 504
+// DeadlineExceeded, 499 Cancelled (the client left), 500 otherwise.
 int HttpStatusFor(const absl::Status& status);
 
 // {"error": message} with the status HttpStatusFor gives.
@@ -31,9 +33,10 @@ HttpReply ErrorReply(const absl::Status& status);
 
 // Runs `model` on the body: a PredictRequest when `content_type` is
 // kProtobufContentType (or application/octet-stream), JSON otherwise.
-// Errors come back as ErrorReply, always JSON.
+// Errors come back as ErrorReply, always JSON. The model runs as `context`
+// says (its cancellation, its batcher).
 HttpReply Predict(const ServedModel& model, absl::string_view content_type,
-                  absl::string_view body);
+                  absl::string_view body, const PredictContext& context = {});
 
 }  // namespace scopeflow
 
