@@ -149,6 +149,24 @@ ABSL_FLAG(std::string, model_config_file, "",
 ABSL_FLAG(std::string, model_repository, "",
           "serve: every folder under this root is a model (instead of "
           "MODEL_DIR)");
+ABSL_FLAG(int64_t, request_timeout_ms, 0,
+          "serve: deadline of requests without X-Request-Timeout-Ms (0: none)");
+ABSL_FLAG(int64_t, drain_timeout_ms, 10000,
+          "serve: on SIGTERM, how long requests in flight may still run");
+ABSL_FLAG(int, max_queued_requests, 256,
+          "serve: requests per model waiting to run; more get 503");
+ABSL_FLAG(int64_t, idle_timeout_ms, 5000,
+          "serve: idle keep-alive connections are closed after this");
+ABSL_FLAG(int64_t, request_read_timeout_ms, 10000,
+          "serve: a request must arrive whole within this (408)");
+ABSL_FLAG(int, max_batch_size, 0,
+          "serve: batch predict requests up to this many rows (0: off)");
+ABSL_FLAG(int64_t, batch_timeout_micros, 1000,
+          "serve: how long a batch waits for more requests");
+ABSL_FLAG(int, batch_threads, 1, "serve: batches run at once");
+ABSL_FLAG(std::string, ssl_cert, "",
+          "serve: PEM certificate chain; with --ssl_key, serve HTTPS only");
+ABSL_FLAG(std::string, ssl_key, "", "serve: PEM private key of --ssl_cert");
 
 namespace {
 
@@ -326,6 +344,17 @@ int main(int argc, char** argv) {
     options.keep_alive_requests = absl::GetFlag(FLAGS_keep_alive_requests);
     options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
     options.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
+    options.request_timeout_ms = absl::GetFlag(FLAGS_request_timeout_ms);
+    options.drain_timeout_ms = absl::GetFlag(FLAGS_drain_timeout_ms);
+    options.max_queued_requests = absl::GetFlag(FLAGS_max_queued_requests);
+    options.idle_timeout_ms = absl::GetFlag(FLAGS_idle_timeout_ms);
+    options.request_read_timeout_ms =
+        absl::GetFlag(FLAGS_request_read_timeout_ms);
+    options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+    options.batch_timeout_micros = absl::GetFlag(FLAGS_batch_timeout_micros);
+    options.batch_threads = absl::GetFlag(FLAGS_batch_threads);
+    options.ssl_cert = absl::GetFlag(FLAGS_ssl_cert);
+    options.ssl_key = absl::GetFlag(FLAGS_ssl_key);
     options.place = absl::GetFlag(FLAGS_place);
     options.grpc_port = absl::GetFlag(FLAGS_grpc_port);
     options.model_config_file = absl::GetFlag(FLAGS_model_config_file);

@@ -63,14 +63,16 @@ HttpReply WithVersion(HttpReply reply, const ServedModel& model) {
 }
 
 absl::StatusOr<HttpReply> TfServingPredict(const ServedModel& model,
-                                           absl::string_view body) {
-  SF_ASSIGN_OR_RETURN(TfServingPredictRequest request,
-                      ParseTfServingPredict(body, model.predictor.inputs()));
+                                           const ApiRequest& api) {
+  SF_ASSIGN_OR_RETURN(
+      TfServingPredictRequest request,
+      ParseTfServingPredict(api.body, model.predictor.inputs()));
   const int64_t instances = request.rows && !request.feeds.empty()
                                 ? request.feeds[0].tensor.dim(0)
                                 : 0;
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
-                      RunServedModel(model, std::move(request.feeds)));
+                      RunServedModel(model, std::move(request.feeds),
+                                     api.context));
   SF_ASSIGN_OR_RETURN(std::string body_out,
                       TfServingPredictReply(model.predictor.outputs(), outputs,
                                             request.rows, instances));
@@ -92,7 +94,8 @@ absl::StatusOr<HttpReply> KServeInfer(const ServedModel& model,
       ParseKServeInfer(request.body, header_length, model.predictor.inputs(),
                        model.predictor.outputs()));
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
-                      RunServedModel(model, std::move(infer.feeds)));
+                      RunServedModel(model, std::move(infer.feeds),
+                                     request.context));
   return KServeInferReply(model.name, model.version, model.predictor.outputs(),
                           infer, outputs);
 }
@@ -194,11 +197,11 @@ HttpReply ServeApi::HandleV1(const ApiRequest& request,
         models_.Resolve(name, version);
     if (!model.ok()) return ErrorReply(model.status());
     if (IsProtobufContentType(request.content_type)) {
-      return WithVersion(Predict(**model, request.content_type, request.body),
+      return WithVersion(Predict(**model, request.content_type, request.body,
+                                 request.context),
                          **model);
     }
-    return WithVersion(OrError(TfServingPredict(**model, request.body)),
-                       **model);
+    return WithVersion(OrError(TfServingPredict(**model, request)), **model);
   }
   if (!get) return WrongMethod(request, "GET");
   if (metadata) {

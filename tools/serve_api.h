@@ -42,12 +42,17 @@ struct ApiRequest {
   // The Inference-Header-Content-Length header; "" when absent.
   std::string inference_header_length;
   absl::string_view body;
+  // How predict and infer requests run: their cancellation (deadline,
+  // client gone) and batcher. Both may be null.
+  PredictContext context;
 };
 
 // Which metric a path counts under.
 Endpoint EndpointOfPath(absl::string_view path);
 
-// Thread-safe: Handle may be called from any number of threads.
+// Thread-safe: Handle may be called from any number of threads. It runs a
+// model only for POST .../NAME...:predict and .../NAME.../infer; every
+// other request it answers in microseconds.
 class ServeApi {
  public:
   // Both must outlive this.

@@ -1,8 +1,7 @@
 // Every REST endpoint of ServeApi over a repository of two models, then an
-// HTTP client of each protocol against it through a plain HTTP server.
+// HTTP client of each protocol against it through scopeflow's HTTP server.
 #include "tools/serve_api.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +18,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "platform/file.h"
+#include "tools/http_server.h"
 #include "tools/serve_json_tensor.h"
 #include "tools/serve_testing.h"
 
@@ -320,27 +320,17 @@ TEST_F(ServeApiTest, HealthAndMetrics) {
   ExpectError(Call("GET", "/v2/models/other"), 404, "unknown model");
 }
 
-// Clients of each protocol over HTTP: a plain httplib server hands every
-// request to ServeApi, as the transport does.
+// Clients of each protocol over HTTP, through scopeflow serve's own
+// server (tools/http_server.h), which hands every request to ServeApi.
 TEST_F(ServeApiTest, HttpClientsOfBothProtocols) {
-  httplib::Server server;
-  auto handle = [this](const httplib::Request& req, httplib::Response& res) {
-    const HttpReply reply = api_->Handle(ApiRequest{
-        req.method, req.path, req.get_header_value("Content-Type"),
-        req.get_header_value("Inference-Header-Content-Length"), req.body});
-    res.status = reply.status;
-    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
-    res.set_content(reply.body, reply.content_type);
-  };
-  server.Get(".*", handle);
-  server.Post(".*", handle);
-  const int port = server.bind_to_any_port("127.0.0.1");
-  ASSERT_GT(port, 0);
-  std::thread serving([&] { server.listen_after_bind(); });
-  while (!server.is_running()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  httplib::Client client("127.0.0.1", port);
+  HttpServerOptions options;
+  options.port = 0;
+  options.threads = 2;
+  HttpServer server(*models_, metrics_, options);
+  ASSERT_TRUE(server.Bind().ok());
+  absl::Status served;
+  std::thread serving([&] { served = server.Serve(); });
+  httplib::Client client("127.0.0.1", server.port());
 
   const Tensor image = MlpInput(1, 5);
   httplib::Result tf = client.Post(
@@ -373,8 +363,14 @@ TEST_F(ServeApiTest, HttpClientsOfBothProtocols) {
   httplib::Result live = client.Get("/v2/health/live");
   ASSERT_TRUE(live);
   EXPECT_EQ(live->status, 200);
-  server.stop();
+  // The other model answers on the same port.
+  httplib::Result other = client.Get("/v1/models/other/metadata");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 200) << other->body;
+  EXPECT_EQ(Json::parse(other->body)["model_spec"]["version"], "7");
+  server.Stop();
   serving.join();
+  EXPECT_TRUE(served.ok()) << served;
 }
 
 }  // namespace

@@ -68,6 +68,26 @@ absl::Status ServeCommand(const ServeCommandOptions& options) {
   SF_CHECK(options.grpc_port >= -1 && options.grpc_port <= 65535,
            "--grpc_port must be from 0 to 65535 (or -1: none), got %d",
            options.grpc_port);
+  SF_CHECK(options.request_timeout_ms >= 0,
+           "--request_timeout_ms must be 0 (none) or more, got %d",
+           options.request_timeout_ms);
+  SF_CHECK(options.drain_timeout_ms >= 0,
+           "--drain_timeout_ms must be 0 or more, got %d",
+           options.drain_timeout_ms);
+  SF_CHECK(options.max_queued_requests >= 1,
+           "--max_queued_requests must be at least 1, got %d",
+           options.max_queued_requests);
+  SF_CHECK(options.idle_timeout_ms > 0 && options.request_read_timeout_ms > 0,
+           "--idle_timeout_ms and --request_read_timeout_ms must be positive, "
+           "got %d and %d",
+           options.idle_timeout_ms, options.request_read_timeout_ms);
+  SF_CHECK(options.max_batch_size >= 0,
+           "--max_batch_size must be 0 (off) or more, got %d",
+           options.max_batch_size);
+  SF_CHECK(options.batch_timeout_micros >= 0 && options.batch_threads >= 1,
+           "--batch_timeout_micros must be 0 or more and --batch_threads at "
+           "least 1, got %d and %d",
+           options.batch_timeout_micros, options.batch_threads);
   SF_ASSIGN_OR_RETURN(ModelSourceList sources, SourcesOf(options));
   // Every thread started from here on inherits this mask, so that the stop
   // signals reach only the waiter below, which can stop the server safely
@@ -83,12 +103,6 @@ absl::Status ServeCommand(const ServeCommandOptions& options) {
   ServeMetrics metrics;
   ModelRepository repository(std::move(sources), predictor_options, &metrics);
   SF_RETURN_IF_ERROR(repository.Load());
-  // The HTTP server answers for the first model (by name); the gRPC
-  // services for every model.
-  const std::shared_ptr<ModelManager> first =
-      repository.Find(repository.names()[0]);
-  ModelManager& models = *first;
-
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.port;
@@ -97,13 +111,24 @@ absl::Status ServeCommand(const ServeCommandOptions& options) {
                      : std::max(1u, std::thread::hardware_concurrency());
   http.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
   http.keep_alive_requests = options.keep_alive_requests;
-  HttpServer server(models, metrics, http);
+  http.request_timeout_ms = options.request_timeout_ms;
+  http.drain_timeout_ms = options.drain_timeout_ms;
+  http.max_queued_requests = options.max_queued_requests;
+  http.idle_timeout_ms = options.idle_timeout_ms;
+  http.request_read_timeout_ms = options.request_read_timeout_ms;
+  http.batching.max_batch_size = options.max_batch_size;
+  http.batching.batch_timeout_micros = options.batch_timeout_micros;
+  http.batching.batch_threads = options.batch_threads;
+  http.batching.max_queued_requests = options.max_queued_requests;
+  http.ssl_cert = options.ssl_cert;
+  http.ssl_key = options.ssl_key;
+  HttpServer server(repository, metrics, http);
   SF_RETURN_IF_ERROR(server.Bind());
   std::printf(
-      "serving model %s version %lld at http://%s:%d/v1/models/%s "
-      "(%d threads)\n",
-      models.name().c_str(), static_cast<long long>(models.current()->version),
-      options.host.c_str(), server.port(), models.name().c_str(), http.threads);
+      "serving models %s at %s://%s:%d (%d threads)\n",
+      absl::StrJoin(repository.names(), ", ").c_str(),
+      options.ssl_cert.empty() ? "http" : "https", options.host.c_str(),
+      server.port(), http.threads);
   GrpcServerOptions grpc_options;
   grpc_options.host = options.host;
   grpc_options.port = options.grpc_port;

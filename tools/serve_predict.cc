@@ -5,8 +5,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "framework/tensor_proto.h"
 #include "platform/status_macros.h"
 #include "proto/serving.pb.h"
@@ -45,14 +43,15 @@ absl::StatusOr<std::string> PredictProtoReply(const ServedModel& model,
 
 absl::StatusOr<HttpReply> TryPredict(const ServedModel& model,
                                      absl::string_view content_type,
-                                     absl::string_view body) {
+                                     absl::string_view body,
+                                     const PredictContext& context) {
   const bool protobuf = IsProtobufContentType(content_type);
   SF_ASSIGN_OR_RETURN(std::vector<Feed> feeds,
                       protobuf
                           ? ParsePredictProto(body)
                           : ParsePredictJson(body, model.predictor.inputs()));
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
-                      RunServedModel(model, std::move(feeds)));
+                      RunServedModel(model, std::move(feeds), context));
   HttpReply reply;
   if (protobuf) {
     reply.content_type = kProtobufContentType;
@@ -73,18 +72,22 @@ bool IsProtobufContentType(absl::string_view content_type) {
          absl::EqualsIgnoreCase(media, "application/octet-stream");
 }
 
-absl::StatusOr<std::vector<Tensor>> RunServedModel(const ServedModel& model,
-                                                   std::vector<Feed> feeds) {
-  const absl::Time queued = absl::Now();
-  const absl::Time start = absl::Now();
-  absl::StatusOr<std::vector<Tensor>> outputs = model.predictor.Run(feeds);
-  const absl::Time end = absl::Now();
-  if (model.metrics != nullptr) {
-    // Without a batcher a request queues nowhere and runs alone.
+absl::StatusOr<std::vector<Tensor>> RunServedModel(
+    const ServedModel& model, std::vector<Feed> feeds,
+    const PredictContext& context) {
+  RunTiming timing;
+  absl::StatusOr<std::vector<Tensor>> outputs =
+      RunPredictor(model.predictor, std::move(feeds), context, &timing);
+  if (model.metrics != nullptr && timing.batch_requests > 0) {
     model.metrics->ObserveQueueTime(model.name, model.version,
-                                    absl::ToDoubleSeconds(start - queued));
-    model.metrics->ObserveBatch(model.name, model.version, 1,
-                                absl::ToDoubleSeconds(end - start));
+                                    timing.queue_seconds);
+    // One request of each run reports it, so that the batch size and
+    // compute histograms count runs, not requests.
+    if (timing.reports_run) {
+      model.metrics->ObserveBatch(model.name, model.version,
+                                  timing.batch_requests,
+                                  timing.compute_seconds);
+    }
   }
   if (!outputs.ok()) return outputs.status();
   for (Tensor& output : *outputs) {
@@ -105,6 +108,10 @@ int HttpStatusFor(const absl::Status& status) {
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kUnavailable:
       return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    case absl::StatusCode::kCancelled:
+      return 499;
     default:
       return 500;
   }
@@ -118,8 +125,9 @@ HttpReply ErrorReply(const absl::Status& status) {
 }
 
 HttpReply Predict(const ServedModel& model, absl::string_view content_type,
-                  absl::string_view body) {
-  absl::StatusOr<HttpReply> reply = TryPredict(model, content_type, body);
+                  absl::string_view body, const PredictContext& context) {
+  absl::StatusOr<HttpReply> reply =
+      TryPredict(model, content_type, body, context);
   return reply.ok() ? *std::move(reply) : ErrorReply(reply.status());
 }
 
