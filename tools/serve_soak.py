@@ -178,7 +178,7 @@ def main():
          "--max_body_bytes=100000"] + args.server_args.split(),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = server.stdout.readline()
-    port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+    port = int(line.split("http://127.0.0.1:")[1].split()[0].split("/")[0])
     print(line.strip())
     threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
 
