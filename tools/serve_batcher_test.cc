@@ -1,9 +1,11 @@
 // The batcher on the MLP: batched answers equal unbatched ones, batches
 // hold several requests and no more rows than allowed, a request that
 // cannot join fails (or succeeds) alone, a full queue refuses, and a
-// request cancelled while queued does not run.
+// request cancelled while queued does not run; the timing each request
+// gets for the metrics.
 #include "tools/serve_batcher.h"
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <string>
@@ -167,6 +169,50 @@ TEST_F(ServeBatcherTest, OffRunsDirectly) {
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectSameElements((*out)[0], Alone(image));
   EXPECT_EQ(batcher.batches_run(), 0);
+}
+
+// What the metrics get: one request of each run reports it, with the
+// requests that run held; each request's queue time covers the batch
+// timeout it waited.
+TEST_F(ServeBatcherTest, TimingSaysWhichRunComputedEachRequest) {
+  constexpr int kRequests = 6;
+  ServeBatcher batcher(Batching(64, 100'000));
+  std::vector<RunTiming> timings(kRequests);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kRequests; ++i) {
+    threads.emplace_back([&, i] {
+      EXPECT_TRUE(batcher
+                      .Run(*mlp_, {Feed{"image", MlpInput(1, i)}}, nullptr,
+                           &timings[i])
+                      .ok());
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int runs = 0;
+  int requests = 0;
+  double oldest_wait = 0;
+  for (const RunTiming& timing : timings) {
+    EXPECT_GE(timing.batch_requests, 1);
+    EXPECT_GE(timing.compute_seconds, 0);
+    oldest_wait = std::max(oldest_wait, timing.queue_seconds);
+    if (timing.reports_run) {
+      ++runs;
+      requests += timing.batch_requests;
+    }
+  }
+  EXPECT_EQ(runs, batcher.batches_run());
+  EXPECT_EQ(requests, kRequests);
+  // 6 rows never fill a batch of 64: its oldest request waited 0.1 s.
+  EXPECT_GE(oldest_wait, 0.1);
+
+  // A request that cannot join a batch is a run of its own.
+  RunTiming alone;
+  EXPECT_FALSE(batcher.Run(*mlp_, {Feed{"image", MlpInput(1, 0)},
+                                   Feed{"extra", MlpInput(1, 0)}},
+                           nullptr, &alone)
+                   .ok());
+  EXPECT_EQ(alone.batch_requests, 1);
+  EXPECT_TRUE(alone.reports_run);
 }
 
 }  // namespace
