@@ -138,7 +138,46 @@ absl::Status ReadBackOutputs(const PreparedOp& op, const PreparedNet& prepared,
   }
   return absl::OkStatus();
 }
+// The cancellation of the outermost run on this thread that was given one:
+// the blocks control-flow ops run inside it (on the same thread, through
+// BlockRunner, which carries no cancellation) are checked against it too.
+thread_local const RunCancellation* current_cancellation = nullptr;
+
+class CancellationScope {
+ public:
+  explicit CancellationScope(const RunCancellation* cancellation)
+      : outer_(current_cancellation) {
+    if (cancellation != nullptr) current_cancellation = cancellation;
+  }
+  ~CancellationScope() { current_cancellation = outer_; }
+  CancellationScope(const CancellationScope&) = delete;
+  CancellationScope& operator=(const CancellationScope&) = delete;
+
+ private:
+  const RunCancellation* const outer_;
+};
+
+// OK, or the cancellation's error naming the op the run stops before.
+absl::Status CheckBeforeOp(const RunCancellation& cancellation,
+                           const PreparedNet& prepared, size_t position) {
+  absl::Status status = cancellation.Check();
+  if (status.ok()) return status;
+  return absl::Status(
+      status.code(),
+      absl::StrFormat("%s; stopped before %s, step %d of %d of its block",
+                      status.message(), OpName(prepared.ops()[position]),
+                      position + 1, prepared.ops().size()));
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<Tensor>> Executor::Run(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, RunProfile* profile,
+    const RunCancellation* cancellation) const {
+  const CancellationScope cancellation_scope(cancellation);
+  return Run(prepared, scope, feeds, fetches, profile);
+}
 
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
@@ -629,7 +668,11 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                           options_.device_memory.get(), run.tensors));
   }
   if (profile != nullptr) profile->ops.resize(prepared.ops().size());
+  const RunCancellation* const cancellation = current_cancellation;
   for (size_t position = 0; position < prepared.ops().size(); ++position) {
+    if (cancellation != nullptr) {
+      SF_RETURN_IF_ERROR(CheckBeforeOp(*cancellation, prepared, position));
+    }
     SF_RETURN_IF_ERROR(RunStep(position, run));
   }
   if (run.offload) SF_RETURN_IF_ERROR(run.offload->Finish());

@@ -17,6 +17,7 @@
 #include "framework/memory/offload_plan.h"
 #include "framework/prepare.h"
 #include "framework/prepared_net.h"
+#include "framework/run_cancellation.h"
 #include "framework/run_trace.h"
 #include "framework/scope.h"
 #include "framework/tensor.h"
@@ -130,6 +131,18 @@ class Executor final : public BlockRunner {
                                           absl::Span<const Feed> feeds,
                                           absl::Span<const std::string> fetches,
                                           RunProfile* profile) const;
+  // Like Run, but stops early when `cancellation` (owned by the caller,
+  // alive until Run returns; null: never) is cancelled or past its
+  // deadline: before each op, and so at the start of every block a
+  // control-flow op runs inside this run (each loop iteration), with
+  // CANCELLED or DEADLINE_EXCEEDED naming the op it stopped before. A
+  // run-time choice rather than a RunOptions field, since one executor
+  // serves runs of many requests at once. Costs a pointer test per op when
+  // null, an atomic load and a clock read per op otherwise.
+  absl::StatusOr<std::vector<Tensor>> Run(
+      const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+      absl::Span<const std::string> fetches, RunProfile* profile,
+      const RunCancellation* cancellation) const;
   absl::StatusOr<std::vector<Tensor>> Run(
       const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
       absl::Span<const std::string> fetches) const override {

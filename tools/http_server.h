@@ -1,41 +1,46 @@
-// The HTTP front of `scopeflow serve` (cpp-httplib):
-//   POST /v1/models/NAME:predict   JSON or PredictRequest body
-//   GET  /v1/models/NAME           the model's inputs, outputs and version
-//   GET  /healthz                  200 once a model is loaded
-//   GET  /metrics                  Prometheus text (tools/serve_metrics.h)
+// The HTTP front of `scopeflow serve`: ServeApi's endpoints (every model
+// of a ModelRepository in TensorFlow Serving's REST API and KServe v2's,
+// tools/serve_api.h) on the event-driven transport of
+// tools/http_transport.h.
+//
+// Where requests run: GET /healthz, /metrics and /v2/health/* on the I/O
+// thread (they answer even while every worker is busy); requests under
+// /v1/models/NAME and /v2/models/NAME on a worker, in model NAME's bounded
+// queue (503 when full); any other path on the I/O thread (ServeApi
+// answers those without running a model). ServeApi alone decides 404 and
+// 405: every route takes every method.
+//
 // Every error is a 4xx or 5xx with a JSON body {"error": "..."} naming it.
+// A request may carry X-Request-Timeout-Ms: past it, its run stops (504);
+// a client that disconnects cancels its run. With batching on
+// (BatchingOptions), predict and infer requests run in batches
+// (tools/serve_batcher.h).
 #ifndef SCOPEFLOW_TOOLS_HTTP_SERVER_H_
 #define SCOPEFLOW_TOOLS_HTTP_SERVER_H_
 
-#include <atomic>
-#include <cstddef>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "tools/http_router.h"
+#include "tools/http_transport.h"
+#include "tools/serve_api.h"
+#include "tools/serve_batcher.h"
 #include "tools/serve_metrics.h"
-#include "tools/serve_models.h"
+#include "tools/serve_repository.h"
 
 namespace scopeflow {
 
-struct HttpServerOptions {
-  // 127.0.0.1 keeps the server off the network unless asked.
-  std::string host = "127.0.0.1";
-  // 0: any free port (port() says which).
-  int port = 8500;
-  // Requests handled at once: each thread reads a request, runs the model
-  // and writes the reply. A keep-alive connection holds its thread for up
-  // to keep_alive_requests requests.
-  int threads = 2;
-  int keep_alive_requests = 100;
-  // Larger bodies get 413 without being read.
-  size_t max_body_bytes = size_t{64} << 20;
+// The transport's settings (address, threads, limits, timeouts), and
+// batching.
+struct HttpServerOptions : HttpTransportOptions {
+  BatchingOptions batching;
 };
 
 class HttpServer {
  public:
-  // `models` must have a model loaded; both must outlive the server.
-  HttpServer(ModelManager& models, ServeMetrics& metrics,
+  // Both must outlive the server.
+  HttpServer(const ModelRepository& models, ServeMetrics& metrics,
              HttpServerOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
@@ -45,27 +50,32 @@ class HttpServer {
   // address if it is taken or invalid.
   absl::Status Bind();
   // The port bound (after Bind).
-  int port() const { return port_; }
+  int port() const { return transport_->port(); }
 
-  // Accepts and serves until Stop, then returns once every request being
-  // handled has had its reply. Connections accepted but not yet read are
-  // closed unanswered.
+  // Serves until Stop, then answers the requests begun (within the drain
+  // timeout), refuses later ones with 503, and returns.
   absl::Status Serve();
 
-  // Stops accepting and makes Serve return. Thread-safe; idempotent.
+  // Stops accepting and makes Serve return once drained. Thread-safe;
+  // idempotent.
   void Stop();
 
- private:
-  class Listener;
-  void Route();
+  // The batcher of predict requests (runs nothing while batching is off).
+  const ServeBatcher& batcher() const { return *batcher_; }
 
-  ModelManager& models_;
+ private:
+  void Route();
+  // Hands `req` to ServeApi and writes its reply into `res`.
+  void Handle(const HttpRequest& req, HttpResponse& res);
+
   ServeMetrics& metrics_;
-  const HttpServerOptions options_;
-  std::unique_ptr<Listener> server_;
-  int port_ = 0;
-  std::atomic<bool> serving_{false};
-  std::atomic<bool> stopping_{false};
+  // Options with the worker threads raised so that a batch can fill (see
+  // the constructor).
+  HttpServerOptions options_;
+  std::unique_ptr<ServeBatcher> batcher_;
+  ServeApi api_;
+  HttpRouter router_;
+  std::unique_ptr<HttpTransport> transport_;
 };
 
 }  // namespace scopeflow

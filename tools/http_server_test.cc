@@ -1,6 +1,7 @@
-// The server in-process on a free port, driven over loopback: every
-// endpoint, each kind of bad request, a version swap under load, and a stop
-// with a request in flight.
+// The server in-process on a free port, driven over loopback: ServeApi's
+// endpoints through the transport, each kind of bad request, a version swap
+// under load, a stop with a request in flight, and batching with its
+// metrics.
 #include "tools/http_server.h"
 
 #include <arpa/inet.h>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "nlohmann/json.hpp"
 #include "proto/serving.pb.h"
 #include "tools/serve_json.h"
 #include "tools/serve_testing.h"
@@ -44,21 +47,45 @@ std::string JsonRequest(const Tensor& image) {
   return body.replace(body.find("outputs"), 7, "inputs");
 }
 
-// The probabilities of a JSON reply.
-Tensor JsonProbabilities(const std::string& reply) {
-  std::string body = reply;
-  body.replace(body.find("outputs"), 7, "inputs");
-  absl::StatusOr<std::vector<Feed>> parsed =
-      ParsePredictJson(body, {TensorInfo{"probabilities", kFloat32}});
-  EXPECT_TRUE(parsed.ok()) << parsed.status() << ": " << reply;
-  return parsed.ok() ? (*parsed)[0].tensor : Tensor();
+using Json = nlohmann::json;
+
+// The elements of nested JSON arrays of numbers, in order.
+std::vector<float> FloatsOf(const Json& value) {
+  std::vector<float> out;
+  if (value.is_array()) {
+    for (const Json& element : value) {
+      const std::vector<float> inner = FloatsOf(element);
+      out.insert(out.end(), inner.begin(), inner.end());
+    }
+  } else if (value.is_number()) {
+    out.push_back(value.get<float>());
+  }
+  return out;
+}
+
+// The probabilities of a columnar TF Serving reply, {"outputs": [[...]]}
+// (a model of one output gets its tensor bare).
+std::vector<float> JsonProbabilities(const std::string& reply) {
+  const Json doc = Json::parse(reply, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(doc.is_object() && doc.contains("outputs") &&
+              doc["outputs"].is_array())
+      << reply;
+  return doc.is_object() && doc.contains("outputs") ? FloatsOf(doc["outputs"])
+                                                    : std::vector<float>();
+}
+
+void ExpectSameElements(const std::vector<float>& a, const Tensor& b) {
+  ASSERT_EQ(static_cast<int64_t>(a.size()), b.numel());
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    EXPECT_EQ(a[i], b.data<float>()[i]) << i;
+  }
 }
 
 void ExpectSameElements(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.dims(), b.dims());
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    EXPECT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
-  }
+  ExpectSameElements(std::vector<float>(a.data<float>(),
+                                        a.data<float>() + a.numel()),
+                     b);
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -70,13 +97,18 @@ class HttpServerTest : public ::testing::Test {
     fs::remove_all(root);
     dir_ = (root / "mlp").string();
     ASSERT_TRUE(WriteMlpVersion(dir_, 1, 0).ok());
-    models_ =
-        std::make_unique<ModelManager>(dir_, PredictorOptions(), &metrics_);
-    ASSERT_TRUE(models_->LoadNewest().ok());
+    const ModelSource mlp{"mlp", dir_, VersionPolicy()};
+    models_ = std::make_unique<ModelRepository>(
+        [mlp]() -> absl::StatusOr<std::vector<ModelSource>> {
+          return std::vector<ModelSource>{mlp};
+        },
+        PredictorOptions(), &metrics_);
+    ASSERT_TRUE(models_->Load().ok());
     HttpServerOptions options;
     options.port = 0;
     options.threads = 4;
     options.max_body_bytes = kMaxBody;
+    options.batching = Batching();
     server_ = std::make_unique<HttpServer>(*models_, metrics_, options);
     ASSERT_TRUE(server_->Bind().ok());
     serving_ = std::thread([this] {
@@ -92,10 +124,12 @@ class HttpServerTest : public ::testing::Test {
     EXPECT_TRUE(served_.ok()) << served_;
   }
 
+  virtual BatchingOptions Batching() const { return BatchingOptions(); }
+
   // The model's own answer for `image`.
   Tensor Expected(const Tensor& image) {
     absl::StatusOr<std::vector<Tensor>> out =
-        models_->current()->predictor.Run({Feed{"image", image}});
+        (*models_->Resolve("mlp", 0))->predictor.Run({Feed{"image", image}});
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? (*out)[0] : Tensor();
   }
@@ -111,7 +145,7 @@ class HttpServerTest : public ::testing::Test {
 
   std::string dir_;
   ServeMetrics metrics_;
-  std::unique_ptr<ModelManager> models_;
+  std::unique_ptr<ModelRepository> models_;
   std::unique_ptr<HttpServer> server_;
   std::thread serving_;
   absl::Status served_;
@@ -125,15 +159,20 @@ TEST_F(HttpServerTest, HealthAndMetadata) {
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(health->body, R"({"model":"mlp","status":"ok","version":1})");
 
-  httplib::Result metadata = client_->Get("/v1/models/mlp");
+  // TensorFlow Serving's version status, and KServe's model metadata.
+  httplib::Result status = client_->Get("/v1/models/mlp");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->status, 200);
+  EXPECT_EQ(Json::parse(status->body), Json::parse(R"({"model_version_status":
+    [{"version": "1", "state": "AVAILABLE",
+      "status": {"error_code": "OK", "error_message": ""}}]})"));
+  httplib::Result metadata = client_->Get("/v2/models/mlp");
   ASSERT_TRUE(metadata);
   EXPECT_EQ(metadata->status, 200);
-  EXPECT_EQ(metadata->body,
-            R"({"inputs":[{"dtype":"float32","name":"image","shape":[-1,64]}],)"
-            R"("name":"mlp","outputs":[{"dtype":"float32",)"
-            R"("name":"probabilities","shape":[-1,10]}],"version":1})");
+  EXPECT_EQ(Json::parse(metadata->body)["inputs"], Json::parse(R"(
+    [{"name": "image", "datatype": "FP32", "shape": [-1, 64]}])"));
   ExpectError(client_->Get("/v1/models/resnet"), 404,
-              R"(unknown model \"resnet\" (this server serves \"mlp\"))");
+              R"(unknown model \"resnet\" (this server serves: mlp))");
 }
 
 TEST_F(HttpServerTest, PredictJsonMatchesThePredictor) {
@@ -143,7 +182,7 @@ TEST_F(HttpServerTest, PredictJsonMatchesThePredictor) {
   ASSERT_TRUE(result);
   ASSERT_EQ(result->status, 200) << result->body;
   EXPECT_EQ(result->get_header_value("X-Model-Version"), "1");
-  EXPECT_THAT(result->body, StartsWith(R"({"outputs":{"probabilities":[[)"));
+  EXPECT_THAT(result->body, StartsWith(R"({"outputs":[[)"));
   ExpectSameElements(JsonProbabilities(result->body), Expected(image));
 }
 
@@ -200,7 +239,7 @@ TEST_F(HttpServerTest, BadRequestsNameTheProblemAndServingGoesOn) {
       client_->Post("/v1/models/mnist:predict", "{}", "application/json"), 404,
       R"(unknown model \"mnist\")");
   ExpectError(client_->Get("/v2/models"), 404,
-              "no endpoint GET /v2/models (endpoints: GET /healthz");
+              "no endpoint GET /v2/models (endpoints: GET /v1/models/NAME");
 
   const Tensor image = MlpInput(1, 1);
   httplib::Result fine =
@@ -236,6 +275,12 @@ TEST_F(HttpServerTest, MetricsPage) {
   EXPECT_THAT(page->body, HasSubstr("scopeflow_requests_in_flight 1\n"));
   EXPECT_THAT(page->body,
               HasSubstr("scopeflow_model_version{model=\"mlp\"} 1"));
+  // Without batching each predict runs alone, at once.
+  EXPECT_THAT(page->body, HasSubstr("scopeflow_batch_size_sum{model=\"mlp\","
+                                    "version=\"1\"} 1\n"));
+  EXPECT_THAT(page->body,
+              HasSubstr("scopeflow_queue_duration_seconds_count{model="
+                        "\"mlp\",version=\"1\"} 1\n"));
   EXPECT_THAT(page->body, HasSubstr("# TYPE scopeflow_resident_memory_bytes "
                                     "gauge\nscopeflow_resident_memory_bytes "));
 }
@@ -287,16 +332,14 @@ TEST_F(HttpServerTest, NewVersionSwapsInWithoutFailingRequests) {
   };
   EXPECT_TRUE(every_client(from_v1, 1));
   ASSERT_TRUE(WriteMlpVersion(dir_, 2, 0.5).ok());
-  absl::StatusOr<bool> swapped = models_->Poll();
+  absl::StatusOr<bool> swapped = models_->Find("mlp")->Poll();
   ASSERT_TRUE(swapped.ok()) << swapped.status();
   EXPECT_TRUE(*swapped);
   EXPECT_TRUE(every_client(from_v2, 10));
   stop = true;
   for (std::thread& client : clients) client.join();
   EXPECT_EQ(failed.load(), 0);
-  httplib::Result metadata = client_->Get("/v1/models/mlp");
-  ASSERT_TRUE(metadata);
-  EXPECT_THAT(metadata->body, HasSubstr(R"("version":2)"));
+  EXPECT_EQ(models_->ServedVersions("mlp"), std::vector<int64_t>{2});
   const Tensor image = MlpInput(1, 5);
   httplib::Result result = client_->Post(
       "/v1/models/mlp:predict", JsonRequest(image), "application/json");
@@ -359,10 +402,112 @@ TEST_F(HttpServerTest, StopFinishesTheRequestInFlight) {
   ASSERT_TRUE(client.Send(body.substr(half)));
   const std::string reply = client.ReadAll();
   EXPECT_THAT(reply, StartsWith("HTTP/1.1 200 OK\r\n"));
-  EXPECT_THAT(reply, HasSubstr(R"({"outputs":{"probabilities":[[)"));
+  EXPECT_THAT(reply, HasSubstr(R"({"outputs":[[)"));
   stopper.join();
   serving_.join();
   EXPECT_TRUE(serve_returned_.load());
+}
+
+TEST_F(HttpServerTest, WrongMethodIs405) {
+  httplib::Result get = client_->Get("/v1/models/mlp:predict");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+  EXPECT_EQ(get->get_header_value("Allow"), "POST");
+  EXPECT_THAT(get->body, HasSubstr("/v1/models/mlp:predict takes POST, not GET"));
+  ExpectError(client_->Post("/healthz", "", "application/json"), 405,
+              "/healthz takes GET, not POST");
+}
+
+// The issue's case: idle keep-alive connections held every server thread,
+// so /healthz waited 5 s.
+TEST_F(HttpServerTest, IdleKeepAliveConnectionsDoNotDelayHealth) {
+  std::vector<std::unique_ptr<httplib::Client>> idle;
+  for (int i = 0; i < 32; ++i) {
+    idle.push_back(
+        std::make_unique<httplib::Client>("127.0.0.1", server_->port()));
+    idle.back()->set_keep_alive(true);
+    ASSERT_TRUE(idle.back()->Get("/healthz"));
+  }
+  // The median of 21 under 50 ms, the slowest under 1 s (see
+  // http_transport_test).
+  std::vector<absl::Duration> times;
+  for (int i = 0; i < 21; ++i) {
+    httplib::Client probe("127.0.0.1", server_->port());
+    const absl::Time start = absl::Now();
+    httplib::Result health = probe.Get("/healthz");
+    times.push_back(absl::Now() - start);
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+  }
+  std::sort(times.begin(), times.end());
+  EXPECT_LT(times[10], absl::Milliseconds(50));
+  EXPECT_LT(times.back(), absl::Seconds(1));
+}
+
+class BatchingHttpServerTest : public HttpServerTest {
+ protected:
+  BatchingOptions Batching() const override {
+    BatchingOptions batching;
+    batching.max_batch_size = 16;
+    batching.batch_timeout_micros = 100'000;
+    return batching;
+  }
+};
+
+TEST_F(BatchingHttpServerTest, BatchedRepliesMatchThePredictorAndBadOnesFailAlone) {
+  constexpr int kClients = 8;
+  std::vector<std::optional<httplib::Result>> results(kClients);
+  std::vector<Tensor> images;
+  for (int c = 0; c < kClients; ++c) images.push_back(MlpInput(1 + c % 2, c));
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", server_->port());
+      const std::string body = c == 3 ? R"({"inputs": {"image": [[1, 2, 3]]}})"
+                                      : JsonRequest(images[c]);
+      results[c].emplace(
+          client.Post("/v1/models/mlp:predict", body, "application/json"));
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  for (int c = 0; c < kClients; ++c) {
+    const httplib::Result& result = *results[c];
+    ASSERT_TRUE(result) << c;
+    if (c == 3) {
+      ExpectError(result, 400,
+                  R"(input \"image\": expected shape [-1, 64], got [1, 3])");
+      continue;
+    }
+    ASSERT_EQ(result->status, 200) << result->body;
+    ExpectSameElements(JsonProbabilities(result->body), Expected(images[c]));
+  }
+  const int64_t batches = server_->batcher().batches_run();
+  EXPECT_LT(batches, kClients - 1);
+  EXPECT_EQ(server_->batcher().rows_run(), 10);
+  // The metrics count each run once with its requests: the batches, and
+  // the bad request, which cannot join one and runs (and fails) alone.
+  httplib::Result page = client_->Get("/metrics");
+  ASSERT_TRUE(page);
+  const std::string labels = R"({model="mlp",version="1"} )";
+  EXPECT_THAT(page->body,
+              HasSubstr(absl::StrCat("scopeflow_batch_size_count", labels,
+                                     batches + 1, "\n")));
+  EXPECT_THAT(page->body,
+              HasSubstr(absl::StrCat("scopeflow_batch_size_sum", labels,
+                                     kClients, "\n")));
+  EXPECT_THAT(page->body,
+              HasSubstr(absl::StrCat("scopeflow_compute_duration_seconds_count",
+                                     labels, batches + 1, "\n")));
+  EXPECT_THAT(page->body,
+              HasSubstr(absl::StrCat("scopeflow_queue_duration_seconds_count",
+                                     labels, kClients, "\n")));
+  // 10 rows never fill a batch of 16: the oldest request of each batch
+  // waited the whole batch timeout (0.1 s) in the queue.
+  const std::string sum_line =
+      absl::StrCat("scopeflow_queue_duration_seconds_sum", labels);
+  const size_t at = page->body.find(sum_line);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(std::stod(page->body.substr(at + sum_line.size())), 0.1);
 }
 
 }  // namespace

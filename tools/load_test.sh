@@ -60,7 +60,7 @@ start_server() {  # THREADS
     grep -q '^serving model' "$work/serve.log" && break
     sleep 0.05
   done
-  port=$(sed -n 's|^serving model .* at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/serve.log")
+  port=$(sed -n 's|^serving models .* at http://127.0.0.1:\([0-9]*\) .*|\1|p' "$work/serve.log")
   [[ -n $port ]] || { cat "$work/serve.log" >&2; exit 1; }
   url="http://127.0.0.1:$port/v1/models/mlp:predict"
 }

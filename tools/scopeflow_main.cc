@@ -14,7 +14,10 @@
 //   scopeflow import-onnx MODEL.onnx -o NET.pb [--params FILE]
 //                          convert an ONNX model into a net and parameters
 //   scopeflow serve MODEL_DIR [--port P] [--threads N] [--host H]
-//                          serve a model over HTTP (docs/SERVING.md)
+//                   [--grpc_port P]
+//   scopeflow serve --model_config_file=FILE | --model_repository=ROOT
+//                          serve models over HTTP and gRPC
+//                          (docs/SERVING.md)
 //   scopeflow plan NET [--startup NET] [--batch=N]
 //                  [--device_memory_budget=BYTES]
 //                  [--offload_policy=on_demand|planned]
@@ -163,6 +166,32 @@ ABSL_FLAG(int, v, -1,
           "how much to log on stderr: 0 errors, 1 and warnings, 2 and "
           "progress (the default), 3 and more detail; -1: the "
           "SCOPEFLOW_LOG_LEVEL environment variable's, or 2");
+ABSL_FLAG(int, grpc_port, -1,
+          "serve: the port of the gRPC services (-1: none, 0: any free one)");
+ABSL_FLAG(std::string, model_config_file, "",
+          "serve: the models of a TensorFlow Serving model config file "
+          "(instead of MODEL_DIR)");
+ABSL_FLAG(std::string, model_repository, "",
+          "serve: every folder under this root is a model (instead of "
+          "MODEL_DIR)");
+ABSL_FLAG(int64_t, request_timeout_ms, 0,
+          "serve: deadline of requests without X-Request-Timeout-Ms (0: none)");
+ABSL_FLAG(int64_t, drain_timeout_ms, 10000,
+          "serve: on SIGTERM, how long requests in flight may still run");
+ABSL_FLAG(int, max_queued_requests, 256,
+          "serve: requests per model waiting to run; more get 503");
+ABSL_FLAG(int64_t, idle_timeout_ms, 5000,
+          "serve: idle keep-alive connections are closed after this");
+ABSL_FLAG(int64_t, request_read_timeout_ms, 10000,
+          "serve: a request must arrive whole within this (408)");
+ABSL_FLAG(int, max_batch_size, 0,
+          "serve: batch predict requests up to this many rows (0: off)");
+ABSL_FLAG(int64_t, batch_timeout_micros, 1000,
+          "serve: how long a batch waits for more requests");
+ABSL_FLAG(int, batch_threads, 1, "serve: batches run at once");
+ABSL_FLAG(std::string, ssl_cert, "",
+          "serve: PEM certificate chain; with --ssl_key, serve HTTPS only");
+ABSL_FLAG(std::string, ssl_key, "", "serve: PEM private key of --ssl_cert");
 
 namespace {
 
@@ -248,6 +277,8 @@ constexpr char kUsage[] =
     "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
     "              over HTTP: --port P --threads N --host H --poll_seconds S\n"
     "              --max_body_bytes B --keep_alive_requests K --place P\n"
+    "              --grpc_port P; or serve --model_config_file FILE or\n"
+    "              --model_repository ROOT for several models\n"
     "  plan NET    print NET's memory plan without running it: --startup NET\n"
     "              --batch N --device_memory_budget BYTES\n"
     "              --offload_policy on_demand|planned\n"
@@ -305,9 +336,12 @@ int main(int argc, char** argv) {
         positional[2], positional[3]);
     return status.ok() ? 0 : Fail(status);
   }
-  const bool train =
-      positional.size() == 2 && std::string(positional[1]) == "train";
-  if (positional.size() != 3 && !train) {
+  // serve names its models by flag or by MODEL_DIR.
+  const bool train_or_serve =
+      positional.size() == 2 && (std::string(positional[1]) == "train" ||
+                                 std::string(positional[1]) == "serve");
+  const bool train = train_or_serve && std::string(positional[1]) == "train";
+  if (positional.size() != 3 && !train_or_serve) {
     std::fprintf(
         stderr, "scopeflow %s: expected %s\n\n%s", positional[1],
         scopeflow::FindCommand(positional[1])->arguments,
@@ -315,7 +349,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = positional[1];
-  const std::string net = train ? "" : positional[2];
+  const std::string net = positional.size() == 3 ? positional[2] : "";
   absl::Status status;
   if (train) {
     scopeflow::TrainCommandOptions options = TrainOptionsFromFlags();
@@ -381,8 +415,22 @@ int main(int argc, char** argv) {
     options.keep_alive_requests = absl::GetFlag(FLAGS_keep_alive_requests);
     options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
     options.max_body_bytes = absl::GetFlag(FLAGS_max_body_bytes);
+    options.request_timeout_ms = absl::GetFlag(FLAGS_request_timeout_ms);
+    options.drain_timeout_ms = absl::GetFlag(FLAGS_drain_timeout_ms);
+    options.max_queued_requests = absl::GetFlag(FLAGS_max_queued_requests);
+    options.idle_timeout_ms = absl::GetFlag(FLAGS_idle_timeout_ms);
+    options.request_read_timeout_ms =
+        absl::GetFlag(FLAGS_request_read_timeout_ms);
+    options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+    options.batch_timeout_micros = absl::GetFlag(FLAGS_batch_timeout_micros);
+    options.batch_threads = absl::GetFlag(FLAGS_batch_threads);
+    options.ssl_cert = absl::GetFlag(FLAGS_ssl_cert);
+    options.ssl_key = absl::GetFlag(FLAGS_ssl_key);
     options.place = absl::GetFlag(FLAGS_place);
     options.allow_unused_params = absl::GetFlag(FLAGS_allow_unused_params);
+    options.grpc_port = absl::GetFlag(FLAGS_grpc_port);
+    options.model_config_file = absl::GetFlag(FLAGS_model_config_file);
+    options.model_repository = absl::GetFlag(FLAGS_model_repository);
     status = scopeflow::ServeCommand(options);
   } else {
     std::fprintf(stderr, "scopeflow: command \"%s\" is not wired up\n",

@@ -1,5 +1,6 @@
 #include "tools/serve_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -7,11 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "framework/float16.h"
 #include "nlohmann/json.hpp"
+#include "tools/serve_json_tensor.h"
 
 namespace scopeflow {
 namespace {
-
-using Json = nlohmann::json;
 
 void AppendNumber(std::string& out, double value) {
   if (!std::isfinite(value)) {
@@ -65,35 +65,6 @@ void AppendArray(std::string& out, const T*& data, const Dims& dims,
   out += ']';
 }
 
-template <typename T>
-void AppendTyped(std::string& out, const Tensor& tensor) {
-  const T* data = tensor.data<T>();
-  AppendArray(out, data, tensor.dims(), 0);
-}
-
-void AppendTensor(std::string& out, const Tensor& tensor) {
-  switch (tensor.dtype()) {
-    case kFloat32:
-      return AppendTyped<float>(out, tensor);
-    case kFloat64:
-      return AppendTyped<double>(out, tensor);
-    case kFloat16:
-      return AppendTyped<float16>(out, tensor);
-    case kInt32:
-      return AppendTyped<int32_t>(out, tensor);
-    case kInt64:
-      return AppendTyped<int64_t>(out, tensor);
-    case kUInt8:
-      return AppendTyped<uint8_t>(out, tensor);
-    case kInt8:
-      return AppendTyped<int8_t>(out, tensor);
-    case kBool:
-      return AppendTyped<bool>(out, tensor);
-    default:
-      out += "null";
-  }
-}
-
 Json InfoJson(const TensorInfo& info) {
   Json shape =
       info.has_dims
@@ -106,15 +77,54 @@ Json InfoJson(const TensorInfo& info) {
 
 }  // namespace
 
+void AppendNestedJson(std::string& out, const Tensor& tensor) {
+  const bool known = VisitElementType(tensor.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* data = tensor.data<T>();
+    AppendArray(out, data, tensor.dims(), 0);
+  });
+  if (!known) out += "null";
+}
+
+void AppendRowJson(std::string& out, const Tensor& tensor, int64_t row) {
+  const bool known = VisitElementType(tensor.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const Dims& dims = tensor.dims();
+    const int64_t row_size = NumElements(
+        absl::MakeConstSpan(dims).subspan(std::min<size_t>(1, dims.size())));
+    const T* data = tensor.data<T>() + row * row_size;
+    AppendArray(out, data, dims, 1);
+  });
+  if (!known) out += "null";
+}
+
+void AppendFlatJson(std::string& out, const Tensor& tensor) {
+  const bool known = VisitElementType(tensor.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* data = tensor.data<T>();
+    out += '[';
+    for (int64_t i = 0; i < tensor.numel(); ++i) {
+      if (i > 0) out += ',';
+      AppendElement(out, data[i]);
+    }
+    out += ']';
+  });
+  if (!known) out += "null";
+}
+
+void AppendJsonString(std::string& out, absl::string_view text) {
+  out += Json(std::string(text))
+             .dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string PredictResponseJson(const std::vector<TensorInfo>& outputs,
                                 const std::vector<Tensor>& tensors) {
   std::string out = "{\"outputs\":{";
   for (size_t i = 0; i < tensors.size() && i < outputs.size(); ++i) {
     if (i > 0) out += ',';
-    out += Json(outputs[i].name)
-               .dump(-1, ' ', false, Json::error_handler_t::replace);
+    AppendJsonString(out, outputs[i].name);
     out += ':';
-    AppendTensor(out, tensors[i]);
+    AppendNestedJson(out, tensors[i]);
   }
   out += "}}";
   return out;

@@ -1,5 +1,5 @@
-// ParsePredictJson: JSON request bodies to tensors (the writers are in
-// serve_json.cc).
+// JSON request bodies to tensors: ParsePredictJson and the readers of
+// tools/serve_json_tensor.h (the writers are in serve_json.cc).
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -11,11 +11,10 @@
 #include "nlohmann/json.hpp"
 #include "platform/status_macros.h"
 #include "tools/serve_json.h"
+#include "tools/serve_json_tensor.h"
 
 namespace scopeflow {
 namespace {
-
-using Json = nlohmann::json;
 
 // Nested deeper than this is a mistake, not a tensor.
 constexpr int kMaxRank = 16;
@@ -61,7 +60,9 @@ std::string MalformedJsonMessage(absl::string_view body) {
   return absl::StrCat("malformed JSON: ", reason);
 }
 
-const char* KindOf(const Json& value) {
+}  // namespace
+
+const char* JsonKind(const Json& value) {
   switch (value.type()) {
     case Json::value_t::null:
       return "null";
@@ -83,14 +84,16 @@ const char* KindOf(const Json& value) {
   }
 }
 
+namespace {
+
 // A short rendering of a value for an error message: "is a string
 // (\"abc\")"; arrays and objects are not shown.
 std::string Describe(const Json& value) {
-  if (value.is_array() || value.is_object()) return KindOf(value);
+  if (value.is_array() || value.is_object()) return JsonKind(value);
   std::string shown =
       value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (shown.size() > 40) shown = absl::StrCat(shown.substr(0, 37), "...");
-  return absl::StrCat(KindOf(value), " (", shown, ")");
+  return absl::StrCat(JsonKind(value), " (", shown, ")");
 }
 
 std::string PathString(const std::vector<int64_t>& path) {
@@ -178,8 +181,65 @@ absl::Status FillTyped(const std::string& name, const Json& value,
   return Fill(name, tensor.dtype(), value, tensor.dims(), path, out);
 }
 
-absl::StatusOr<Tensor> TensorFromJson(const std::string& name,
-                                      const Json& value, DataType dtype) {
+// Writes the leaves of `value` (a scalar, or arrays nested any way) in
+// order, at most `count` of them; `written` counts them all.
+template <typename T>
+absl::Status FillFlat(const std::string& name, DataType dtype,
+                      const Json& value, int depth, int64_t count, T* out,
+                      int64_t& written) {
+  if (value.is_array()) {
+    SF_CHECK(depth < kMaxRank, "input \"%s\": arrays nested deeper than %d",
+             name, kMaxRank);
+    for (const Json& element : value) {
+      SF_RETURN_IF_ERROR(
+          FillFlat(name, dtype, element, depth + 1, count, out, written));
+    }
+    return absl::OkStatus();
+  }
+  if (written < count) {
+    const char* needs = "";
+    SF_CHECK(ToElement(value, out[written], needs),
+             "input \"%s\": element %d is %s; dtype %s needs %s", name, written,
+             Describe(value), DataTypeName(dtype), needs);
+  }
+  ++written;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Json> ParseJsonBody(absl::string_view body) {
+  Json doc = Json::parse(body.begin(), body.end(), nullptr,
+                         /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return absl::InvalidArgumentError(MalformedJsonMessage(body));
+  }
+  return doc;
+}
+
+absl::StatusOr<Tensor> TensorFromFlatJson(const std::string& name,
+                                          const Json& value, DataType dtype,
+                                          const Dims& dims) {
+  Tensor tensor;
+  SF_RETURN_IF_ERROR(tensor.Allocate(CPUPlace(), dtype, dims));
+  absl::Status status;
+  int64_t written = 0;
+  const bool known = VisitElementType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    status = FillFlat(name, dtype, value, 0, tensor.numel(), tensor.data<T>(),
+                      written);
+  });
+  SF_CHECK(known, "input \"%s\" has dtype %s, which JSON cannot carry", name,
+           DataTypeName(dtype));
+  SF_RETURN_IF_ERROR(status);
+  SF_CHECK(written == tensor.numel(),
+           "input \"%s\": %d elements for shape %s, which holds %d", name,
+           written, DimsToString(dims), tensor.numel());
+  return tensor;
+}
+
+absl::StatusOr<Tensor> TensorFromNestedJson(const std::string& name,
+                                            const Json& value, DataType dtype) {
   Dims dims;
   for (const Json* level = &value; level->is_array(); level = &level->front()) {
     SF_CHECK(dims.size() < kMaxRank,
@@ -222,18 +282,12 @@ absl::StatusOr<Tensor> TensorFromJson(const std::string& name,
   return tensor;
 }
 
-}  // namespace
-
 absl::StatusOr<std::vector<Feed>> ParsePredictJson(
     absl::string_view body, const std::vector<TensorInfo>& inputs) {
-  const Json doc = Json::parse(body.begin(), body.end(), nullptr,
-                               /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return absl::InvalidArgumentError(MalformedJsonMessage(body));
-  }
+  SF_ASSIGN_OR_RETURN(const Json doc, ParseJsonBody(body));
   SF_CHECK(doc.is_object(),
            "the body is %s; expected an object {\"inputs\": {NAME: array}}",
-           KindOf(doc));
+           JsonKind(doc));
   for (const auto& [key, value] : doc.items()) {
     // TensorFlow Serving clients name a signature; a model has one.
     SF_CHECK(key == "inputs" || key == "signature_name",
@@ -245,7 +299,7 @@ absl::StatusOr<std::vector<Feed>> ParsePredictJson(
   SF_CHECK(it->is_object(),
            "\"inputs\" is %s; expected an object mapping input names to "
            "arrays",
-           KindOf(*it));
+           JsonKind(*it));
   std::vector<Feed> feeds;
   for (const auto& [name, value] : it->items()) {
     const TensorInfo* info = nullptr;
@@ -260,7 +314,7 @@ absl::StatusOr<std::vector<Feed>> ParsePredictJson(
           "\" (the model's inputs: ", absl::StrJoin(names, ", "), ")"));
     }
     SF_ASSIGN_OR_RETURN(Tensor tensor,
-                        TensorFromJson(name, value, info->dtype));
+                        TensorFromNestedJson(name, value, info->dtype));
     feeds.push_back({name, std::move(tensor)});
   }
   return feeds;

@@ -32,6 +32,31 @@ std::string LabelValue(const std::string& value) {
   return out;
 }
 
+// Observes `value` in a histogram of `bounds`.
+template <typename Counts, typename Bounds>
+void Observe(Counts& counts, const Bounds& bounds, double value) {
+  const size_t bucket =
+      std::lower_bound(bounds.begin(), bounds.end(), value) - bounds.begin();
+  counts[bucket].fetch_add(1, std::memory_order_relaxed);
+}
+
+// The _bucket, _sum and _count lines of histogram `name` for one label set
+// (`labels` without braces).
+template <typename Counts, typename Bounds>
+void AppendHistogram(std::string& out, const char* name,
+                     const std::string& labels, const Counts& counts,
+                     const Bounds& bounds, double sum) {
+  int64_t cumulative = 0;
+  for (size_t b = 0; b <= bounds.size(); ++b) {
+    cumulative += counts[b].load(std::memory_order_relaxed);
+    const std::string le = b < bounds.size() ? absl::StrCat(bounds[b]) : "+Inf";
+    absl::StrAppendFormat(&out, "%s_bucket{%s,le=\"%s\"} %d\n", name, labels,
+                          le, cumulative);
+  }
+  absl::StrAppendFormat(&out, "%s_sum{%s} %.9g\n", name, labels, sum);
+  absl::StrAppendFormat(&out, "%s_count{%s} %d\n", name, labels, cumulative);
+}
+
 }  // namespace
 
 const char* EndpointName(Endpoint endpoint) {
@@ -76,9 +101,126 @@ void ServeMetrics::ObserveLatency(Endpoint endpoint, double seconds) {
                                       std::memory_order_relaxed);
 }
 
-void ServeMetrics::CountModelLoad(bool ok) {
-  (ok ? loads_ok_ : loads_failed_).fetch_add(1, std::memory_order_relaxed);
+ServeMetrics::VersionStats& ServeMetrics::StatsOf(const std::string& model,
+                                                  int64_t version) {
+  MutexLock lock(&mutex_);
+  std::unique_ptr<VersionStats>& stats = versions_[{model, version}];
+  if (stats == nullptr) stats = std::make_unique<VersionStats>();
+  return *stats;
 }
+
+void ServeMetrics::CountModelLoad(const std::string& model, int64_t version,
+                                  bool ok) {
+  (ok ? loads_ok_ : loads_failed_).fetch_add(1, std::memory_order_relaxed);
+  VersionStats& stats = StatsOf(model, version);
+  (ok ? stats.loads_ok : stats.loads_failed)
+      .fetch_add(1, std::memory_order_relaxed);
+}
+
+void ServeMetrics::SetServedVersions(const std::string& model,
+                                     std::vector<int64_t> versions) {
+  MutexLock lock(&mutex_);
+  served_[model] = std::move(versions);
+}
+
+void ServeMetrics::ObserveQueueTime(const std::string& model, int64_t version,
+                                    double seconds) {
+  Histogram& queue = StatsOf(model, version).queue;
+  Observe(queue.counts, kBuckets, seconds);
+  queue.sum_nanoseconds.fetch_add(static_cast<int64_t>(seconds * 1e9),
+                                  std::memory_order_relaxed);
+}
+
+void ServeMetrics::ObserveBatch(const std::string& model, int64_t version,
+                                int requests, double seconds) {
+  VersionStats& stats = StatsOf(model, version);
+  Observe(stats.batch.counts, kBatchBuckets, requests);
+  stats.batch.sum.fetch_add(requests, std::memory_order_relaxed);
+  Observe(stats.compute.counts, kBuckets, seconds);
+  stats.compute.sum_nanoseconds.fetch_add(static_cast<int64_t>(seconds * 1e9),
+                                          std::memory_order_relaxed);
+}
+
+void ServeMetrics::RenderModels(std::string& out,
+                                const std::string& fallback_model,
+                                int64_t fallback_version) const {
+  std::map<std::string, std::vector<int64_t>> served;
+  std::vector<std::pair<VersionKey, const VersionStats*>> versions;
+  {
+    MutexLock lock(&mutex_);
+    served = served_;
+    if (served.empty() && !fallback_model.empty()) {
+      served[fallback_model] = {fallback_version};
+    }
+    for (const auto& [key, stats] : versions_) {
+      versions.emplace_back(key, stats.get());
+    }
+  }
+  Header(out, "scopeflow_model_version", "gauge",
+         "The newest version served of each model.");
+  for (const auto& [model, list] : served) {
+    if (list.empty()) continue;
+    absl::StrAppendFormat(&out, "scopeflow_model_version{model=\"%s\"} %d\n",
+                          LabelValue(model), list.back());
+  }
+  Header(out, "scopeflow_model_version_served", "gauge",
+         "1 for each version of each model being served.");
+  for (const auto& [model, list] : served) {
+    for (int64_t version : list) {
+      absl::StrAppendFormat(
+          &out,
+          "scopeflow_model_version_served{model=\"%s\",version=\"%d\"} 1\n",
+          LabelValue(model), version);
+    }
+  }
+  Header(out, "scopeflow_model_version_loads_total", "counter",
+         "Loads of each model version, by result; a broken version is "
+         "tried once until its files change.");
+  for (const auto& [key, stats] : versions) {
+    for (const bool ok : {true, false}) {
+      const int64_t count = (ok ? stats->loads_ok : stats->loads_failed)
+                                .load(std::memory_order_relaxed);
+      if (count == 0) continue;
+      absl::StrAppendFormat(&out,
+                            "scopeflow_model_version_loads_total{model=\"%s\","
+                            "version=\"%d\",result=\"%s\"} %d\n",
+                            LabelValue(key.first), key.second,
+                            ok ? "ok" : "error", count);
+    }
+  }
+  Header(out, "scopeflow_queue_duration_seconds", "histogram",
+         "Time a predict waited from its inputs decoded to its run started.");
+  for (const auto& [key, stats] : versions) {
+    AppendHistogram(
+        out, "scopeflow_queue_duration_seconds",
+        absl::StrFormat("model=\"%s\",version=\"%d\"", LabelValue(key.first),
+                        key.second),
+        stats->queue.counts, kBuckets,
+        stats->queue.sum_nanoseconds.load(std::memory_order_relaxed) * 1e-9);
+  }
+  Header(out, "scopeflow_batch_size", "histogram",
+         "Requests computed together in one run.");
+  for (const auto& [key, stats] : versions) {
+    AppendHistogram(
+        out, "scopeflow_batch_size",
+        absl::StrFormat("model=\"%s\",version=\"%d\"", LabelValue(key.first),
+                        key.second),
+        stats->batch.counts, kBatchBuckets,
+        static_cast<double>(stats->batch.sum.load(std::memory_order_relaxed)));
+  }
+  Header(out, "scopeflow_compute_duration_seconds", "histogram",
+         "Time one run (one batch) of a model computed.");
+  for (const auto& [key, stats] : versions) {
+    AppendHistogram(
+        out, "scopeflow_compute_duration_seconds",
+        absl::StrFormat("model=\"%s\",version=\"%d\"", LabelValue(key.first),
+                        key.second),
+        stats->compute.counts, kBuckets,
+        stats->compute.sum_nanoseconds.load(std::memory_order_relaxed) * 1e-9);
+  }
+}
+
+std::string ServeMetrics::Render() const { return Render("", 0); }
 
 std::string ServeMetrics::Render(const std::string& model,
                                  int64_t version) const {
@@ -140,16 +282,13 @@ std::string ServeMetrics::Render(const std::string& model,
   const absl::StatusOr<AllocatorStats> stats = GetAllocatorStats(CPUPlace());
   absl::StrAppendFormat(&out, "scopeflow_tensor_memory_bytes %d\n",
                         stats.ok() ? stats->bytes_in_use : 0);
-  Header(out, "scopeflow_model_version", "gauge",
-         "The version of the model being served.");
-  absl::StrAppendFormat(&out, "scopeflow_model_version{model=\"%s\"} %d\n",
-                        LabelValue(model), version);
   Header(out, "scopeflow_model_loads_total", "counter",
          "Model versions loaded, by result.");
   absl::StrAppendFormat(&out,
                         "scopeflow_model_loads_total{result=\"ok\"} %d\n"
                         "scopeflow_model_loads_total{result=\"error\"} %d\n",
                         loads_ok_.load(), loads_failed_.load());
+  RenderModels(out, model, version);
   return out;
 }
 

@@ -1,14 +1,19 @@
 // What `scopeflow serve` counts, and its GET /metrics page in Prometheus'
 // text format: responses by endpoint and status, errors, a latency
-// histogram per endpoint, requests in flight, memory, model version and
-// loads.
+// histogram per endpoint, requests in flight, memory, the versions served
+// and loads per model; and per model version, where a predict's time goes:
+// waiting in a queue, the size of the batch it ran in, and computing.
 #ifndef SCOPEFLOW_TOOLS_SERVE_METRICS_H_
 #define SCOPEFLOW_TOOLS_SERVE_METRICS_H_
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -39,8 +44,24 @@ class ServeMetrics {
   // A request of `endpoint` took `seconds`, from its headers read to its
   // response made.
   void ObserveLatency(Endpoint endpoint, double seconds);
-  // A model version was loaded, or failed to.
-  void CountModelLoad(bool ok);
+  // Upper bounds of the batch size buckets (+Inf follows).
+  static constexpr std::array<double, 9> kBatchBuckets = {1,  2,  4,   8,  16,
+                                                          32, 64, 128, 256};
+
+  // Version `version` of `model` was loaded, or failed to (once per
+  // attempt: a version known broken is not tried again).
+  void CountModelLoad(const std::string& model, int64_t version, bool ok);
+  // The versions of `model` served now (empty: the model was unloaded).
+  void SetServedVersions(const std::string& model,
+                         std::vector<int64_t> versions);
+  // A predict on version `version` of `model` waited `seconds` from its
+  // inputs decoded to its run started.
+  void ObserveQueueTime(const std::string& model, int64_t version,
+                        double seconds);
+  // A run of `model` computed `requests` requests together (1 without
+  // batching) in `seconds`.
+  void ObserveBatch(const std::string& model, int64_t version, int requests,
+                    double seconds);
 
   // Counts a request in flight for its lifetime.
   class InFlight {
@@ -60,8 +81,10 @@ class ServeMetrics {
     return in_flight_.load(std::memory_order_relaxed);
   }
 
-  // The exposition, with the gauges read now; `model` and `version` label
-  // the model served.
+  // The exposition, with the gauges read now.
+  std::string Render() const;
+  // The same; `model` and `version` stand for the versions served until
+  // SetServedVersions reports any ("": none).
   std::string Render(const std::string& model, int64_t version) const;
 
  private:
@@ -69,6 +92,24 @@ class ServeMetrics {
     std::array<std::atomic<int64_t>, kBuckets.size() + 1> counts{};
     std::atomic<int64_t> sum_nanoseconds{0};
   };
+  struct BatchHistogram {
+    std::array<std::atomic<int64_t>, kBatchBuckets.size() + 1> counts{};
+    std::atomic<int64_t> sum{0};
+  };
+  // What is counted of one version of one model.
+  struct VersionStats {
+    Histogram queue;
+    Histogram compute;
+    BatchHistogram batch;
+    std::atomic<int64_t> loads_ok{0};
+    std::atomic<int64_t> loads_failed{0};
+  };
+  using VersionKey = std::pair<std::string, int64_t>;
+
+  // Made on first use; never removed, so the reference stays valid.
+  VersionStats& StatsOf(const std::string& model, int64_t version);
+  void RenderModels(std::string& out, const std::string& fallback_model,
+                    int64_t fallback_version) const;
 
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> loads_ok_{0};
@@ -78,6 +119,9 @@ class ServeMetrics {
   // (endpoint, status) -> responses.
   absl::flat_hash_map<std::pair<int, int>, int64_t> responses_
       ABSL_GUARDED_BY(mutex_);
+  std::map<VersionKey, std::unique_ptr<VersionStats>> versions_
+      ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, std::vector<int64_t>> served_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace scopeflow

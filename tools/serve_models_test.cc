@@ -16,6 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::HasSubstr;
 
 // A fresh folder under the test's temporary folder.
@@ -42,6 +45,18 @@ TEST(ListModelVersionsTest, ListsNumberedFoldersOnly) {
   absl::StatusOr<std::vector<int64_t>> versions = ListModelVersions(dir);
   ASSERT_TRUE(versions.ok()) << versions.status();
   EXPECT_THAT(*versions, ElementsAre(1, 2, 10));
+  // Folder names are numbers: 0010 is version 10, and 011 is 11.
+  fs::create_directories(fs::path(dir) / "011");
+  versions = ListModelVersions(dir);
+  EXPECT_THAT(*versions, ElementsAre(1, 2, 10, 11));
+  EXPECT_THAT(*FindVersionFolder(dir, 11), EndsWith("/011"));
+  fs::create_directories(fs::path(dir) / "0010");
+  EXPECT_THAT(*ListModelVersions(dir), ElementsAre(1, 2, 10, 11));
+  const absl::Status twice = FindVersionFolder(dir, 10).status();
+  EXPECT_THAT(twice.message(), HasSubstr("2 folders for version 10"));
+  EXPECT_THAT(twice.message(), HasSubstr("/0010, "));
+  EXPECT_EQ(FindVersionFolder(dir, 4).status().code(),
+            absl::StatusCode::kNotFound);
 
   const absl::Status missing = ListModelVersions(dir + "/absent").status();
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
@@ -118,12 +133,89 @@ TEST(ModelManagerTest, SwapsInNewerVersionsOnly) {
   EXPECT_EQ(manager.current()->version, 2);
   EXPECT_THAT(metrics.Render("mlp", 2),
               HasSubstr("scopeflow_model_loads_total{result=\"error\"} 1"));
+  // The broken version is not tried again, nor counted, until its files
+  // change; then it is.
+  EXPECT_FALSE(*manager.Poll());
+  EXPECT_THAT(metrics.Render("mlp", 2),
+              HasSubstr("scopeflow_model_loads_total{result=\"error\"} 1"));
+  ASSERT_EQ(manager.versions().size(), 2);
+  EXPECT_EQ(manager.versions()[1].version, 5);
+  EXPECT_FALSE(manager.versions()[1].available);
+  EXPECT_THAT(manager.versions()[1].error.message(),
+              HasSubstr("neither model.pb"));
+  ASSERT_TRUE(
+      WriteFileAtomically(dir + "/5/model.pbtxt", "not a net {").ok());
+  EXPECT_FALSE(manager.Poll().ok());
+  EXPECT_THAT(metrics.Render("mlp", 2),
+              HasSubstr("scopeflow_model_loads_total{result=\"error\"} 2"));
   // An older version appearing is not served.
   fs::remove_all(dir + "/5");
   fs::remove_all(dir + "/1");
   ASSERT_TRUE(WriteMlpVersion(dir, 1, 2).ok());
   EXPECT_FALSE(*manager.Poll());
   EXPECT_EQ(manager.current()->version, 2);
+}
+
+TEST(ModelManagerTest, BrokenNewestIsSkippedAtStartAsWhenRunning) {
+  const std::string dir = Folder("broken_newest") + "/mlp";
+  ASSERT_TRUE(WriteMlpVersion(dir, 1, 0).ok());
+  fs::create_directories(dir + "/2");
+  ServeMetrics metrics;
+  ModelManager manager(dir, {}, &metrics);
+  ASSERT_TRUE(manager.LoadNewest().ok());
+  EXPECT_EQ(manager.current()->version, 1);
+  ASSERT_EQ(manager.versions().size(), 2);
+  EXPECT_FALSE(manager.versions()[1].available);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(*manager.Poll());
+  EXPECT_THAT(metrics.Render(),
+              HasSubstr("scopeflow_model_version_loads_total{model=\"mlp\","
+                        "version=\"2\",result=\"error\"} 1\n"));
+  // Only broken versions: an error naming the folder.
+  const std::string bad = Folder("only_broken") + "/m";
+  fs::create_directories(bad + "/3");
+  ModelManager none(bad, {}, nullptr);
+  EXPECT_THAT(none.LoadNewest().message(), HasSubstr("m/3 has neither"));
+  EXPECT_EQ(none.current(), nullptr);
+}
+
+TEST(ModelManagerTest, ServesTheVersionsThePolicyNames) {
+  const std::string dir = Folder("policy") + "/mlp";
+  for (int v : {1, 2, 3}) ASSERT_TRUE(WriteMlpVersion(dir, v, v).ok());
+  fs::create_directories(dir + "/4");  // Broken: the policy skips it.
+  ModelManager manager(dir, {}, nullptr, VersionPolicy{2}, "named");
+  EXPECT_EQ(manager.name(), "named");
+  ASSERT_TRUE(manager.LoadNewest().ok());
+  EXPECT_THAT(manager.served_versions(), ElementsAre(2, 3));
+  EXPECT_EQ(manager.current()->version, 3);
+  EXPECT_EQ(manager.current()->name, "named");
+  EXPECT_EQ(manager.version(1), nullptr);
+  const std::shared_ptr<const ServedModel> two = manager.version(2);
+  ASSERT_NE(two, nullptr);
+
+  VersionPolicy specific;
+  specific.specific = {1, 3, 9};
+  manager.SetPolicy(specific);
+  EXPECT_TRUE(*manager.Poll());
+  EXPECT_THAT(manager.served_versions(), ElementsAre(1, 3));
+  // Version 2 was unloaded, but answers whoever still holds it.
+  EXPECT_EQ(manager.version(2), nullptr);
+  EXPECT_GT(FirstOutput(*two), -1);
+
+  VersionPolicy all;
+  all.all = true;
+  manager.SetPolicy(all);
+  EXPECT_TRUE(*manager.Poll());
+  EXPECT_THAT(manager.served_versions(), ElementsAre(1, 2, 3));
+  // A removed folder's version is unloaded; never the last one, though.
+  fs::remove_all(dir + "/3");
+  fs::remove_all(dir + "/4");
+  EXPECT_TRUE(*manager.Poll());
+  EXPECT_THAT(manager.served_versions(), ElementsAre(1, 2));
+  EXPECT_THAT(manager.versions(), Not(IsEmpty()));
+  fs::remove_all(dir + "/1");
+  fs::remove_all(dir + "/2");
+  EXPECT_FALSE(*manager.Poll());
+  EXPECT_THAT(manager.served_versions(), ElementsAre(1, 2));
 }
 
 TEST(ModelManagerTest, PollingThreadSwapsAndStops) {

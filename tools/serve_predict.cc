@@ -13,14 +13,6 @@
 namespace scopeflow {
 namespace {
 
-bool IsProtobuf(absl::string_view content_type) {
-  // Parameters (";charset=...") may follow the media type.
-  const absl::string_view media = content_type.substr(
-      0, std::min(content_type.find(';'), content_type.size()));
-  return absl::EqualsIgnoreCase(media, kProtobufContentType) ||
-         absl::EqualsIgnoreCase(media, "application/octet-stream");
-}
-
 absl::StatusOr<std::vector<Feed>> ParsePredictProto(absl::string_view body) {
   PredictRequest request;
   SF_CHECK(request.ParseFromArray(body.data(), static_cast<int>(body.size())),
@@ -51,18 +43,15 @@ absl::StatusOr<std::string> PredictProtoReply(const ServedModel& model,
 
 absl::StatusOr<HttpReply> TryPredict(const ServedModel& model,
                                      absl::string_view content_type,
-                                     absl::string_view body) {
-  const bool protobuf = IsProtobuf(content_type);
+                                     absl::string_view body,
+                                     const PredictContext& context) {
+  const bool protobuf = IsProtobufContentType(content_type);
   SF_ASSIGN_OR_RETURN(std::vector<Feed> feeds,
                       protobuf
                           ? ParsePredictProto(body)
                           : ParsePredictJson(body, model.predictor.inputs()));
-  SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model.predictor.Run(feeds));
-  for (Tensor& output : outputs) {
-    if (output.place() != CPUPlace()) {
-      SF_ASSIGN_OR_RETURN(output, output.CopyTo(CPUPlace()));
-    }
-  }
+  SF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                      RunServedModel(model, std::move(feeds), context));
   HttpReply reply;
   if (protobuf) {
     reply.content_type = kProtobufContentType;
@@ -75,6 +64,40 @@ absl::StatusOr<HttpReply> TryPredict(const ServedModel& model,
 
 }  // namespace
 
+bool IsProtobufContentType(absl::string_view content_type) {
+  // Parameters (";charset=...") may follow the media type.
+  const absl::string_view media = content_type.substr(
+      0, std::min(content_type.find(';'), content_type.size()));
+  return absl::EqualsIgnoreCase(media, kProtobufContentType) ||
+         absl::EqualsIgnoreCase(media, "application/octet-stream");
+}
+
+absl::StatusOr<std::vector<Tensor>> RunServedModel(
+    const ServedModel& model, std::vector<Feed> feeds,
+    const PredictContext& context) {
+  RunTiming timing;
+  absl::StatusOr<std::vector<Tensor>> outputs =
+      RunPredictor(model.predictor, std::move(feeds), context, &timing);
+  if (model.metrics != nullptr && timing.batch_requests > 0) {
+    model.metrics->ObserveQueueTime(model.name, model.version,
+                                    timing.queue_seconds);
+    // One request of each run reports it, so that the batch size and
+    // compute histograms count runs, not requests.
+    if (timing.reports_run) {
+      model.metrics->ObserveBatch(model.name, model.version,
+                                  timing.batch_requests,
+                                  timing.compute_seconds);
+    }
+  }
+  if (!outputs.ok()) return outputs.status();
+  for (Tensor& output : *outputs) {
+    if (output.place() != CPUPlace()) {
+      SF_ASSIGN_OR_RETURN(output, output.CopyTo(CPUPlace()));
+    }
+  }
+  return outputs;
+}
+
 int HttpStatusFor(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -83,7 +106,12 @@ int HttpStatusFor(const absl::Status& status) {
     case absl::StatusCode::kNotFound:
       return 404;
     case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnavailable:
       return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    case absl::StatusCode::kCancelled:
+      return 499;
     default:
       return 500;
   }
@@ -97,8 +125,9 @@ HttpReply ErrorReply(const absl::Status& status) {
 }
 
 HttpReply Predict(const ServedModel& model, absl::string_view content_type,
-                  absl::string_view body) {
-  absl::StatusOr<HttpReply> reply = TryPredict(model, content_type, body);
+                  absl::string_view body, const PredictContext& context) {
+  absl::StatusOr<HttpReply> reply =
+      TryPredict(model, content_type, body, context);
   return reply.ok() ? *std::move(reply) : ErrorReply(reply.status());
 }
 

@@ -5,9 +5,12 @@
 #define SCOPEFLOW_TOOLS_SERVE_PREDICT_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "tools/serve_batcher.h"
 #include "tools/serve_models.h"
 
 namespace scopeflow {
@@ -20,10 +23,26 @@ struct HttpReply {
   int status = 200;
   std::string content_type = kJsonContentType;
   std::string body;
+  // Further headers (KServe's Inference-Header-Content-Length).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Runs `model` on `feeds` as `context` says (its cancellation; in a batch
+// when it has a batcher) and returns its outputs on the CPU, in the order
+// of model.predictor.outputs(). Every protocol runs models through here, so
+// that the per-version metrics (queue time, batch size, compute time) count
+// them all.
+absl::StatusOr<std::vector<Tensor>> RunServedModel(
+    const ServedModel& model, std::vector<Feed> feeds,
+    const PredictContext& context = {});
+
+// Whether a body of this Content-Type is a PredictRequest protobuf
+// (kProtobufContentType or application/octet-stream, parameters aside).
+bool IsProtobufContentType(absl::string_view content_type);
+
 // The HTTP status for an error: 400 for bad input (InvalidArgument,
-// OutOfRange), 404 NotFound, 503 ResourceExhausted, 500 otherwise.
+// OutOfRange), 404 NotFound, 503 ResourceExhausted and Unavailable, 504
+// DeadlineExceeded, 499 Cancelled (the client left), 500 otherwise.
 int HttpStatusFor(const absl::Status& status);
 
 // {"error": message} with the status HttpStatusFor gives.
@@ -31,9 +50,10 @@ HttpReply ErrorReply(const absl::Status& status);
 
 // Runs `model` on the body: a PredictRequest when `content_type` is
 // kProtobufContentType (or application/octet-stream), JSON otherwise.
-// Errors come back as ErrorReply, always JSON.
+// Errors come back as ErrorReply, always JSON. The model runs as `context`
+// says (its cancellation, its batcher).
 HttpReply Predict(const ServedModel& model, absl::string_view content_type,
-                  absl::string_view body);
+                  absl::string_view body, const PredictContext& context = {});
 
 }  // namespace scopeflow
 

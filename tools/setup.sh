@@ -16,6 +16,7 @@ packages=(
   clang-format
   python3-sklearn
   libcpp-httplib-dev nlohmann-json3-dev
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio
   wrk
   python3-torch python3-torchvision python3-onnx
   libopenmpi-dev openmpi-bin

@@ -285,10 +285,16 @@ absl::Status Predictor::CheckNamedDims(absl::Span<const Feed> inputs) const {
 
 absl::StatusOr<std::vector<Tensor>> Predictor::Run(
     absl::Span<const Feed> inputs) const {
+  return Run(inputs, /*cancellation=*/nullptr);
+}
+
+absl::StatusOr<std::vector<Tensor>> Predictor::Run(
+    absl::Span<const Feed> inputs, const RunCancellation* cancellation) const {
   SF_RETURN_IF_ERROR(CheckInputs(inputs));
   ScopeLease lease(*scopes_);
   return model_->executor.Run(model_->prepared, lease.scope(), inputs,
-                              model_->output_names);
+                              model_->output_names, /*profile=*/nullptr,
+                              cancellation);
 }
 
 }  // namespace scopeflow

@@ -96,6 +96,11 @@ class Predictor {
   // inputs that give a dimension named alike (TensorInfo::dim_names)
   // different sizes; errors of the net's ops name the op.
   absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Feed> inputs) const;
+  // Run that stops early, with CANCELLED or DEADLINE_EXCEEDED, when
+  // `cancellation` (null: never) says so (Executor::Run).
+  absl::StatusOr<std::vector<Tensor>> Run(
+      absl::Span<const Feed> inputs,
+      const RunCancellation* cancellation) const;
 
   // Another predictor over the same prepared net and parameters: nothing is
   // copied. It has its own pool of run scopes, so that threads holding one

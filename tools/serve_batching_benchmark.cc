@@ -1,0 +1,206 @@
+// Dynamic batching under load: 64 concurrent clients, each sending one
+// batch-1 predict request at a time over a keep-alive connection, against
+// the CNN of examples/cnn served in-process, with batching off and on.
+// Each run is a fixed time of load; counters give requests per second, the
+// latency percentiles the clients saw, and the mean rows per batch. Runs
+// alternate off and on, so that the ratio is of neighbouring runs.
+//   bazel run -c opt //tools:serve_batching_benchmark
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "benchmark/benchmark.h"
+#include "framework/executor.h"
+#include "framework/net_io.h"
+#include "framework/param_io.h"
+#include "httplib.h"
+#include "platform/file.h"
+#include "platform/host_memory.h"
+#include "tools/http_server.h"
+
+namespace scopeflow {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kClients = 64;
+constexpr auto kLoadTime = std::chrono::seconds(3);
+
+// MODEL_DIR/1/{model.pbtxt, params} for the CNN, its parameters from its
+// seeded startup net; made once per process.
+const std::string& CnnModelDir() {
+  static const std::string* const dir = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    const fs::path root = fs::path(tmp != nullptr ? tmp : "/tmp") /
+                          absl::StrCat("serve_batching_", getpid());
+    const fs::path version = root / "cnn" / "1";
+    fs::create_directories(version);
+    absl::StatusOr<NetDef> startup = LoadNet("examples/cnn/startup.pbtxt");
+    absl::StatusOr<std::string> net = ReadFile("examples/cnn/main.pbtxt");
+    if (!startup.ok() || !net.ok()) std::abort();
+    const Executor executor;
+    absl::StatusOr<PreparedNet> prepared =
+        executor.Prepare(*startup, 0, CPUPlace());
+    Scope parameters;
+    if (!prepared.ok() ||
+        !executor.Run(*prepared, parameters, {}, {}).ok() ||
+        !WriteFileAtomically((version / "model.pbtxt").string(), *net).ok() ||
+        !SaveParams(parameters,
+                    {"conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc.w",
+                     "fc.b"},
+                    (version / "params").string())
+             .ok()) {
+      std::abort();
+    }
+    return new std::string((root / "cnn").string());
+  }();
+  return *dir;
+}
+
+std::string RequestBody(int seed) {
+  std::vector<std::string> row;
+  for (int i = 0; i < 64; ++i) {
+    row.push_back(absl::StrCat(((seed * 31 + i * 7) % 97) / 97.0));
+  }
+  return absl::StrCat(R"({"inputs": {"image": [[)", absl::StrJoin(row, ","),
+                      "]]}}");
+}
+
+// Args: max_batch_size (0: off), batch_timeout_micros.
+void BM_ConcurrentBatchOne(benchmark::State& state) {
+  ServeMetrics metrics;
+  const ModelSource cnn{"cnn", CnnModelDir(), VersionPolicy()};
+  ModelRepository models(
+      [cnn]() -> absl::StatusOr<std::vector<ModelSource>> {
+        return std::vector<ModelSource>{cnn};
+      },
+      PredictorOptions(), &metrics);
+  if (!models.Load().ok()) std::abort();
+  HttpServerOptions options;
+  options.port = 0;
+  options.threads =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.batching.max_batch_size = static_cast<int>(state.range(0));
+  options.batching.batch_timeout_micros = state.range(1);
+  HttpServer server(models, metrics, options);
+  if (!server.Bind().ok()) std::abort();
+  std::thread serving([&] { (void)server.Serve(); });
+
+  std::vector<double> latencies;
+  int64_t failed = 0;
+  for (auto _ : state) {
+    std::atomic<bool> stop{false};
+    std::vector<std::vector<double>> per_client(kClients);
+    std::atomic<int64_t> errors{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; ++c) {
+      clients.emplace_back([&, c] {
+        httplib::Client client("127.0.0.1", server.port());
+        client.set_keep_alive(true);
+        const std::string body = RequestBody(c);
+        while (!stop.load(std::memory_order_relaxed)) {
+          const Clock::time_point start = Clock::now();
+          httplib::Result result =
+              client.Post("/v1/models/cnn:predict", body, "application/json");
+          if (!result || result->status != 200) {
+            errors.fetch_add(1);
+            continue;
+          }
+          per_client[c].push_back(
+              std::chrono::duration<double>(Clock::now() - start).count());
+        }
+      });
+    }
+    std::this_thread::sleep_for(kLoadTime);
+    stop = true;
+    for (std::thread& client : clients) client.join();
+    for (const auto& own : per_client) {
+      latencies.insert(latencies.end(), own.begin(), own.end());
+    }
+    failed += errors.load();
+    state.SetIterationTime(
+        std::chrono::duration<double>(kLoadTime).count());
+  }
+  server.Stop();
+  serving.join();
+
+  std::sort(latencies.begin(), latencies.end());
+  auto percentile = [&](double p) {
+    return latencies.empty()
+               ? 0.0
+               : latencies[static_cast<size_t>(p * (latencies.size() - 1))] *
+                     1e3;
+  };
+  const double seconds = std::chrono::duration<double>(kLoadTime).count() *
+                         static_cast<double>(state.iterations());
+  state.counters["req_per_s"] = static_cast<double>(latencies.size()) / seconds;
+  state.counters["p50_ms"] = percentile(0.5);
+  state.counters["p99_ms"] = percentile(0.99);
+  state.counters["errors"] = static_cast<double>(failed);
+  const int64_t batches = server.batcher().batches_run();
+  state.counters["rows_per_batch"] =
+      batches == 0 ? 1.0
+                   : static_cast<double>(server.batcher().rows_run()) /
+                         static_cast<double>(batches);
+}
+// One run of the CNN on `rows` images, in-process: the batch's run time
+// of the latency goal (p99 under twice the batch timeout plus one batch's
+// run).
+void BM_CnnRun(benchmark::State& state) {
+  const fs::path version = fs::path(CnnModelDir()) / "1";
+  absl::StatusOr<Predictor> cnn = Predictor::Load(
+      (version / "model.pbtxt").string(), (version / "params").string());
+  if (!cnn.ok()) std::abort();
+  Tensor image;
+  if (!image.Allocate(CPUPlace(), kFloat32, {state.range(0), 64}).ok()) {
+    std::abort();
+  }
+  for (int64_t i = 0; i < image.numel(); ++i) {
+    image.data<float>()[i] = static_cast<float>(i % 97) / 97.0f;
+  }
+  const std::vector<Feed> feeds = {{"image", image}};
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<Tensor>> out = cnn->Run(feeds);
+    if (!out.ok()) std::abort();
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["rows_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * state.range(0)),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CnnRun)->Arg(1)->Arg(32)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_ConcurrentBatchOne)
+    ->Args({0, 0})
+    ->Args({32, 1000})
+    ->Args({64, 2000})
+    ->Args({0, 0})
+    ->Args({32, 1000})
+    ->Args({64, 2000})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace scopeflow
+
+int main(int argc, char** argv) {
+  scopeflow::KeepFreedHostMemoryForReuse();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  std::error_code ignored;
+  std::filesystem::remove_all(
+      std::filesystem::path(scopeflow::CnnModelDir()).parent_path(), ignored);
+  return 0;
+}
