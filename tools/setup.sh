@@ -17,6 +17,7 @@ packages=(
   python3-sklearn
   libcpp-httplib-dev nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio
+  libssl-dev
   wrk
   python3-torch python3-torchvision python3-onnx
   libopenmpi-dev openmpi-bin
