@@ -56,6 +56,13 @@ TEST(CApiTest, VersionsAndDtypes) {
   EXPECT_STREQ(sf_version_string(), "0.1.0");
   EXPECT_STREQ(sf_dtype_name(SF_FLOAT32), "float32");
   EXPECT_STREQ(sf_dtype_name(SF_INT8), "int8");
+  EXPECT_STREQ(sf_dtype_name(SF_UINT64), "uint64");
+  EXPECT_STREQ(sf_dtype_name(SF_BFLOAT16), "bfloat16");
+  EXPECT_EQ(sf_dtype_size(SF_INT16), 2u);
+  EXPECT_EQ(sf_dtype_size(SF_UINT32), 4u);
+  EXPECT_EQ(sf_dtype_size(SF_BFLOAT16), 2u);
+  EXPECT_STREQ(sf_dtype_name(SF_FLOAT8E5M2FNUZ), "float8e5m2fnuz");
+  EXPECT_EQ(sf_dtype_size(SF_FLOAT8E4M3FN), 1u);
   EXPECT_STREQ(sf_dtype_name(static_cast<sf_dtype>(99)), "unspecified");
   EXPECT_EQ(sf_dtype_size(SF_FLOAT64), 8u);
   EXPECT_EQ(sf_dtype_size(SF_BOOL), 1u);

@@ -33,8 +33,9 @@
 extern "C" {
 #endif
 
-/* The version of this header's API; see sf_api_version(). */
-#define SF_API_VERSION 1
+/* The version of this header's API; see sf_api_version(). 2 added the
+ * dtypes SF_INT16 to SF_FLOAT8E5M2FNUZ. */
+#define SF_API_VERSION 2
 
 /* Status codes: those of absl::Status (and gRPC), by number. */
 typedef enum sf_code {
@@ -67,7 +68,16 @@ typedef enum sf_dtype {
   SF_INT64 = 5,
   SF_UINT8 = 6,
   SF_BOOL = 7,
-  SF_INT8 = 8
+  SF_INT8 = 8,
+  SF_INT16 = 9,
+  SF_UINT16 = 10,
+  SF_UINT32 = 11,
+  SF_UINT64 = 12,
+  SF_BFLOAT16 = 13,
+  SF_FLOAT8E4M3FN = 14,
+  SF_FLOAT8E4M3FNUZ = 15,
+  SF_FLOAT8E5M2 = 16,
+  SF_FLOAT8E5M2FNUZ = 17
 } sf_dtype;
 
 typedef struct sf_status sf_status;

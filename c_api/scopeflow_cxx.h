@@ -76,6 +76,22 @@ template <>
 struct DtypeOf<bool> {
   static constexpr sf_dtype value = SF_BOOL;
 };
+template <>
+struct DtypeOf<int16_t> {
+  static constexpr sf_dtype value = SF_INT16;
+};
+template <>
+struct DtypeOf<uint16_t> {
+  static constexpr sf_dtype value = SF_UINT16;
+};
+template <>
+struct DtypeOf<uint32_t> {
+  static constexpr sf_dtype value = SF_UINT32;
+};
+template <>
+struct DtypeOf<uint64_t> {
+  static constexpr sf_dtype value = SF_UINT64;
+};
 
 }  // namespace detail
 

@@ -21,9 +21,9 @@ absl::StatusOr<Dims> ToDims(const char* function, const int64_t* dims,
 }
 
 absl::Status CheckDataType(const char* function, sf_dtype dtype) {
-  SF_CHECK(IsDtype(dtype), "%s: %d is no dtype (float32 is %d, int8 %d)",
-           function, static_cast<int>(dtype), static_cast<int>(SF_FLOAT32),
-           static_cast<int>(SF_INT8));
+  SF_CHECK(IsDtype(dtype), "%s: %d is no dtype (they are %d to %d)", function,
+           static_cast<int>(dtype), static_cast<int>(SF_FLOAT32),
+           static_cast<int>(SF_FLOAT8E5M2FNUZ));
   return absl::OkStatus();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "gmock/gmock.h"
@@ -21,14 +22,32 @@ TEST(DataTypeTest, SizesAndNames) {
   EXPECT_EQ(SizeOf(kUInt8), 1);
   EXPECT_EQ(SizeOf(kBool), 1);
   EXPECT_EQ(SizeOf(kInt8), 1);
+  EXPECT_EQ(SizeOf(kInt16), 2);
+  EXPECT_EQ(SizeOf(kUInt16), 2);
+  EXPECT_EQ(SizeOf(kUInt32), 4);
+  EXPECT_EQ(SizeOf(kUInt64), 8);
+  EXPECT_EQ(SizeOf(kBFloat16), 2);
+  EXPECT_EQ(SizeOf(kFloat8E5M2FNUZ), 1);
   EXPECT_EQ(SizeOf(DATA_TYPE_UNSPECIFIED), 0);
   EXPECT_EQ(SizeOf(static_cast<DataType>(99)), 0);
 
-  for (DataType dtype :
-       {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kUInt8, kBool, kInt8}) {
+  EXPECT_EQ(AllDataTypes().size(), 17u);
+  for (DataType dtype : AllDataTypes()) {
     EXPECT_TRUE(IsValidDataType(dtype));
     EXPECT_EQ(*ParseDataType(DataTypeName(dtype)), dtype);
+    EXPECT_NE(IsIntegerDataType(dtype) || IsFloatDataType(dtype),
+              dtype == kBool)
+        << DataTypeName(dtype);
   }
+  EXPECT_TRUE(IsIntegerDataType(kUInt64));
+  EXPECT_FALSE(IsIntegerDataType(kBFloat16));
+  EXPECT_TRUE(IsFloatDataType(kBFloat16));
+  EXPECT_EQ(DataTypeName(kUInt16), "uint16");
+  EXPECT_EQ(DataTypeName(kBFloat16), "bfloat16");
+  EXPECT_EQ(AllDataTypeNames(),
+            "float32, float64, float16, int32, int64, uint8, bool, int8, "
+            "int16, uint16, uint32, uint64, bfloat16, float8e4m3fn, "
+            "float8e4m3fnuz, float8e5m2, float8e5m2fnuz");
   EXPECT_EQ(DataTypeName(kFloat16), "float16");
   EXPECT_EQ(DataTypeName(kUInt8), "uint8");
   EXPECT_EQ(DataTypeName(kInt8), "int8");
@@ -46,6 +65,14 @@ TEST(DataTypeTest, CppTypesMapToDataTypes) {
   static_assert(DataTypeOf<uint8_t>() == kUInt8);
   static_assert(DataTypeOf<bool>() == kBool);
   static_assert(DataTypeOf<int8_t>() == kInt8);
+  static_assert(DataTypeOf<int16_t>() == kInt16);
+  static_assert(DataTypeOf<uint16_t>() == kUInt16);
+  static_assert(DataTypeOf<uint32_t>() == kUInt32);
+  static_assert(DataTypeOf<uint64_t>() == kUInt64);
+  static_assert(DataTypeOf<bfloat16>() == kBFloat16);
+  static_assert(DataTypeOf<float8_e4m3fn>() == kFloat8E4M3FN);
+  static_assert(DataTypeOf<float8_e5m2fnuz>() == kFloat8E5M2FNUZ);
+  EXPECT_EQ(SizeOf(DataTypeOf<bfloat16>()), sizeof(bfloat16));
   EXPECT_EQ(SizeOf(DataTypeOf<float16>()), sizeof(float16));
 }
 
@@ -110,6 +137,41 @@ TEST(Float16Test, EveryHalfRoundTrips) {
     const float value = HalfToFloat(half);
     if (std::isnan(value)) continue;
     ASSERT_EQ(FloatToHalf(value).bits, bits) << std::hex << bits;
+  }
+}
+
+// Reference values: bfloat16 is the top 16 bits of a binary32.
+TEST(BFloat16Test, KnownBitPatternsAndRounding) {
+  EXPECT_EQ(FloatToBFloat16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(FloatToBFloat16(-2.0f).bits, 0xc000);
+  EXPECT_EQ(FloatToBFloat16(-0.0f).bits, 0x8000);
+  EXPECT_EQ(BFloat16ToFloat(bfloat16{0x3fc0}), 1.5f);
+  // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to even (1).
+  EXPECT_EQ(FloatToBFloat16(1.0f + std::ldexp(1.0f, -8)).bits, 0x3f80);
+  // 1 + 3 * 2^-8 lies halfway between 1 + 2^-7 (odd) and 1 + 2^-6: up.
+  EXPECT_EQ(FloatToBFloat16(1.0f + 3 * std::ldexp(1.0f, -8)).bits, 0x3f82);
+  // Just above halfway rounds up.
+  EXPECT_EQ(
+      FloatToBFloat16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)).bits,
+      0x3f81);
+  // The largest float rounds up to infinity; NaN stays NaN (not infinity).
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(FloatToBFloat16(std::numeric_limits<float>::max()).bits, 0x7f80);
+  EXPECT_EQ(FloatToBFloat16(-inf).bits, 0xff80);
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(FloatToBFloat16(std::nanf("")))));
+  // A NaN whose payload lies only in the dropped bits stays NaN too.
+  uint32_t nan_bits = 0x7f800001u;
+  float low_nan;
+  std::memcpy(&low_nan, &nan_bits, sizeof(low_nan));
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(FloatToBFloat16(low_nan))));
+}
+
+TEST(BFloat16Test, EveryBFloat16RoundTrips) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const bfloat16 value{static_cast<uint16_t>(bits)};
+    const float wide = BFloat16ToFloat(value);
+    if (std::isnan(wide)) continue;
+    ASSERT_EQ(FloatToBFloat16(wide).bits, bits) << std::hex << bits;
   }
 }
 

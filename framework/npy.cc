@@ -29,7 +29,8 @@ struct NpyType {
 constexpr NpyType kNpyTypes[] = {
     {"<f4", kFloat32}, {"<f8", kFloat64}, {"<f2", kFloat16}, {"<i4", kInt32},
     {"<i8", kInt64},   {"|u1", kUInt8},   {"|b1", kBool},
-    {"|i1", kInt8},
+    {"|i1", kInt8},    {"<i2", kInt16},   {"<u2", kUInt16},  {"<u4", kUInt32},
+    {"<u8", kUInt64},
 };
 
 struct NpyHeader {
@@ -188,7 +189,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
   }
   SF_CHECK(dtype != DATA_TYPE_UNSPECIFIED,
            "npy dtype '%s' is not supported (little-endian float32, float64, "
-           "float16, int32, int64, uint8, int8 and bool are)",
+           "float16, int8, int16, int32, int64, uint8, uint16, uint32, uint64 "
+           "and bool are)",
            descr);
   SF_CHECK(!parsed.fortran_order,
            "npy array is in Fortran order; save it in C order "

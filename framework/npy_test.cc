@@ -90,6 +90,29 @@ TEST(NpyTest, Int8RoundTrips) {
   EXPECT_EQ(back->data<int8_t>()[1], -1);
 }
 
+TEST(NpyTest, WiderIntegersRoundTrip) {
+  const uint64_t values[] = {0, 18446744073709551615u};
+  absl::StatusOr<Tensor> tensor = ParseNpy(
+      NpyFile("{'descr': '<u8', 'fortran_order': False, 'shape': (2,), }",
+              Bytes(values, sizeof(values))));
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(tensor->dtype(), kUInt64);
+  EXPECT_EQ(tensor->data<uint64_t>()[1], 18446744073709551615u);
+  const int16_t shorts[] = {-32768, 7};
+  absl::StatusOr<Tensor> i16 = ParseNpy(
+      NpyFile("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
+              Bytes(shorts, sizeof(shorts))));
+  ASSERT_TRUE(i16.ok()) << i16.status();
+  EXPECT_EQ(i16->dtype(), kInt16);
+  EXPECT_EQ(i16->data<int16_t>()[0], -32768);
+  absl::StatusOr<std::string> short_bytes = SerializeNpy(*i16);
+  ASSERT_TRUE(short_bytes.ok()) << short_bytes.status();
+  EXPECT_THAT(*short_bytes, HasSubstr("'descr': '<i2'"));
+  absl::StatusOr<std::string> bytes = SerializeNpy(*tensor);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_THAT(*bytes, HasSubstr("'descr': '<u8'"));
+}
+
 TEST(NpyTest, Errors) {
   EXPECT_THAT(ParseNpy("PK\x03\x04 not npy").status().message(),
               HasSubstr("not an npy file"));

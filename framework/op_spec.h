@@ -118,6 +118,15 @@ class OpSpec {
                AttrCheckFn check = nullptr);
   OpSpec& Infer(InferFn infer);
   OpSpec& Kernel(DeviceType device, DataType dtype, KernelFn kernel);
+  // One kernel per C++ element type of `types`: make(TypeTag<T>()) gives
+  // T's kernel, so a kernel template is named once for all its types, e.g.
+  //   .Kernels(DeviceType::kCPU, IntegerTypes(),
+  //            [](auto t) { return &NegKernel<typename decltype(t)::type>; })
+  template <typename... Ts, typename MakeKernel>
+  OpSpec& Kernels(DeviceType device, TypeList<Ts...>, MakeKernel make) {
+    (Kernel(device, DataTypeOf<Ts>(), make(TypeTag<Ts>())), ...);
+    return *this;
+  }
   // The kernel is chosen by the dtype of this input (default: the first
   // declared input) or, for ops without inputs, of the first output.
   OpSpec& KernelDtypeFromInput(std::string slot);

@@ -160,11 +160,6 @@ SF_REGISTER_OP(assign)
     .Infer(SameAsInput())
     .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
         MakeAssignGrad))
-    .Kernel(DeviceType::kCPU, kFloat32, &Assign)
-    .Kernel(DeviceType::kCPU, kFloat64, &Assign)
-    .Kernel(DeviceType::kCPU, kInt32, &Assign)
-    .Kernel(DeviceType::kCPU, kInt64, &Assign)
-    .Kernel(DeviceType::kCPU, kUInt8, &Assign)
-    .Kernel(DeviceType::kCPU, kBool, &Assign);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &Assign; });
 
 }  // namespace scopeflow

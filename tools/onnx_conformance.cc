@@ -117,6 +117,16 @@ double FloatAt(const Tensor& t, int64_t i) {
       return t.data<double>()[i];
     case kFloat16:
       return HalfToFloat(t.data<float16>()[i]);
+    case kBFloat16:
+      return BFloat16ToFloat(t.data<bfloat16>()[i]);
+    case kFloat8E4M3FN:
+      return Float8ToFloat(t.data<float8_e4m3fn>()[i]);
+    case kFloat8E4M3FNUZ:
+      return Float8ToFloat(t.data<float8_e4m3fnuz>()[i]);
+    case kFloat8E5M2:
+      return Float8ToFloat(t.data<float8_e5m2>()[i]);
+    case kFloat8E5M2FNUZ:
+      return Float8ToFloat(t.data<float8_e5m2fnuz>()[i]);
     default:
       return 0;
   }
@@ -133,6 +143,15 @@ int64_t IntAt(const Tensor& t, int64_t i) {
       return t.data<uint8_t>()[i];
     case kInt8:
       return t.data<int8_t>()[i];
+    case kInt16:
+      return t.data<int16_t>()[i];
+    case kUInt16:
+      return t.data<uint16_t>()[i];
+    case kUInt32:
+      return t.data<uint32_t>()[i];
+    case kUInt64:
+      // Two's complement: distinct values stay distinct, as equality needs.
+      return static_cast<int64_t>(t.data<uint64_t>()[i]);
     case kBool:
       return t.data<bool>()[i] ? 1 : 0;
     default:
@@ -140,9 +159,7 @@ int64_t IntAt(const Tensor& t, int64_t i) {
   }
 }
 
-bool IsFloat(DataType dtype) {
-  return dtype == kFloat32 || dtype == kFloat64 || dtype == kFloat16;
-}
+bool IsFloat(DataType dtype) { return IsFloatDataType(dtype); }
 
 // The index of flat element `flat` in a tensor of `dims`, e.g. "[1, 0]".
 std::string IndexOf(int64_t flat, const Dims& dims) {

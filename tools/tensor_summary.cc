@@ -27,6 +27,24 @@ double ElementAsDouble(const Tensor& tensor, int64_t i) {
       return tensor.data<uint8_t>()[i];
     case DATA_TYPE_INT8:
       return tensor.data<int8_t>()[i];
+    case DATA_TYPE_INT16:
+      return tensor.data<int16_t>()[i];
+    case DATA_TYPE_UINT16:
+      return tensor.data<uint16_t>()[i];
+    case DATA_TYPE_UINT32:
+      return tensor.data<uint32_t>()[i];
+    case DATA_TYPE_UINT64:
+      return static_cast<double>(tensor.data<uint64_t>()[i]);
+    case DATA_TYPE_BFLOAT16:
+      return BFloat16ToFloat(tensor.data<bfloat16>()[i]);
+    case DATA_TYPE_FLOAT8E4M3FN:
+      return Float8ToFloat(tensor.data<float8_e4m3fn>()[i]);
+    case DATA_TYPE_FLOAT8E4M3FNUZ:
+      return Float8ToFloat(tensor.data<float8_e4m3fnuz>()[i]);
+    case DATA_TYPE_FLOAT8E5M2:
+      return Float8ToFloat(tensor.data<float8_e5m2>()[i]);
+    case DATA_TYPE_FLOAT8E5M2FNUZ:
+      return Float8ToFloat(tensor.data<float8_e5m2fnuz>()[i]);
     case DATA_TYPE_BOOL:
       return tensor.data<bool>()[i] ? 1 : 0;
     default:

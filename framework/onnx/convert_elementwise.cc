@@ -87,8 +87,6 @@ constexpr char kSoftplus[] = "softplus";
 constexpr char kHardSwish[] = "hard_swish";
 constexpr char kMish[] = "mish";
 
-bool IsInteger(DataType dtype) { return dtype == kInt32 || dtype == kInt64; }
-
 // Emits a cast of `var` to `dtype` into a fresh temporary named after
 // `hint`, and returns the temporary.
 absl::StatusOr<std::string> CastTo(NodeContext& context, const std::string& var,
@@ -120,12 +118,12 @@ absl::Status ConvertPow(NodeContext& context) {
     return context.Emit(
         OpBuilder("pow").In("X", x).In("Y", y).Out("Out", context.Output(0)));
   }
-  if (!IsInteger(base)) {
+  if (!IsIntegerDataType(base)) {
     SF_ASSIGN_OR_RETURN(y, CastTo(context, y, base, "exponent"));
     return context.Emit(
         OpBuilder("pow").In("X", x).In("Y", y).Out("Out", context.Output(0)));
   }
-  const DataType wide = IsInteger(exponent) ? kInt64 : kFloat64;
+  const DataType wide = IsIntegerDataType(exponent) ? kInt64 : kFloat64;
   if (base != wide) {
     SF_ASSIGN_OR_RETURN(x, CastTo(context, x, wide, "base"));
   }
@@ -308,9 +306,9 @@ absl::Status ConvertClip(NodeContext& context) {
 
 absl::Status ConvertCast(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const int64_t to, context.IntAttr("to"));
-  // Both concern float8 targets only, which have no scopeflow dtype (and
-  // are rejected below).
-  context.IgnoreAttr("saturate");
+  // "saturate" concerns float8 targets (cast has it); "round_mode" the
+  // float8e8m0 target, which has no scopeflow dtype (rejected below).
+  SF_ASSIGN_OR_RETURN(const int64_t saturate, context.IntAttr("saturate", 1));
   context.IgnoreAttr("round_mode");
   SF_ASSIGN_OR_RETURN(const DataType dtype,
                       DataTypeFromOnnx(static_cast<int32_t>(to)));
@@ -318,7 +316,8 @@ absl::Status ConvertCast(NodeContext& context) {
   return context.Emit(OpBuilder("cast")
                           .In("X", x)
                           .Out("Out", context.Output(0))
-                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
+                          .Attr("out_dtype", static_cast<int32_t>(dtype))
+                          .Attr("saturate", saturate != 0));
 }
 
 absl::Status ConvertWhere(NodeContext& context) {

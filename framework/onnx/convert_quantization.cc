@@ -54,9 +54,6 @@ absl::Status AxisAttrs(NodeContext& context, OpBuilder& op) {
   SF_ASSIGN_OR_RETURN(const int32_t axis32, ToInt32(axis, "axis"));
   SF_ASSIGN_OR_RETURN(const int32_t block32, ToInt32(block_size, "block_size"));
   op.Attr("axis", axis32).Attr("block_size", block32);
-  // "saturate" only concerns float8 outputs, which scopeflow does not have
-  // (their dtypes are refused with the inputs).
-  context.IgnoreAttr("saturate");
   return absl::OkStatus();
 }
 
@@ -91,14 +88,19 @@ absl::Status ConvertQuantizeLinear(NodeContext& context) {
              "is %s: they must agree",
              DataTypeName(out), DataTypeName(zero_point));
   } else if (out != DATA_TYPE_UNSPECIFIED) {
-    if (out != kUInt8 && out != kInt8) {
+    if (out != kUInt8 && out != kInt8 && out != kUInt16 && out != kInt16 &&
+        !(SizeOf(out) == 1 && IsFloatDataType(out))) {
       return Unsupported(absl::StrFormat(
-          "QuantizeLinear to %s: scopeflow quantizes to uint8 and int8",
+          "QuantizeLinear to %s: scopeflow quantizes to uint8, int8, uint16, "
+          "int16 and the float8 types",
           DataTypeName(out)));
     }
     op.Attr("out_dtype", static_cast<int32_t>(out));
   }
   context.IgnoreAttr("precision");
+  // Since opset 19; it concerns float8 outputs only.
+  SF_ASSIGN_OR_RETURN(const int64_t saturate, context.IntAttr("saturate", 1));
+  op.Attr("saturate", saturate != 0);
   return context.Emit(op);
 }
 

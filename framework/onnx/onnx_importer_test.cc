@@ -835,10 +835,10 @@ TEST(OnnxTensorTest, ReadsTypedFieldsAndRawData) {
   EXPECT_THAT(
       std::string(onnx_import::TensorFromOnnx(short_raw).status().message()),
       HasSubstr("raw_data holds 16 bytes"));
-  onnx::TensorProto int16;
-  int16.set_name("q");
-  int16.set_data_type(onnx::TensorProto::INT16);
-  EXPECT_EQ(onnx_import::TensorFromOnnx(int16).status().code(),
+  onnx::TensorProto int4;
+  int4.set_name("q");
+  int4.set_data_type(onnx::TensorProto::INT4);
+  EXPECT_EQ(onnx_import::TensorFromOnnx(int4).status().code(),
             absl::StatusCode::kUnimplemented);
 
   // INT8 as raw bytes (two's complement) and in int32_data, one per entry.
@@ -864,6 +864,60 @@ TEST(OnnxTensorTest, ReadsTypedFieldsAndRawData) {
   EXPECT_EQ(q8t->data<int8_t>()[0], -5);
   EXPECT_EQ(q8t->data<int8_t>()[1], 100);
   EXPECT_EQ(onnx_import::OnnxTypeFromDataType(kInt8), onnx::TensorProto::INT8);
+}
+
+TEST(OnnxTensorTest, ReadsTheWiderIntegersAndBFloat16) {
+  // INT16 and UINT16 in int32_data, UINT32 and UINT64 in uint64_data.
+  onnx::TensorProto int16;
+  int16.set_data_type(onnx::TensorProto::INT16);
+  int16.add_dims(2);
+  int16.add_int32_data(-32768);
+  int16.add_int32_data(32767);
+  absl::StatusOr<Tensor> i16 = onnx_import::TensorFromOnnx(int16);
+  ASSERT_TRUE(i16.ok()) << i16.status();
+  EXPECT_EQ(i16->dtype(), kInt16);
+  EXPECT_EQ(i16->data<int16_t>()[0], -32768);
+  EXPECT_EQ(i16->data<int16_t>()[1], 32767);
+
+  onnx::TensorProto uint64;
+  uint64.set_data_type(onnx::TensorProto::UINT64);
+  uint64.add_dims(1);
+  uint64.add_uint64_data(18446744073709551615u);
+  absl::StatusOr<Tensor> u64 = onnx_import::TensorFromOnnx(uint64);
+  ASSERT_TRUE(u64.ok()) << u64.status();
+  EXPECT_EQ(u64->dtype(), kUInt64);
+  EXPECT_EQ(u64->data<uint64_t>()[0], 18446744073709551615u);
+
+  onnx::TensorProto uint32;
+  uint32.set_data_type(onnx::TensorProto::UINT32);
+  uint32.add_dims(1);
+  uint32.add_uint64_data(4294967295u);
+  absl::StatusOr<Tensor> u32 = onnx_import::TensorFromOnnx(uint32);
+  ASSERT_TRUE(u32.ok()) << u32.status();
+  EXPECT_EQ(u32->data<uint32_t>()[0], 4294967295u);
+
+  // Raw little-endian bytes: 0x8001 is 32769 as uint16.
+  onnx::TensorProto uint16;
+  uint16.set_data_type(onnx::TensorProto::UINT16);
+  uint16.add_dims(1);
+  uint16.set_raw_data(std::string("\x01\x80", 2));
+  absl::StatusOr<Tensor> u16 = onnx_import::TensorFromOnnx(uint16);
+  ASSERT_TRUE(u16.ok()) << u16.status();
+  EXPECT_EQ(u16->data<uint16_t>()[0], 32769);
+
+  // BFLOAT16 entries of int32_data are bit patterns: 0x3fc0 is 1.5.
+  onnx::TensorProto bf16;
+  bf16.set_data_type(onnx::TensorProto::BFLOAT16);
+  bf16.add_dims(1);
+  bf16.add_int32_data(0x3fc0);
+  absl::StatusOr<Tensor> b = onnx_import::TensorFromOnnx(bf16);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->dtype(), kBFloat16);
+  EXPECT_EQ(BFloat16ToFloat(b->data<bfloat16>()[0]), 1.5f);
+  EXPECT_EQ(onnx_import::OnnxTypeFromDataType(kUInt32),
+            onnx::TensorProto::UINT32);
+  EXPECT_EQ(onnx_import::OnnxTypeFromDataType(kBFloat16),
+            onnx::TensorProto::BFLOAT16);
 }
 
 }  // namespace

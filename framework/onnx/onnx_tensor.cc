@@ -26,9 +26,13 @@ absl::Status CopyTyped(const Field& values, const std::string& what,
   for (int64_t i = 0; i < out.numel(); ++i) {
     if constexpr (std::is_same_v<T, bool>) {
       data[i] = values[i] != 0;
-    } else if constexpr (std::is_same_v<T, float16>) {
-      // FLOAT16 entries of int32_data are the half's bit pattern.
+    } else if constexpr (std::is_same_v<T, float16> ||
+                         std::is_same_v<T, bfloat16>) {
+      // FLOAT16 and BFLOAT16 entries of int32_data are the bit pattern.
       data[i].bits = static_cast<uint16_t>(values[i]);
+    } else if constexpr (sizeof(T) == 1 && !std::is_integral_v<T>) {
+      // So are the FLOAT8 ones.
+      data[i].bits = static_cast<uint8_t>(values[i]);
     } else {
       data[i] = static_cast<T>(values[i]);
     }
@@ -61,14 +65,30 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
       return kUInt8;
     case onnx::TensorProto::INT8:
       return kInt8;
+    case onnx::TensorProto::INT16:
+      return kInt16;
+    case onnx::TensorProto::UINT16:
+      return kUInt16;
+    case onnx::TensorProto::UINT32:
+      return kUInt32;
+    case onnx::TensorProto::UINT64:
+      return kUInt64;
+    case onnx::TensorProto::BFLOAT16:
+      return kBFloat16;
+    case onnx::TensorProto::FLOAT8E4M3FN:
+      return kFloat8E4M3FN;
+    case onnx::TensorProto::FLOAT8E4M3FNUZ:
+      return kFloat8E4M3FNUZ;
+    case onnx::TensorProto::FLOAT8E5M2:
+      return kFloat8E5M2;
+    case onnx::TensorProto::FLOAT8E5M2FNUZ:
+      return kFloat8E5M2FNUZ;
     case onnx::TensorProto::BOOL:
       return kBool;
     default:
-      return absl::UnimplementedError(
-          absl::StrCat("element type ", OnnxTypeName(onnx_type),
-                       " has no scopeflow dtype (scopeflow has float32, "
-                       "float64, float16, int32, int64, uint8, int8 and "
-                       "bool)"));
+      return absl::UnimplementedError(absl::StrCat(
+          "element type ", OnnxTypeName(onnx_type),
+          " has no scopeflow dtype (scopeflow has ", AllDataTypeNames(), ")"));
   }
 }
 
@@ -88,6 +108,24 @@ int32_t OnnxTypeFromDataType(DataType dtype) {
       return onnx::TensorProto::UINT8;
     case kInt8:
       return onnx::TensorProto::INT8;
+    case kInt16:
+      return onnx::TensorProto::INT16;
+    case kUInt16:
+      return onnx::TensorProto::UINT16;
+    case kUInt32:
+      return onnx::TensorProto::UINT32;
+    case kUInt64:
+      return onnx::TensorProto::UINT64;
+    case kBFloat16:
+      return onnx::TensorProto::BFLOAT16;
+    case kFloat8E4M3FN:
+      return onnx::TensorProto::FLOAT8E4M3FN;
+    case kFloat8E4M3FNUZ:
+      return onnx::TensorProto::FLOAT8E4M3FNUZ;
+    case kFloat8E5M2:
+      return onnx::TensorProto::FLOAT8E5M2;
+    case kFloat8E5M2FNUZ:
+      return onnx::TensorProto::FLOAT8E5M2FNUZ;
     case kBool:
       return onnx::TensorProto::BOOL;
     default:
@@ -138,7 +176,8 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
   } else {
     const int64_t held =
         std::max({proto.float_data_size(), proto.double_data_size(),
-                  proto.int32_data_size(), proto.int64_data_size()});
+                  proto.int32_data_size(), proto.int64_data_size(),
+                  proto.uint64_data_size()});
     SF_CHECK(numel <= held,
              "tensor \"%s\" of shape %s needs %d elements, but the file "
              "holds %d",
@@ -197,6 +236,42 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
       SF_RETURN_IF_ERROR(
           CopyTyped<float16>(proto.int32_data(), what, "int32_data", tensor));
       break;
+    case kBFloat16:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<bfloat16>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    case kFloat8E4M3FN:
+      SF_RETURN_IF_ERROR(CopyTyped<float8_e4m3fn>(proto.int32_data(), what,
+                                                  "int32_data", tensor));
+      break;
+    case kFloat8E4M3FNUZ:
+      SF_RETURN_IF_ERROR(CopyTyped<float8_e4m3fnuz>(proto.int32_data(), what,
+                                                    "int32_data", tensor));
+      break;
+    case kFloat8E5M2:
+      SF_RETURN_IF_ERROR(CopyTyped<float8_e5m2>(proto.int32_data(), what,
+                                                "int32_data", tensor));
+      break;
+    case kFloat8E5M2FNUZ:
+      SF_RETURN_IF_ERROR(CopyTyped<float8_e5m2fnuz>(proto.int32_data(), what,
+                                                    "int32_data", tensor));
+      break;
+    case kInt16:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<int16_t>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    case kUInt16:
+      SF_RETURN_IF_ERROR(
+          CopyTyped<uint16_t>(proto.int32_data(), what, "int32_data", tensor));
+      break;
+    case kUInt32:
+      SF_RETURN_IF_ERROR(CopyTyped<uint32_t>(proto.uint64_data(), what,
+                                             "uint64_data", tensor));
+      break;
+    case kUInt64:
+      SF_RETURN_IF_ERROR(CopyTyped<uint64_t>(proto.uint64_data(), what,
+                                             "uint64_data", tensor));
+      break;
     default:
       return absl::InternalError(absl::StrCat(
           "tensor \"", what, "\": unhandled dtype ", DataTypeName(*dtype)));
@@ -241,6 +316,24 @@ absl::StatusOr<double> TensorToScalar(const Tensor& tensor,
       return tensor.data<uint8_t>()[0];
     case kInt8:
       return tensor.data<int8_t>()[0];
+    case kInt16:
+      return tensor.data<int16_t>()[0];
+    case kUInt16:
+      return tensor.data<uint16_t>()[0];
+    case kUInt32:
+      return tensor.data<uint32_t>()[0];
+    case kUInt64:
+      return static_cast<double>(tensor.data<uint64_t>()[0]);
+    case kBFloat16:
+      return BFloat16ToFloat(tensor.data<bfloat16>()[0]);
+    case kFloat8E4M3FN:
+      return Float8ToFloat(tensor.data<float8_e4m3fn>()[0]);
+    case kFloat8E4M3FNUZ:
+      return Float8ToFloat(tensor.data<float8_e4m3fnuz>()[0]);
+    case kFloat8E5M2:
+      return Float8ToFloat(tensor.data<float8_e5m2>()[0]);
+    case kFloat8E5M2FNUZ:
+      return Float8ToFloat(tensor.data<float8_e5m2fnuz>()[0]);
     case kBool:
       return tensor.data<bool>()[0] ? 1.0 : 0.0;
     default:

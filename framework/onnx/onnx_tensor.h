@@ -21,8 +21,9 @@ namespace onnx_import {
 std::string OnnxTypeName(int32_t onnx_type);
 
 // The scopeflow dtype of an ONNX element type: FLOAT, DOUBLE, FLOAT16,
-// INT32, INT64, UINT8, INT8 and BOOL have one. Unimplemented, naming the
-// type, for the others (INT16, STRING, BFLOAT16, ...).
+// INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BFLOAT16, BOOL
+// and the four FLOAT8 types have one. Unimplemented, naming the type, for
+// the others (STRING, INT4, FLOAT8E8M0, ...).
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 
 // The ONNX element type of a scopeflow dtype.

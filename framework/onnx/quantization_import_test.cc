@@ -100,7 +100,7 @@ TEST(QuantizationImportTest, BlockSizeAndOutputDtypeFromOpset21) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<int8_t>((*out)[0]), ElementsAre(-128, 2, 2, 4));
 
-  // A type scopeflow does not quantize to is refused as unsupported.
+  // int16 saturates at its own limits.
   onnx::ModelProto int16 = Model(21);
   AddInput(int16, "x", {1, 4});
   AddInitializer(int16, FloatProto("s", {}, {1}));
@@ -108,8 +108,22 @@ TEST(QuantizationImportTest, BlockSizeAndOutputDtypeFromOpset21) {
          onnx::TensorProto::INT16);
   AddOutput(int16, "y");
   imported = ImportOnnx(int16);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  out = RunNet(*imported,
+               {{"x", MakeTensor<float>({1, 4}, {-300, 2.5f, 3.5f, 70000})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int16_t>((*out)[0]), ElementsAre(-300, 2, 4, 32767));
+
+  // A type scopeflow does not quantize to is refused as unsupported.
+  onnx::ModelProto int4 = Model(21);
+  AddInput(int4, "x", {1, 4});
+  AddInitializer(int4, FloatProto("s", {}, {1}));
+  SetInt(AddNode(int4, "QuantizeLinear", {"x", "s"}, {"y"}), "output_dtype",
+         onnx::TensorProto::INT4);
+  AddOutput(int4, "y");
+  imported = ImportOnnx(int4);
   ASSERT_FALSE(imported.ok());
-  EXPECT_THAT(std::string(imported.status().message()), HasSubstr("INT16"));
+  EXPECT_THAT(std::string(imported.status().message()), HasSubstr("INT4"));
 }
 
 TEST(QuantizationImportTest, OutputDtypeMustAgreeWithTheZeroPoint) {

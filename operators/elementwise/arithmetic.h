@@ -9,8 +9,10 @@
 namespace scopeflow {
 namespace elementwise {
 
+// The unsigned type integer T computes in: at least unsigned int, since
+// narrower types promote to (signed) int, where uint16 * uint16 overflows.
 template <typename T>
-using Unsigned = std::make_unsigned_t<T>;
+using Unsigned = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
 
 struct Add {
   template <typename T>

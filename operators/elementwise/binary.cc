@@ -1,6 +1,8 @@
 // Binary arithmetic with numpy-style broadcasting: add, sub, mul, div, pow,
 // max, min. Inputs "X" and "Y" of one dtype, output "Out" of that dtype and
-// the broadcast shape.
+// the broadcast shape. Every op but pow takes float32, float64 and every
+// integer type (int8 to int64, uint8 to uint64); pow takes float32,
+// float64, int32 and int64; max and min also float16 (compared as float32).
 //
 // Integer add, sub, mul, pow and the negation in div wrap around (two's
 // complement) instead of overflowing; integer div truncates toward zero and
@@ -45,11 +47,11 @@ using elementwise::Sub;
 struct Div {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) {
       // The lowest value divided by -1 overflows (a hardware trap on x86):
       // negate with wrap-around instead.
       if (b == -1) return Neg()(a);
-      return a / b;
+      return static_cast<T>(a / b);
     } else {
       return a / b;
     }
@@ -154,10 +156,12 @@ struct IntPow {
 
 // Whether max(x, y) is y: a NaN in y propagates, and x wins ties. Max and
 // max's gradient both decide by it, so the gradient flows to the input the
-// forward op took.
+// forward op took. float16 compares as the float32 it stands for.
 template <typename T>
 bool MaxTakesY(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return MaxTakesY(HalfToFloat(x), HalfToFloat(y));
+  } else if constexpr (std::is_floating_point_v<T>) {
     return x < y || y != y;
   } else {
     return x < y;
@@ -167,7 +171,9 @@ bool MaxTakesY(T x, T y) {
 // Whether min(x, y) is y, likewise.
 template <typename T>
 bool MinTakesY(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return MinTakesY(HalfToFloat(x), HalfToFloat(y));
+  } else if constexpr (std::is_floating_point_v<T>) {
     return y < x || y != y;
   } else {
     return y < x;
@@ -473,10 +479,9 @@ SF_REGISTER_OP(add)
     .Output("Out")
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("add_grad"))
-    .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Add>)
-    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Add>)
-    .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Add>)
-    .Kernel(DeviceType::kCPU, kInt64, &BinaryKernel<int64_t, Add>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &BinaryKernel<typename decltype(t)::type, Add>;
+    });
 
 SF_REGISTER_OP(sub)
     .Input("X")
@@ -484,10 +489,9 @@ SF_REGISTER_OP(sub)
     .Output("Out")
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("sub_grad"))
-    .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Sub>)
-    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Sub>)
-    .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Sub>)
-    .Kernel(DeviceType::kCPU, kInt64, &BinaryKernel<int64_t, Sub>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &BinaryKernel<typename decltype(t)::type, Sub>;
+    });
 
 SF_REGISTER_OP(mul)
     .Input("X")
@@ -495,10 +499,9 @@ SF_REGISTER_OP(mul)
     .Output("Out")
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("mul_grad"))
-    .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Mul>)
-    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Mul>)
-    .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Mul>)
-    .Kernel(DeviceType::kCPU, kInt64, &BinaryKernel<int64_t, Mul>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &BinaryKernel<typename decltype(t)::type, Mul>;
+    });
 
 SF_REGISTER_OP(div)
     .Input("X")
@@ -506,10 +509,8 @@ SF_REGISTER_OP(div)
     .Output("Out")
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("div_grad"))
-    .Kernel(DeviceType::kCPU, kFloat32, &DivKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &DivKernel<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &DivKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &DivKernel<int64_t>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &DivKernel<typename decltype(t)::type>; });
 
 SF_REGISTER_OP(pow)
     .Input("X")
@@ -528,10 +529,11 @@ SF_REGISTER_OP(max)
     .Output("Out")
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("max_grad"))
-    .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Max>)
-    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Max>)
-    .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Max>)
-    .Kernel(DeviceType::kCPU, kInt64, &BinaryKernel<int64_t, Max>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) {
+               return &BinaryKernel<typename decltype(t)::type, Max>;
+             })
+    .Kernel(DeviceType::kCPU, kFloat16, &BinaryKernel<float16, Max>);
 
 SF_REGISTER_OP(min)
     .Input("X")
@@ -539,10 +541,11 @@ SF_REGISTER_OP(min)
     .Output("Out")
     .Infer(InferBinary)
     .Grad(BinaryGradSpec("min_grad"))
-    .Kernel(DeviceType::kCPU, kFloat32, &BinaryKernel<float, Min>)
-    .Kernel(DeviceType::kCPU, kFloat64, &BinaryKernel<double, Min>)
-    .Kernel(DeviceType::kCPU, kInt32, &BinaryKernel<int32_t, Min>)
-    .Kernel(DeviceType::kCPU, kInt64, &BinaryKernel<int64_t, Min>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) {
+               return &BinaryKernel<typename decltype(t)::type, Min>;
+             })
+    .Kernel(DeviceType::kCPU, kFloat16, &BinaryKernel<float16, Min>);
 
 SF_REGISTER_OP(add_grad)
     .Input("X")

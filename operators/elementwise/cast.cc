@@ -1,13 +1,18 @@
 // cast: Out = X converted to the dtype of attribute "out_dtype" (a DataType
-// number, as fill_constant's "dtype"), between float32, float64, float16,
-// int32, int64, uint8, int8 and bool.
+// number, as fill_constant's "dtype"), between any two dtypes: float32,
+// float64, float16, bfloat16, the float8 types, the integers (int8 to
+// int64, uint8 to uint64) and bool.
 //
 // Conversions are defined for every input value:
 // - float to integer truncates toward zero and saturates at the integer
 //   type's limits; NaN gives 0;
 // - integer to narrower integer wraps around (keeps the low bits);
 // - anything to bool is "not zero" (NaN gives true); bool gives 0 or 1;
-// - float16 converts through float32 (to float16: rounds to nearest even).
+// - float16, bfloat16 and the float8 types convert through float32 (to
+//   them: rounds to nearest even); to a float8 type, a value beyond its
+//   range (or an infinity) becomes its largest finite value of that sign
+//   with attribute "saturate" true (the default), else infinity
+//   (float8e5m2) or NaN (the others), as ONNX Cast says.
 //
 // cast_grad casts Out@GRAD back to X's dtype.
 #include <cstdint>
@@ -37,42 +42,75 @@ struct HostHalf {
   static float16 FromFloat(float v) { return FloatToHalf(v); }
 };
 
+// bfloat16 and the float8 types convert through float32 here
+// (ConvertValue, shared with the device, knows one 16-bit float type).
+// `saturate` concerns float8 targets only (float8.h).
 template <typename To, typename From>
-To Convert(From v) {
-  return elementwise::ConvertValue<To, From, HostHalf>(v);
+To Convert(From v, bool saturate) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, bfloat16>) {
+    return Convert<To>(BFloat16ToFloat(v), saturate);
+  } else if constexpr (kIsFloat8<From>) {
+    return Convert<To>(Float8ToFloat(v), saturate);
+  } else if constexpr (std::is_same_v<To, bfloat16>) {
+    return FloatToBFloat16(Convert<float>(v, saturate));
+  } else if constexpr (kIsFloat8<To>) {
+    return FloatToFloat8<To::kFormat>(Convert<float>(v, saturate), saturate);
+  } else {
+    return elementwise::ConvertValue<To, From, HostHalf>(v);
+  }
 }
 
 template <typename From, typename To>
-absl::Status CastLoop(const Tensor& x, Tensor* out) {
+absl::Status CastLoop(const Tensor& x, Tensor* out, bool saturate) {
   const From* in = x.data<From>();
   To* result = out->data<To>();
   const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) result[i] = Convert<To>(in[i]);
+  for (int64_t i = 0; i < n; ++i) result[i] = Convert<To>(in[i], saturate);
   return absl::OkStatus();
 }
 
 // Converts `in` into `out`, which has its shape and the dtype to convert
 // to; `out_slot` names `out` in errors.
 template <typename From>
-absl::Status CastInto(const Tensor& in, Tensor* out,
-                      absl::string_view out_slot) {
+absl::Status CastInto(const Tensor& in, Tensor* out, absl::string_view out_slot,
+                      bool saturate = true) {
   switch (out->dtype()) {
     case kFloat32:
-      return CastLoop<From, float>(in, out);
+      return CastLoop<From, float>(in, out, saturate);
     case kFloat64:
-      return CastLoop<From, double>(in, out);
+      return CastLoop<From, double>(in, out, saturate);
     case kFloat16:
-      return CastLoop<From, float16>(in, out);
+      return CastLoop<From, float16>(in, out, saturate);
     case kInt32:
-      return CastLoop<From, int32_t>(in, out);
+      return CastLoop<From, int32_t>(in, out, saturate);
     case kInt64:
-      return CastLoop<From, int64_t>(in, out);
+      return CastLoop<From, int64_t>(in, out, saturate);
     case kUInt8:
-      return CastLoop<From, uint8_t>(in, out);
+      return CastLoop<From, uint8_t>(in, out, saturate);
     case kInt8:
-      return CastLoop<From, int8_t>(in, out);
+      return CastLoop<From, int8_t>(in, out, saturate);
+    case kInt16:
+      return CastLoop<From, int16_t>(in, out, saturate);
+    case kUInt16:
+      return CastLoop<From, uint16_t>(in, out, saturate);
+    case kUInt32:
+      return CastLoop<From, uint32_t>(in, out, saturate);
+    case kUInt64:
+      return CastLoop<From, uint64_t>(in, out, saturate);
+    case kBFloat16:
+      return CastLoop<From, bfloat16>(in, out, saturate);
+    case kFloat8E4M3FN:
+      return CastLoop<From, float8_e4m3fn>(in, out, saturate);
+    case kFloat8E4M3FNUZ:
+      return CastLoop<From, float8_e4m3fnuz>(in, out, saturate);
+    case kFloat8E5M2:
+      return CastLoop<From, float8_e5m2>(in, out, saturate);
+    case kFloat8E5M2FNUZ:
+      return CastLoop<From, float8_e5m2fnuz>(in, out, saturate);
     case kBool:
-      return CastLoop<From, bool>(in, out);
+      return CastLoop<From, bool>(in, out, saturate);
     default:
       return absl::InvalidArgumentError(
           absl::StrFormat("cannot cast to dtype %s (output \"%s\")",
@@ -82,7 +120,8 @@ absl::Status CastInto(const Tensor& in, Tensor* out,
 
 template <typename From>
 absl::Status CastKernel(KernelContext& context) {
-  return CastInto<From>(context.Input("X"), context.Output("Out"), "Out");
+  return CastInto<From>(context.Input("X"), context.Output("Out"), "Out",
+                        context.attrs().Get<bool>("saturate"));
 }
 
 // The gradient of a cast is the output's gradient cast back to X's dtype.
@@ -99,8 +138,7 @@ absl::Status CheckIsDtype(const AttrValue& value) {
   const int32_t number = std::get<int32_t>(value);
   if (IsValidDataType(static_cast<DataType>(number))) return absl::OkStatus();
   std::vector<std::string> choices;
-  for (DataType dtype :
-       {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kUInt8, kBool, kInt8}) {
+  for (DataType dtype : AllDataTypes()) {
     choices.push_back(absl::StrFormat("%d (%s)", static_cast<int>(dtype),
                                       DataTypeName(dtype)));
   }
@@ -135,33 +173,32 @@ SF_REGISTER_OP(cast)
     .Input("X")
     .Output("Out")
     .Attr("out_dtype", AttrType::kInt, CheckIsDtype)
+    .Attr("saturate", AttrType::kBool, AttrValue(true))
     .Infer(InferCast)
     .Grad(GradSpec("cast_grad")
               .ReadInput("X")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &CastKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &CastKernel<double>)
-    .Kernel(DeviceType::kCPU, kFloat16, &CastKernel<float16>)
-    .Kernel(DeviceType::kCPU, kInt32, &CastKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &CastKernel<int64_t>)
-    .Kernel(DeviceType::kCPU, kUInt8, &CastKernel<uint8_t>)
-    .Kernel(DeviceType::kCPU, kInt8, &CastKernel<int8_t>)
-    .Kernel(DeviceType::kCPU, kBool, &CastKernel<bool>);
+    .Kernels(DeviceType::kCPU, AllTypes(),
+             [](auto t) { return &CastKernel<typename decltype(t)::type>; });
 
 // A gradient op rather than a cast: the cast back needs X's dtype, which
 // only the variable's declaration knows, not the forward op a gradient
 // maker sees. The kernel is chosen by Out@GRAD's dtype; X@GRAD gets X's.
-// "out_dtype" is the forward cast's (the gradient maker copies it).
+// "out_dtype" and "saturate" are the forward cast's (the gradient maker
+// copies them); the cast back is between float dtypes, where saturating
+// does not apply.
 SF_REGISTER_OP(cast_grad)
     .Input("X")
     .Input("Out@GRAD")
     .Output("X@GRAD", /*optional=*/true)
     .Attr("out_dtype", AttrType::kInt, CheckIsDtype)
+    .Attr("saturate", AttrType::kBool, AttrValue(true))
     .Infer(elementwise::CheckThenGradsLike(CheckCastGrad, {"X"}))
     .KernelDtypeFromInput("Out@GRAD")
     .Kernel(DeviceType::kCPU, kFloat32, &CastGradKernel<float>)
     .Kernel(DeviceType::kCPU, kFloat64, &CastGradKernel<double>)
-    .Kernel(DeviceType::kCPU, kFloat16, &CastGradKernel<float16>);
+    .Kernel(DeviceType::kCPU, kFloat16, &CastGradKernel<float16>)
+    .Kernel(DeviceType::kCPU, kBFloat16, &CastGradKernel<bfloat16>);
 
 }  // namespace scopeflow

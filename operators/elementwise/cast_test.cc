@@ -16,17 +16,19 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string CastOp(int out_dtype) {
+std::string CastOp(int out_dtype, bool saturate = true) {
   return absl::StrFormat(R"pb(type: "cast"
                               inputs { slot: "X" vars: "x" }
                               outputs { slot: "Out" vars: "out" }
-                              attrs { name: "out_dtype" i: %d })pb",
-                         out_dtype);
+                              attrs { name: "out_dtype" i: %d }
+                              attrs { name: "saturate" b: %s })pb",
+                         out_dtype, saturate ? "true" : "false");
 }
 
-absl::StatusOr<Tensor> RunCast(const Tensor& x, DataType out_dtype) {
+absl::StatusOr<Tensor> RunCast(const Tensor& x, DataType out_dtype,
+                               bool saturate = true) {
   absl::StatusOr<std::vector<Tensor>> out =
-      RunOp(CastOp(out_dtype), {{"x", x}}, {"out"});
+      RunOp(CastOp(out_dtype, saturate), {{"x", x}}, {"out"});
   if (!out.ok()) return out.status();
   EXPECT_EQ((*out)[0].dtype(), out_dtype);
   EXPECT_EQ((*out)[0].dims(), x.dims());
@@ -182,6 +184,103 @@ TEST(CastTest, Float16) {
               ElementsAre(1, -2, std::numeric_limits<int32_t>::max()));
 }
 
+// Floats saturate at each type's limits and truncate toward zero; wider
+// integers keep their low bits (two's complement).
+TEST(CastTest, SixteenBitsAndUnsigned) {
+  const Tensor floats = MakeTensor<float>({5}, {-1e6f, -2.7f, 2.7f, 1e6f, NAN});
+  auto i16 = RunCast(floats, kInt16);
+  ASSERT_TRUE(i16.ok()) << i16.status();
+  EXPECT_THAT(Values<int16_t>(*i16), ElementsAre(-32768, -2, 2, 32767, 0));
+  auto u16 = RunCast(floats, kUInt16);
+  ASSERT_TRUE(u16.ok()) << u16.status();
+  EXPECT_THAT(Values<uint16_t>(*u16), ElementsAre(0, 0, 2, 65535, 0));
+  auto u32 = RunCast(MakeTensor<double>({2}, {4294967295.5, 1e300}), kUInt32);
+  ASSERT_TRUE(u32.ok()) << u32.status();
+  EXPECT_THAT(Values<uint32_t>(*u32), ElementsAre(4294967295u, 4294967295u));
+
+  const Tensor wide = MakeTensor<int64_t>({3}, {-1, 65537, 4294967296});
+  auto wrapped16 = RunCast(wide, kUInt16);
+  ASSERT_TRUE(wrapped16.ok()) << wrapped16.status();
+  EXPECT_THAT(Values<uint16_t>(*wrapped16), ElementsAre(65535, 1, 0));
+  auto wrapped64 = RunCast(wide, kUInt64);
+  ASSERT_TRUE(wrapped64.ok()) << wrapped64.status();
+  EXPECT_THAT(Values<uint64_t>(*wrapped64),
+              ElementsAre(18446744073709551615u, 65537u, 4294967296u));
+
+  const Tensor big = MakeTensor<uint64_t>({2}, {18446744073709551615u, 7});
+  auto to_i64 = RunCast(big, kInt64);
+  ASSERT_TRUE(to_i64.ok()) << to_i64.status();
+  EXPECT_THAT(Values<int64_t>(*to_i64), ElementsAre(-1, 7));
+  auto to_f64 = RunCast(big, kFloat64);
+  ASSERT_TRUE(to_f64.ok()) << to_f64.status();
+  EXPECT_THAT(Values<double>(*to_f64), ElementsAre(18446744073709551616.0, 7));
+  auto to_i16 = RunCast(MakeTensor<uint32_t>({1}, {98304}), kInt16);
+  ASSERT_TRUE(to_i16.ok()) << to_i16.status();
+  EXPECT_THAT(Values<int16_t>(*to_i16), ElementsAre(-32768));
+}
+
+TEST(CastTest, BFloat16) {
+  // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even (1). -3e38 is within
+  // bfloat16's range (to about 3.39e38) but beyond int32's and float16's.
+  const Tensor x = MakeTensor<float>({4}, {1.5f, 1.00390625f, -3.0e38f, 7.0f});
+  auto bf16 = RunCast(x, kBFloat16);
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  const std::vector<bfloat16> values = Values<bfloat16>(*bf16);
+  EXPECT_EQ(values[0].bits, 0x3fc0);
+  EXPECT_EQ(values[1].bits, 0x3f80);
+  EXPECT_EQ(BFloat16ToFloat(values[3]), 7.0f);
+  auto back = RunCast(*bf16, kInt32);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT(Values<int32_t>(*back),
+              ElementsAre(1, 1, std::numeric_limits<int32_t>::min(), 7));
+  auto half = RunCast(*bf16, kFloat16);
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ(HalfToFloat(Values<float16>(*half)[0]), 1.5f);
+  EXPECT_TRUE(std::isinf(HalfToFloat(Values<float16>(*half)[2])));
+}
+
+// Values from the formats' definitions (framework/float8.h): to nearest
+// even, beyond the range saturated or, with saturate false, NaN (or
+// infinity for float8e5m2).
+TEST(CastTest, Float8BothWaysWithSaturate) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = MakeTensor<float>({5}, {1.0625f, 500, -inf, 0.5f, NAN});
+  auto e4m3 = RunCast(x, kFloat8E4M3FN);
+  ASSERT_TRUE(e4m3.ok()) << e4m3.status();
+  std::vector<uint8_t> bits;
+  for (float8_e4m3fn v : Values<float8_e4m3fn>(*e4m3)) bits.push_back(v.bits);
+  EXPECT_THAT(bits, ElementsAre(0x38, 0x7e, 0xfe, 0x30, 0x7f));
+  auto back = RunCast(*e4m3, kFloat32);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const std::vector<float> values = Values<float>(*back);
+  EXPECT_EQ(values[0], 1);
+  EXPECT_EQ(values[1], 448);
+  EXPECT_EQ(values[2], -448);
+  EXPECT_TRUE(std::isnan(values[4]));
+
+  auto e5m2 = RunCast(x, kFloat8E5M2, /*saturate=*/false);
+  ASSERT_TRUE(e5m2.ok()) << e5m2.status();
+  auto e5m2_back = RunCast(*e5m2, kFloat64);
+  ASSERT_TRUE(e5m2_back.ok()) << e5m2_back.status();
+  // 1.0625 lies nearer 1 than 1.25.
+  EXPECT_EQ(Values<double>(*e5m2_back)[0], 1.0);
+  EXPECT_EQ(Values<double>(*e5m2_back)[1], 512);
+  EXPECT_EQ(Values<double>(*e5m2_back)[2], -inf);
+  auto fnuz = RunCast(MakeTensor<float>({2}, {1e6f, -0.0f}), kFloat8E4M3FNUZ,
+                      /*saturate=*/false);
+  ASSERT_TRUE(fnuz.ok()) << fnuz.status();
+  EXPECT_EQ(Values<float8_e4m3fnuz>(*fnuz)[0].bits, 0x80);  // NaN.
+  EXPECT_EQ(Values<float8_e4m3fnuz>(*fnuz)[1].bits, 0x00);  // No -0.
+
+  // From float16 through float32, and to an integer.
+  auto from_half = RunCast(MakeTensor<float16>({1}, {FloatToHalf(-2.5f)}),
+                           kFloat8E5M2FNUZ);
+  ASSERT_TRUE(from_half.ok()) << from_half.status();
+  auto to_int = RunCast(*from_half, kInt32);
+  ASSERT_TRUE(to_int.ok()) << to_int.status();
+  EXPECT_THAT(Values<int32_t>(*to_int), ElementsAre(-2));
+}
+
 TEST(CastTest, ScalarAndEmpty) {
   auto scalar = RunCast(MakeTensor<int64_t>({}, {42}), kFloat32);
   ASSERT_TRUE(scalar.ok()) << scalar.status();
@@ -192,7 +291,7 @@ TEST(CastTest, ScalarAndEmpty) {
 }
 
 TEST(CastTest, BadOutDtype) {
-  for (int bad : {0, 9, -1, 42}) {
+  for (int bad : {0, 18, -1, 42}) {
     SCOPED_TRACE(bad);
     absl::Status status =
         PrepareOp(CastOp(bad), {{"x", MakeTensor<float>({1}, {1})}});
@@ -200,7 +299,10 @@ TEST(CastTest, BadOutDtype) {
                 HasSubstr(absl::StrFormat(
                     "op 0 (cast): attribute \"out_dtype\" must be a dtype "
                     "number, one of 1 (float32), 2 (float64), 3 (float16), "
-                    "4 (int32), 5 (int64), 6 (uint8), 7 (bool), 8 (int8); got %d",
+                    "4 (int32), 5 (int64), 6 (uint8), 7 (bool), 8 (int8), "
+                    "9 (int16), 10 (uint16), 11 (uint32), 12 (uint64), "
+                    "13 (bfloat16), 14 (float8e4m3fn), 15 (float8e4m3fnuz), "
+                    "16 (float8e5m2), 17 (float8e5m2fnuz); got %d",
                     bad)));
   }
 }

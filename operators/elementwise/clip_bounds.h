@@ -24,9 +24,11 @@ namespace elementwise {
 template <typename T>
 std::pair<T, T> ClipBounds(float min, float max) {
   if constexpr (std::is_integral_v<T>) {
+    // Both limits are exact in double: 0 or -2^k, and 2^k.
     constexpr double kLowest =
         static_cast<double>(std::numeric_limits<T>::min());
-    constexpr double kBeyond = -2 * kLowest;  // 2^31 or 2^63.
+    constexpr double kBeyond =
+        static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2;
     auto saturate = [&](double v) {
       if (v <= kLowest) return std::numeric_limits<T>::min();
       if (v >= kBeyond) return std::numeric_limits<T>::max();

@@ -1,7 +1,8 @@
 // Comparisons and selection with numpy-style broadcasting: equal, less,
 // greater, less_equal, greater_equal (inputs "X" and "Y" of one dtype, bool
 // output "Out"; every comparison with NaN but not equal is false) and where
-// (Out = Condition ? X : Y).
+// (Out = Condition ? X : Y). The comparisons take float32, float64 and every
+// integer type (equal also bool); where takes every dtype.
 //
 // The comparisons have no gradient. where's gradient, where_grad, passes
 // Out@GRAD to X where Condition holds and to Y elsewhere, each summed over
@@ -123,10 +124,10 @@ SF_REGISTER_OP(equal)
     .Input("Y")
     .Output("Out")
     .Infer(InferCompare)
-    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, Equal>)
-    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Equal>)
-    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Equal>)
-    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Equal>)
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) {
+               return &CompareKernel<typename decltype(t)::type, Equal>;
+             })
     .Kernel(DeviceType::kCPU, kBool, &CompareKernel<bool, Equal>);
 
 SF_REGISTER_OP(less)
@@ -134,40 +135,36 @@ SF_REGISTER_OP(less)
     .Input("Y")
     .Output("Out")
     .Infer(InferCompare)
-    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, Less>)
-    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Less>)
-    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Less>)
-    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Less>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &CompareKernel<typename decltype(t)::type, Less>;
+    });
 
 SF_REGISTER_OP(greater)
     .Input("X")
     .Input("Y")
     .Output("Out")
     .Infer(InferCompare)
-    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, Greater>)
-    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, Greater>)
-    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, Greater>)
-    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, Greater>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &CompareKernel<typename decltype(t)::type, Greater>;
+    });
 
 SF_REGISTER_OP(less_equal)
     .Input("X")
     .Input("Y")
     .Output("Out")
     .Infer(InferCompare)
-    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, LessEqual>)
-    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, LessEqual>)
-    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, LessEqual>)
-    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, LessEqual>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &CompareKernel<typename decltype(t)::type, LessEqual>;
+    });
 
 SF_REGISTER_OP(greater_equal)
     .Input("X")
     .Input("Y")
     .Output("Out")
     .Infer(InferCompare)
-    .Kernel(DeviceType::kCPU, kFloat32, &CompareKernel<float, GreaterEqual>)
-    .Kernel(DeviceType::kCPU, kFloat64, &CompareKernel<double, GreaterEqual>)
-    .Kernel(DeviceType::kCPU, kInt32, &CompareKernel<int32_t, GreaterEqual>)
-    .Kernel(DeviceType::kCPU, kInt64, &CompareKernel<int64_t, GreaterEqual>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &CompareKernel<typename decltype(t)::type, GreaterEqual>;
+    });
 
 // The kernel is chosen by X's dtype; Condition is bool.
 SF_REGISTER_OP(where)
@@ -184,11 +181,8 @@ SF_REGISTER_OP(where)
               .WriteInputGrad("X")
               .WriteInputGrad("Y"))
     .KernelDtypeFromInput("X")
-    .Kernel(DeviceType::kCPU, kFloat32, &WhereKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &WhereKernel<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &WhereKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &WhereKernel<int64_t>)
-    .Kernel(DeviceType::kCPU, kBool, &WhereKernel<bool>);
+    .Kernels(DeviceType::kCPU, AllTypes(),
+             [](auto t) { return &WhereKernel<typename decltype(t)::type>; });
 
 // The kernel is chosen by Out@GRAD's dtype (Condition, the first input, is
 // bool).

@@ -1,8 +1,9 @@
 // mod: Out = X mod Y with numpy-style broadcasting, as ONNX Mod. With
 // attribute "fmod" 0 (integers only) the remainder takes the divisor's sign
 // (Python's %, numpy's mod); with "fmod" 1 it takes the dividend's (C's
-// fmod and %). Dtypes float32, float64 (fmod 1 only, as ONNX requires),
-// int32, int64 and uint8; an integer divisor of zero is an error.
+// fmod and %). Dtypes float32, float64 and float16 (fmod 1 only, as ONNX
+// requires; float16 computes in float32) and every integer type (int8 to
+// int64, uint8 to uint64); an integer divisor of zero is an error.
 //
 // Gradient (float32, float64): Out = X - trunc(X / Y) * Y, piecewise
 // linear, so X@GRAD = Out@GRAD and Y@GRAD = -Out@GRAD * trunc(X / Y),
@@ -27,7 +28,9 @@ namespace {
 struct TruncatedMod {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float16>) {
+      return FloatToHalf(std::fmod(HalfToFloat(a), HalfToFloat(b)));
+    } else if constexpr (std::is_floating_point_v<T>) {
       return std::fmod(a, b);
     } else {
       if constexpr (std::is_signed_v<T>) {
@@ -54,7 +57,7 @@ absl::Status InferMod(InferContext& context) {
   SF_CHECK(fmod == 0 || fmod == 1, "attribute \"fmod\" must be 0 or 1, got %d",
            fmod);
   const DataType dtype = context.Input("X").dtype;
-  SF_CHECK(fmod == 1 || !(dtype == kFloat32 || dtype == kFloat64),
+  SF_CHECK(fmod == 1 || !IsFloatDataType(dtype),
            "floating-point inputs (%s) need attribute \"fmod\" = 1 (the "
            "C fmod); fmod = 0 is for integers",
            DataTypeName(dtype));
@@ -71,13 +74,16 @@ absl::Status ModKernel(KernelContext& context) {
                context.InputName("Y"), i);
     }
   }
-  if (context.attrs().Get<int32_t>("fmod") == 1) {
-    elementwise::BroadcastBinary<T, T, TruncatedMod>(context.Input("X"), y,
+  if constexpr (std::is_integral_v<T>) {
+    if (context.attrs().Get<int32_t>("fmod") == 0) {
+      elementwise::BroadcastBinary<T, T, FlooredMod>(context.Input("X"), y,
                                                      context.Output("Out"));
-  } else {
-    elementwise::BroadcastBinary<T, T, FlooredMod>(context.Input("X"), y,
-                                                   context.Output("Out"));
+      return absl::OkStatus();
+    }
   }
+  // Floats have fmod = 1 (InferMod checks).
+  elementwise::BroadcastBinary<T, T, TruncatedMod>(context.Input("X"), y,
+                                                   context.Output("Out"));
   return absl::OkStatus();
 }
 
@@ -120,11 +126,9 @@ SF_REGISTER_OP(mod)
               .ReadOutputGrad("Out")
               .WriteInputGrad("X")
               .WriteInputGrad("Y"))
-    .Kernel(DeviceType::kCPU, kFloat32, &ModKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &ModKernel<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &ModKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &ModKernel<int64_t>)
-    .Kernel(DeviceType::kCPU, kUInt8, &ModKernel<uint8_t>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &ModKernel<typename decltype(t)::type>; })
+    .Kernel(DeviceType::kCPU, kFloat16, &ModKernel<float16>);
 
 SF_REGISTER_OP(mod_grad)
     .Input("X")

@@ -1,8 +1,9 @@
 // Ops of one input "X" with an output "Out" of its dtype and shape: the
 // math functions exp, log, sqrt, erf, reciprocal, sin, cos (float32,
-// float64; float32 exp, log and erf on vector_math.h's kernels); abs and
-// neg (also int32, int64, wrapping around at the lowest value); scale and
-// clip (float32, float64, int32, int64; its bounds as attributes or
+// float64; float32 exp, log and erf on vector_math.h's kernels); abs (also
+// every integer type) and neg (also the signed integers), wrapping around
+// at the lowest value; scale (float32, float64, int32, int64) and clip
+// (float32, float64 and every integer type; its bounds as attributes or
 // inputs).
 //
 // Gradients (float32, float64): "<op>_grad" ops for exp, log, sqrt, erf,
@@ -162,9 +163,10 @@ absl::Status UnaryKernel(KernelContext& context) {
 // Whether `value` is a whole number that T holds.
 template <typename T>
 bool IsWhole(double value) {
-  // Both limits are exact in double (the upper one is 2^31 or 2^63).
+  // Both limits are exact in double: 0 or -2^k, and 2^k.
   constexpr double kLowest = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double kBeyond = -2 * kLowest;
+  constexpr double kBeyond =
+      static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2;
   return std::trunc(value) == value && value >= kLowest && value < kBeyond;
 }
 
@@ -209,6 +211,31 @@ bool ClipIsEmpty(float min, float max) {
   return lo > hi;
 }
 
+// Whether [min, max] holds no value of integer dtype `dtype`; false for the
+// other dtypes.
+bool ClipIsEmptyFor(DataType dtype, float min, float max) {
+  switch (dtype) {
+    case kInt8:
+      return ClipIsEmpty<int8_t>(min, max);
+    case kInt16:
+      return ClipIsEmpty<int16_t>(min, max);
+    case kInt32:
+      return ClipIsEmpty<int32_t>(min, max);
+    case kInt64:
+      return ClipIsEmpty<int64_t>(min, max);
+    case kUInt8:
+      return ClipIsEmpty<uint8_t>(min, max);
+    case kUInt16:
+      return ClipIsEmpty<uint16_t>(min, max);
+    case kUInt32:
+      return ClipIsEmpty<uint32_t>(min, max);
+    case kUInt64:
+      return ClipIsEmpty<uint64_t>(min, max);
+    default:
+      return false;
+  }
+}
+
 absl::Status InferClip(InferContext& context) {
   const float min = context.attrs().Get<float>("min");
   const float max = context.attrs().Get<float>("max");
@@ -219,10 +246,8 @@ absl::Status InferClip(InferContext& context) {
   // kernels, which see them.
   SF_RETURN_IF_ERROR(CheckScalarInput(context, "Min", x.dtype));
   SF_RETURN_IF_ERROR(CheckScalarInput(context, "Max", x.dtype));
-  if (x.dtype == kInt32 || x.dtype == kInt64) {
-    const bool empty = x.dtype == kInt32 ? ClipIsEmpty<int32_t>(min, max)
-                                         : ClipIsEmpty<int64_t>(min, max);
-    SF_CHECK(!empty,
+  if (IsIntegerDataType(x.dtype)) {
+    SF_CHECK(!ClipIsEmptyFor(x.dtype, min, max),
              "attributes \"min\" (%g) and \"max\" (%g) enclose no %s value, "
              "the dtype of input \"X\" (variable \"%s\")",
              min, max, DataTypeName(x.dtype), context.InputName("X"));
@@ -464,10 +489,9 @@ SF_REGISTER_OP(abs)
     .Layout(LayoutRole::kElementwise)
     .Infer(SameAsInput())
     .Grad(UnaryGradSpec("abs_grad", "X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Abs>)
-    .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Abs>)
-    .Kernel(DeviceType::kCPU, kInt32, &UnaryKernel<int32_t, Abs>)
-    .Kernel(DeviceType::kCPU, kInt64, &UnaryKernel<int64_t, Abs>);
+    .Kernels(DeviceType::kCPU, NumberTypes(), [](auto t) {
+      return &UnaryKernel<typename decltype(t)::type, Abs>;
+    });
 
 SF_REGISTER_OP(neg)
     .Input("X")
@@ -476,10 +500,11 @@ SF_REGISTER_OP(neg)
     .Infer(SameAsInput())
     .Grad(
         GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(MakeNegGrad))
-    .Kernel(DeviceType::kCPU, kFloat32, &UnaryKernel<float, Neg>)
-    .Kernel(DeviceType::kCPU, kFloat64, &UnaryKernel<double, Neg>)
-    .Kernel(DeviceType::kCPU, kInt32, &UnaryKernel<int32_t, Neg>)
-    .Kernel(DeviceType::kCPU, kInt64, &UnaryKernel<int64_t, Neg>);
+    .Kernels(DeviceType::kCPU,
+             TypeList<float, double, int8_t, int16_t, int32_t, int64_t>(),
+             [](auto t) {
+               return &UnaryKernel<typename decltype(t)::type, Neg>;
+             });
 
 // For integer X, "scale" and "bias" must be whole numbers in X's range, and
 // the arithmetic wraps around.
@@ -519,10 +544,8 @@ SF_REGISTER_OP(clip)
               .ReadInput("Max")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &ClipKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &ClipKernel<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &ClipKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &ClipKernel<int64_t>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &ClipKernel<typename decltype(t)::type>; });
 
 SF_REGISTER_OP(exp_grad)
     .Input("Out")

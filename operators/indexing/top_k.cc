@@ -1,7 +1,8 @@
 // top_k (ONNX TopK, torch.topk): the k largest (or, with "largest" false,
-// smallest) elements of X along an axis, in order, and their int64
-// indices along it. Of equal elements the one of lower index comes first,
-// as ONNX specifies; NaN counts as larger than any number (as in torch).
+// smallest) elements of X (float32, float64 or any integer type) along an
+// axis, in order, and their int64 indices along it. Of equal elements the
+// one of lower index comes first, as ONNX specifies; NaN counts as larger
+// than any number (as in torch).
 // k is attribute "k" or, when bound, the one-element input "K" (a value
 // known at run time only: inference then leaves the axis' size unknown).
 // The values' gradient goes back to the elements they were taken from:
@@ -156,9 +157,7 @@ SF_REGISTER_OP(top_k)
               .WriteInputGrad("X")
               .Maker(MakeTopKGrad))
     .KernelDtypeFromInput("X")
-    .Kernel(DeviceType::kCPU, kFloat32, &TopKKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &TopKKernel<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &TopKKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &TopKKernel<int64_t>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &TopKKernel<typename decltype(t)::type>; });
 
 }  // namespace scopeflow

@@ -34,6 +34,12 @@ std::vector<int32_t> IntsOf(const Tensor& tensor) {
       case kInt8:
         values[i] = tensor.data<int8_t>()[i];
         break;
+      case kUInt16:
+        values[i] = tensor.data<uint16_t>()[i];
+        break;
+      case kInt16:
+        values[i] = tensor.data<int16_t>()[i];
+        break;
       default:
         values[i] = tensor.data<int32_t>()[i];
     }

@@ -21,13 +21,20 @@ namespace scopeflow {
 
 // The dtypes of quantized tensors and zero points.
 inline constexpr DataType kQuantizedDtypes[] = {kUInt8, kInt8};
+// The dtypes quantize_linear writes and dequantize_linear reads (besides
+// int32): the 8-bit integers, the 16-bit ones of higher-precision
+// activations and the float8 types.
+inline constexpr DataType kLinearQuantizedDtypes[] = {
+    kUInt8,        kInt8,           kUInt16,     kInt16,
+    kFloat8E4M3FN, kFloat8E4M3FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ};
 // The dtypes of scales (and of the float side of quantize/dequantize).
 inline constexpr DataType kScaleDtypes[] = {kFloat32, kFloat16};
 
 // The elements of a float32, float16 or float64 host tensor as floats.
 std::vector<float> FloatsOf(const Tensor& tensor);
 
-// The elements of a uint8, int8 or int32 host tensor as int32s.
+// The elements of a uint8, int8, uint16, int16 or int32 host tensor as
+// int32s.
 std::vector<int32_t> IntsOf(const Tensor& tensor);
 
 // `value` rounded half to even and saturated to Q's range; NaN gives

@@ -1,10 +1,15 @@
 // quantize_linear, dequantize_linear and dynamic_quantize_linear: ONNX's
-// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear on uint8 and
-// int8, with a scale and zero point per tensor, per index of an axis or
-// per block of an axis (quant_params.h).
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear on uint8, int8,
+// uint16, int16 and the float8 types (dynamic: uint8), with a scale and zero
+// point per tensor, per index of an axis or per block of an axis
+// (quant_params.h).
 //
 //   quantize:   Y = saturate(round_half_even(X / Scale) + ZeroPoint)
 //   dequantize: Y = (X - ZeroPoint) * Scale
+//
+// To a float8 type, quantize rounds X / Scale + ZeroPoint to the nearest
+// float8 value; attribute "saturate" (default true) says what becomes of
+// values beyond its range, as in cast (framework/float8.h).
 //
 // Gradients: quantize_linear and dynamic_quantize_linear have none. Their
 // outputs are integers; rounding is piecewise constant, so its derivative
@@ -21,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_format.h"
 #include "framework/float16.h"
 #include "framework/grad_spec.h"
@@ -67,10 +73,48 @@ void ForEachElement(const ParamLayout& layout, Body body) {
   }
 }
 
-// The zero points of the kernel's input "ZeroPoint", or `count` zeros.
-std::vector<int32_t> ZeroPoints(const KernelContext& context, int64_t count) {
-  if (!context.HasInput("ZeroPoint")) return std::vector<int32_t>(count, 0);
-  return IntsOf(context.Input("ZeroPoint"));
+// The zero points of the kernel's input "ZeroPoint", or `count` zeros; a
+// double holds each integer and float8 value exactly.
+std::vector<double> ZeroPoints(const KernelContext& context, int64_t count) {
+  if (!context.HasInput("ZeroPoint")) return std::vector<double>(count, 0.0);
+  const Tensor& zero_point = context.Input("ZeroPoint");
+  std::vector<double> values(zero_point.numel());
+  const auto decode = [&](auto type) {
+    using F = typename decltype(type)::type;
+    const F* data = zero_point.data<F>();
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = Float8ToFloat(data[i]);
+    }
+  };
+  switch (zero_point.dtype()) {
+    case kFloat8E4M3FN:
+      decode(TypeTag<float8_e4m3fn>());
+      break;
+    case kFloat8E4M3FNUZ:
+      decode(TypeTag<float8_e4m3fnuz>());
+      break;
+    case kFloat8E5M2:
+      decode(TypeTag<float8_e5m2>());
+      break;
+    case kFloat8E5M2FNUZ:
+      decode(TypeTag<float8_e5m2fnuz>());
+      break;
+    default: {
+      const std::vector<int32_t> ints = IntsOf(zero_point);
+      values.assign(ints.begin(), ints.end());
+    }
+  }
+  return values;
+}
+
+// An element of a quantized tensor as a number of type C.
+template <typename C, typename Q>
+C ValueAs(Q q) {
+  if constexpr (kIsFloat8<Q>) {
+    return static_cast<C>(Float8ToFloat(q));
+  } else {
+    return static_cast<C>(q);
+  }
 }
 
 DataType QuantizedDtype(const InferContext& context) {
@@ -83,10 +127,12 @@ absl::Status InferQuantize(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckSameDtype(context, "X", "Scale"));
   const DataType out = QuantizedDtype(context);
   if (context.HasInput("ZeroPoint")) {
-    SF_RETURN_IF_ERROR(CheckDtypeIn(context, "ZeroPoint", kQuantizedDtypes));
+    SF_RETURN_IF_ERROR(
+        CheckDtypeIn(context, "ZeroPoint", kLinearQuantizedDtypes));
   } else {
-    SF_CHECK(out == kUInt8 || out == kInt8,
-             "attribute \"out_dtype\" is %s: expected uint8 or int8",
+    SF_CHECK(absl::c_linear_search(kLinearQuantizedDtypes, out),
+             "attribute \"out_dtype\" is %s: expected uint8, int8, uint16, "
+             "int16 or a float8 dtype",
              DataTypeName(out));
   }
   SF_RETURN_IF_ERROR(CheckScaleAndZeroPoint(
@@ -101,7 +147,8 @@ template <typename T, typename Q>
 absl::Status Quantize(const KernelContext& context, const ParamLayout& layout) {
   const Tensor& x = context.Input("X");
   const std::vector<float> scale = FloatsOf(context.Input("Scale"));
-  const std::vector<int32_t> zero_point = ZeroPoints(context, scale.size());
+  const std::vector<double> zero_point = ZeroPoints(context, scale.size());
+  const bool saturate = context.attrs().Get<bool>("saturate");
   const T* in = x.data<T>();
   Q* out = context.Output("Y")->data<Q>();
   ForEachElement(layout, [&](int64_t index, int64_t param) {
@@ -111,11 +158,18 @@ absl::Status Quantize(const KernelContext& context, const ParamLayout& layout) {
     } else {
       value = in[index];
     }
-    // Rounded before the zero point is added, as ONNX's reference does;
-    // the zero point is whole, so this is the same as after.
-    const double scaled = std::nearbyint(value / scale[param]);
-    out[index] =
-        RoundAndSaturate<Q>(scaled + zero_point[param], zero_point[param]);
+    if constexpr (kIsFloat8<Q>) {
+      // In float32, as ONNX's reference computes it.
+      out[index] = FloatToFloat8<Q::kFormat>(
+          value / scale[param] + static_cast<float>(zero_point[param]),
+          saturate);
+    } else {
+      // Rounded before the zero point is added, as ONNX's reference does;
+      // the zero point is whole, so this is the same as after.
+      const double scaled = std::nearbyint(value / scale[param]);
+      out[index] = RoundAndSaturate<Q>(scaled + zero_point[param],
+                                       static_cast<int32_t>(zero_point[param]));
+    }
   });
   return absl::OkStatus();
 }
@@ -123,10 +177,24 @@ absl::Status Quantize(const KernelContext& context, const ParamLayout& layout) {
 template <typename T>
 absl::Status QuantizeKernel(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(const ParamLayout layout, KernelLayout(context, "X"));
-  if (context.Output("Y")->dtype() == kInt8) {
-    return Quantize<T, int8_t>(context, layout);
+  switch (context.Output("Y")->dtype()) {
+    case kInt8:
+      return Quantize<T, int8_t>(context, layout);
+    case kUInt16:
+      return Quantize<T, uint16_t>(context, layout);
+    case kInt16:
+      return Quantize<T, int16_t>(context, layout);
+    case kFloat8E4M3FN:
+      return Quantize<T, float8_e4m3fn>(context, layout);
+    case kFloat8E4M3FNUZ:
+      return Quantize<T, float8_e4m3fnuz>(context, layout);
+    case kFloat8E5M2:
+      return Quantize<T, float8_e5m2>(context, layout);
+    case kFloat8E5M2FNUZ:
+      return Quantize<T, float8_e5m2fnuz>(context, layout);
+    default:
+      return Quantize<T, uint8_t>(context, layout);
   }
-  return Quantize<T, uint8_t>(context, layout);
 }
 
 // Dequantize's scales: float32 and float16 as ONNX has them, and float64
@@ -134,7 +202,10 @@ absl::Status QuantizeKernel(KernelContext& context) {
 constexpr DataType kDequantizeScaleDtypes[] = {kFloat32, kFloat16, kFloat64};
 
 absl::Status InferDequantize(InferContext& context) {
-  SF_RETURN_IF_ERROR(CheckDtypeIn(context, "X", {kUInt8, kInt8, kInt32}));
+  SF_RETURN_IF_ERROR(
+      CheckDtypeIn(context, "X",
+                   {kUInt8, kInt8, kUInt16, kInt16, kInt32, kFloat8E4M3FN,
+                    kFloat8E4M3FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ}));
   if (context.HasInput("ZeroPoint")) {
     const DataType x = context.Input("X").dtype;
     const DataType zero_point = context.Input("ZeroPoint").dtype;
@@ -175,14 +246,14 @@ absl::Status Dequantize(const KernelContext& context,
                         const ParamLayout& layout) {
   using C = ComputeType<T>;
   const std::vector<C> scale = ScalesAs<T>(context.Input("Scale"));
-  const std::vector<int32_t> zero_point = ZeroPoints(context, scale.size());
+  const std::vector<double> zero_point = ZeroPoints(context, scale.size());
   const Q* in = context.Input("X").data<Q>();
   T* out = context.Output("Y")->data<T>();
   ForEachElement(layout, [&](int64_t index, int64_t param) {
     // Each side converted to float first, as ONNX's reference does (it
     // matters for int32 inputs beyond 2^24).
     const C value =
-        (static_cast<C>(in[index]) - static_cast<C>(zero_point[param])) *
+        (ValueAs<C>(in[index]) - static_cast<C>(zero_point[param])) *
         scale[param];
     if constexpr (std::is_same_v<T, float16>) {
       out[index] = FloatToHalf(value);
@@ -221,12 +292,12 @@ template <typename Q, typename T>
 absl::Status DequantizeGrad(KernelContext& context) {
   SF_ASSIGN_OR_RETURN(const ParamLayout layout, KernelLayout(context, "X"));
   const Tensor& scale = context.Input("Scale");
-  const std::vector<int32_t> zero_point = ZeroPoints(context, scale.numel());
+  const std::vector<double> zero_point = ZeroPoints(context, scale.numel());
   const Q* x = context.Input("X").data<Q>();
   const T* grad = context.Input("Y@GRAD").data<T>();
   std::vector<double> sums(scale.numel(), 0.0);
   ForEachElement(layout, [&](int64_t index, int64_t param) {
-    sums[param] += (static_cast<double>(x[index]) - zero_point[param]) *
+    sums[param] += (ValueAs<double>(x[index]) - zero_point[param]) *
                    static_cast<double>(grad[index]);
   });
   T* out = context.Output("Scale@GRAD")->data<T>();
@@ -279,6 +350,11 @@ absl::Status DynamicQuantizeKernel(KernelContext& context) {
   return absl::OkStatus();
 }
 
+// The types dequantize_linear reads.
+using DequantizeTypes =
+    TypeList<uint8_t, int8_t, uint16_t, int16_t, int32_t, float8_e4m3fn,
+             float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz>;
+
 }  // namespace
 
 SF_REGISTER_OP(quantize_linear)
@@ -290,6 +366,7 @@ SF_REGISTER_OP(quantize_linear)
     .Attr("block_size", AttrType::kInt, AttrValue(0), NonNegative())
     .Attr("out_dtype", AttrType::kInt,
           AttrValue(static_cast<int32_t>(DATA_TYPE_UINT8)))
+    .Attr("saturate", AttrType::kBool, AttrValue(true))
     .Infer(InferQuantize)
     .KernelDtypeFromInput("X")
     .Kernel(DeviceType::kCPU, kFloat32, &QuantizeKernel<float>)
@@ -310,9 +387,9 @@ SF_REGISTER_OP(dequantize_linear)
               .ReadOutputGrad("Y")
               .WriteInputGrad("Scale"))
     .KernelDtypeFromInput("X")
-    .Kernel(DeviceType::kCPU, kUInt8, &DequantizeKernel<uint8_t>)
-    .Kernel(DeviceType::kCPU, kInt8, &DequantizeKernel<int8_t>)
-    .Kernel(DeviceType::kCPU, kInt32, &DequantizeKernel<int32_t>);
+    .Kernels(DeviceType::kCPU, DequantizeTypes(), [](auto t) {
+      return &DequantizeKernel<typename decltype(t)::type>;
+    });
 
 SF_REGISTER_OP(dequantize_linear_grad)
     .Input("X")
@@ -324,9 +401,9 @@ SF_REGISTER_OP(dequantize_linear_grad)
     .Attr("block_size", AttrType::kInt, AttrValue(0), NonNegative())
     .Infer(InferDequantizeGrad)
     .KernelDtypeFromInput("X")
-    .Kernel(DeviceType::kCPU, kUInt8, &DequantizeGradKernel<uint8_t>)
-    .Kernel(DeviceType::kCPU, kInt8, &DequantizeGradKernel<int8_t>)
-    .Kernel(DeviceType::kCPU, kInt32, &DequantizeGradKernel<int32_t>);
+    .Kernels(DeviceType::kCPU, DequantizeTypes(), [](auto t) {
+      return &DequantizeGradKernel<typename decltype(t)::type>;
+    });
 
 SF_REGISTER_OP(dynamic_quantize_linear)
     .Input("X")

@@ -209,6 +209,70 @@ TEST(DequantizeLinearTest, PerTensorPerAxisAndInt32) {
   EXPECT_EQ(HalfToFloat((*half)[0].data<float16>()[0]), -1.5f);
 }
 
+TEST(QuantizeLinearTest, SixteenBitsSaturateAtTheirLimits) {
+  // x / 0.5 = 0, -40000, 2.5 (to even: 2), 80000; + 32768 into [0, 65535].
+  auto u16 = RunOp(QuantOp("quantize_linear", true),
+                   {{"x", MakeTensor<float>({4}, {0, -20000, 1.25f, 40000})},
+                    {"s", MakeTensor<float>({}, {0.5f})},
+                    {"z", MakeTensor<uint16_t>({}, {32768})}},
+                   {"y"});
+  ASSERT_TRUE(u16.ok()) << u16.status();
+  EXPECT_EQ((*u16)[0].dtype(), kUInt16);
+  EXPECT_THAT(Values<uint16_t>((*u16)[0]), ElementsAre(32768, 0, 32770, 65535));
+  // Without a zero point: the attribute's dtype (int16 = 9).
+  auto i16 = RunOp(
+      QuantOp("quantize_linear", false, "attrs { name: \"out_dtype\" i: 9 }"),
+      {{"x", MakeTensor<float>({3}, {70000, -1.5f, -70000})},
+       {"s", MakeTensor<float>({}, {1})}},
+      {"y"});
+  ASSERT_TRUE(i16.ok()) << i16.status();
+  EXPECT_THAT(Values<int16_t>((*i16)[0]), ElementsAre(32767, -2, -32768));
+  // And back: (X - ZeroPoint) * Scale.
+  auto back = RunOp(QuantOp("dequantize_linear", true),
+                    {{"x", MakeTensor<int16_t>({2}, {-32768, 5})},
+                     {"s", MakeTensor<float>({}, {0.5f})},
+                     {"z", MakeTensor<int16_t>({}, {1})}},
+                    {"y"});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT(Values<float>((*back)[0]), ElementsAre(-16384.5f, 2));
+}
+
+TEST(QuantizeLinearTest, Float8RoundsToNearestAndSaturates) {
+  // x / 2 = 1.5 (exact), 500 (beyond float8e4m3fn's 448), -0.05 (to the
+  // nearest float8e4m3fn, 13 * 2^-8).
+  const Tensor x = MakeTensor<float>({3}, {3, 1000, -0.1f});
+  const Tensor s = MakeTensor<float>({}, {2});
+  auto saturated = RunOp(
+      QuantOp("quantize_linear", false, "attrs { name: \"out_dtype\" i: 14 }"),
+      {{"x", x}, {"s", s}}, {"y"});
+  ASSERT_TRUE(saturated.ok()) << saturated.status();
+  EXPECT_EQ((*saturated)[0].dtype(), kFloat8E4M3FN);
+  const float8_e4m3fn* y = (*saturated)[0].data<float8_e4m3fn>();
+  EXPECT_EQ(Float8ToFloat(y[0]), 1.5f);
+  EXPECT_EQ(Float8ToFloat(y[1]), 448.0f);
+  EXPECT_EQ(Float8ToFloat(y[2]), -13.0f / 256);
+  auto unsaturated = RunOp(QuantOp("quantize_linear", false,
+                                   "attrs { name: \"out_dtype\" i: 14 }\n"
+                                   "attrs { name: \"saturate\" b: false }"),
+                           {{"x", x}, {"s", s}}, {"y"});
+  ASSERT_TRUE(unsaturated.ok()) << unsaturated.status();
+  EXPECT_TRUE(
+      std::isnan(Float8ToFloat((*unsaturated)[0].data<float8_e4m3fn>()[1])));
+
+  // Dequantize float8e5m2 with a zero point of 1: (3 - 1) * 2, (-0.5 - 1) * 2.
+  auto back = RunOp(
+      QuantOp("dequantize_linear", true),
+      {{"x", MakeTensor<float8_e5m2>(
+                 {2}, {FloatToFloat8<Float8Format::kE5M2>(3),
+                       FloatToFloat8<Float8Format::kE5M2>(-0.5f)})},
+       {"s", MakeTensor<float>({}, {2})},
+       {"z",
+        MakeTensor<float8_e5m2>({}, {FloatToFloat8<Float8Format::kE5M2>(1)})}},
+      {"y"});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT(Values<float>((*back)[0]), ElementsAre(4, -3));
+}
+
 TEST(DequantizeLinearTest, Errors) {
   absl::Status mismatch = PrepareOp(QuantOp("dequantize_linear", true),
                                     {{"x", MakeTensor<uint8_t>({2}, {1, 2})},

@@ -1,6 +1,7 @@
 // Reductions of input "X" to an output "Out" of X's dtype:
 // - reduce_sum (float32, float64, int32, int64), reduce_mean (float32,
-//   float64) and reduce_max (all four) over the axes of input "Axes" (int32
+//   float64) and reduce_max (float32, float64, every integer type and bool,
+//   where it is "any") over the axes of input "Axes" (int32
 //   or int64, 1-D) when it is bound, else of attribute "axes" (empty: every
 //   axis, or none with "noop_with_empty_axes"; negative axes count from the
 //   end), which leave the output without them or, with "keep_dim", with
@@ -180,12 +181,19 @@ T MaxOrNaN(T a, T v) {
 
 template <typename T>
 absl::Status ReduceMax(KernelContext& context) {
-  // Inference rejects a max of no elements, so the identity never shows.
-  const T lowest = std::numeric_limits<T>::has_infinity
-                       ? -std::numeric_limits<T>::infinity()
-                       : std::numeric_limits<T>::lowest();
-  return Reduce<T>(context, lowest, &MaxOrNaN<T>,
-                   [](T a, int64_t) { return a; });
+  if constexpr (std::is_same_v<T, bool>) {
+    // Any: folded in bytes (a vector<bool> has no data()).
+    return Reduce<T>(
+        context, uint8_t{0}, [](uint8_t a, bool v) { return a | v; },
+        [](uint8_t a, int64_t) { return a != 0; });
+  } else {
+    // Inference rejects a max of no elements, so the identity never shows.
+    const T lowest = std::numeric_limits<T>::has_infinity
+                         ? -std::numeric_limits<T>::infinity()
+                         : std::numeric_limits<T>::lowest();
+    return Reduce<T>(context, lowest, &MaxOrNaN<T>,
+                     [](T a, int64_t) { return a; });
+  }
 }
 
 absl::Status InferMean(InferContext& context) {
@@ -379,13 +387,13 @@ SF_REGISTER_OP(reduce_max)
     .Attr("axes", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("keep_dim", AttrType::kBool, AttrValue(false))
     .Attr("noop_with_empty_axes", AttrType::kBool, AttrValue(false))
-    .Infer(InferReduce({kFloat32, kFloat64, kInt32, kInt64},
+    .Infer(InferReduce({kFloat32, kFloat64, kInt8, kInt16, kInt32, kInt64,
+                        kUInt8, kUInt16, kUInt32, kUInt64, kBool},
                        /*needs_elements=*/true))
     .Grad(ReduceGradSpec("reduce_max_grad", /*reads_out=*/true))
-    .Kernel(DeviceType::kCPU, kFloat32, &ReduceMax<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &ReduceMax<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &ReduceMax<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &ReduceMax<int64_t>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &ReduceMax<typename decltype(t)::type>; })
+    .Kernel(DeviceType::kCPU, kBool, &ReduceMax<bool>);
 
 SF_REGISTER_OP(mean)
     .Input("X")

@@ -2,9 +2,10 @@
 // axes of input "Axes" or attribute "axes" as for reduce_sum (see
 // reduce.cc), as ONNX ReduceMin, ReduceProd, ReduceL1, ReduceL2 and
 // ReduceLogSumExp:
-// - reduce_min (float32, float64, int32, int64): NaN propagates; of no
-//   elements an error, as for reduce_max;
-// - reduce_prod (the same dtypes; 1 of no elements; integers wrap around);
+// - reduce_min (float32, float64, every integer type and bool, where it is
+//   "all"): NaN propagates; of no elements an error, as for reduce_max;
+// - reduce_prod (float32, float64, int32, int64; 1 of no elements;
+//   integers wrap around);
 // - reduce_l1, the sum of |X| (the same dtypes; 0 of no elements);
 // - reduce_l2, sqrt of the sum of squares (float32, float64);
 // - reduce_log_sum_exp, log(sum(exp(X))) computed as m + log(sum(exp(X -
@@ -106,11 +107,18 @@ T MinOrNaN(T a, T v) {
 
 template <typename T>
 absl::Status ReduceMin(KernelContext& context) {
-  // Inference rejects a min of no elements, so the identity never shows.
-  const T highest = std::numeric_limits<T>::has_infinity
-                        ? std::numeric_limits<T>::infinity()
-                        : std::numeric_limits<T>::max();
-  return Fold<T>(context, highest, &MinOrNaN<T>, [](T a) { return a; });
+  if constexpr (std::is_same_v<T, bool>) {
+    // All: folded in bytes, as reduce_max folds "any".
+    return Fold<T>(
+        context, uint8_t{1}, [](uint8_t a, bool v) { return a & v; },
+        [](uint8_t a) { return a != 0; });
+  } else {
+    // Inference rejects a min of no elements, so the identity never shows.
+    const T highest = std::numeric_limits<T>::has_infinity
+                          ? std::numeric_limits<T>::infinity()
+                          : std::numeric_limits<T>::max();
+    return Fold<T>(context, highest, &MinOrNaN<T>, [](T a) { return a; });
+  }
 }
 
 template <typename T>
@@ -278,13 +286,13 @@ absl::Status ReduceProdGrad(KernelContext& context) {
 
 SF_REGISTER_OP(reduce_min)
     .SF_REDUCTION_ATTRS
-    .Infer(InferReduce({kFloat32, kFloat64, kInt32, kInt64},
+    .Infer(InferReduce({kFloat32, kFloat64, kInt8, kInt16, kInt32, kInt64,
+                        kUInt8, kUInt16, kUInt32, kUInt64, kBool},
                        /*needs_elements=*/true))
     .Grad(ReduceGradSpec("reduce_min_grad", /*reads_out=*/true))
-    .Kernel(DeviceType::kCPU, kFloat32, &ReduceMin<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &ReduceMin<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &ReduceMin<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &ReduceMin<int64_t>);
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &ReduceMin<typename decltype(t)::type>; })
+    .Kernel(DeviceType::kCPU, kBool, &ReduceMin<bool>);
 
 SF_REGISTER_OP(reduce_prod)
     .SF_REDUCTION_ATTRS

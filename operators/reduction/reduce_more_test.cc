@@ -43,6 +43,31 @@ constexpr char kAxis0Keep[] =
 // x = [[1, -2, 3], [-4, 0, 2]].
 Tensor X() { return MakeTensor<double>({2, 3}, {1, -2, 3, -4, 0, 2}); }
 
+// Bool min is "all" and bool max "any" (ONNX ReduceMin and ReduceMax on
+// masks); the narrower integers keep their own order.
+TEST(ReduceMoreTest, MinAndMaxOfBoolsAndNarrowIntegers) {
+  const Tensor mask =
+      MakeTensor<bool>({2, 3}, {true, false, true, true, true, true});
+  auto all = RunReduce("reduce_min", mask, kAxis1);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->dtype(), kBool);
+  EXPECT_THAT(Values<bool>(*all), ElementsAre(false, true));
+  auto any = RunReduce("reduce_max",
+                       MakeTensor<bool>({2, 2}, {false, false, false, true}),
+                       kAxis1);
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_THAT(Values<bool>(*any), ElementsAre(false, true));
+  auto min8 = RunReduce("reduce_min",
+                        MakeTensor<int8_t>({2, 2}, {-128, 127, 5, -3}), kAxis1);
+  ASSERT_TRUE(min8.ok()) << min8.status();
+  EXPECT_THAT(Values<int8_t>(*min8), ElementsAre(-128, -3));
+  auto max64 = RunReduce(
+      "reduce_max", MakeTensor<uint64_t>({1, 2}, {uint64_t{1} << 63, 1}),
+      kAxis1);
+  ASSERT_TRUE(max64.ok()) << max64.status();
+  EXPECT_THAT(Values<uint64_t>(*max64), ElementsAre(uint64_t{1} << 63));
+}
+
 TEST(ReduceMoreTest, Values) {
   struct Case {
     std::string op;

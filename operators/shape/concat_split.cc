@@ -376,13 +376,7 @@ SF_REGISTER_OP(concat)
               .ReadOutputGrad("Out")
               .WriteInputGrad("X")
               .Maker(MakeConcatGrad))
-    .Kernel(DeviceType::kCPU, kFloat32, &ConcatKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ConcatKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ConcatKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ConcatKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &ConcatKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ConcatKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ConcatKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ConcatKernel; });
 
 // The sizes come from input "Sections" (int32 or int64, 1-D) when it is
 // bound, else from attribute "sections", or "num" gives equal parts.
@@ -397,13 +391,7 @@ SF_REGISTER_OP(split)
     .Infer(InferSplit)
     .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
         MakeSplitGrad))
-    .Kernel(DeviceType::kCPU, kFloat32, &SplitKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &SplitKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &SplitKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &SplitKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &SplitKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &SplitKernel)
-    .Kernel(DeviceType::kCPU, kBool, &SplitKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &SplitKernel; });
 
 SF_REGISTER_OP(concat_grad)
     .Input("X", /*optional=*/false, /*variadic=*/true)

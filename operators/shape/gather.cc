@@ -178,13 +178,7 @@ SF_REGISTER_OP(gather)
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
     .KernelDtypeFromInput("X")
-    .Kernel(DeviceType::kCPU, kFloat32, &GatherKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &GatherKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &GatherKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &GatherKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &GatherKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &GatherKernel)
-    .Kernel(DeviceType::kCPU, kBool, &GatherKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &GatherKernel; });
 
 // No gradient for "Index": it only says where the values come from.
 SF_REGISTER_OP(gather_grad)

@@ -271,13 +271,8 @@ SF_REGISTER_OP(transpose)
     .Infer(InferTranspose)
     .Grad(GradSpec().ReadOutputGrad("Out").WriteInputGrad("X").Maker(
         MakeTransposeGrad))
-    .Kernel(DeviceType::kCPU, kFloat32, &TransposeKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &TransposeKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &TransposeKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &TransposeKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &TransposeKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &TransposeKernel)
-    .Kernel(DeviceType::kCPU, kBool, &TransposeKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(),
+             [](auto) { return &TransposeKernel; });
 
 // The target shape comes from input "Shape" (int32 or int64, 1-D) when it
 // is bound, else from attribute "shape"; the repeats of tile likewise from
@@ -294,13 +289,7 @@ SF_REGISTER_OP(expand)
               .ReadInput("Shape")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &ExpandKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ExpandKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ExpandKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ExpandKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &ExpandKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ExpandKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ExpandKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ExpandKernel; });
 
 SF_REGISTER_OP(tile)
     .Input("X")
@@ -314,13 +303,7 @@ SF_REGISTER_OP(tile)
               .ReadInput("RepeatTimes")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &TileKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &TileKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &TileKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &TileKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &TileKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &TileKernel)
-    .Kernel(DeviceType::kCPU, kBool, &TileKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &TileKernel; });
 
 SF_REGISTER_OP(expand_grad)
     .Input("X")

@@ -322,13 +322,7 @@ SF_REGISTER_OP(reshape)
     .Attr("allowzero", AttrType::kBool, AttrValue(false))
     .Infer(InferReshape)
     .Grad(ReshapeGradSpec())
-    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ViewKernel; });
 
 SF_REGISTER_OP(flatten)
     .Input("X")
@@ -336,13 +330,7 @@ SF_REGISTER_OP(flatten)
     .Attr("axis", AttrType::kInt, AttrValue(1))
     .Infer(InferFlatten)
     .Grad(ReshapeGradSpec())
-    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ViewKernel; });
 
 // Squeeze and unsqueeze take their axes from input "Axes" (int32 or int64,
 // 1-D) when it is bound, else from attribute "axes".
@@ -353,13 +341,7 @@ SF_REGISTER_OP(squeeze)
     .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferSqueeze)
     .Grad(ReshapeGradSpec())
-    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ViewKernel; });
 
 SF_REGISTER_OP(unsqueeze)
     .Input("X")
@@ -368,13 +350,7 @@ SF_REGISTER_OP(unsqueeze)
     .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferUnsqueeze)
     .Grad(ReshapeGradSpec())
-    .Kernel(DeviceType::kCPU, kFloat32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ViewKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ViewKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ViewKernel; });
 
 SF_REGISTER_OP(reshape_grad)
     .Input("X")
@@ -392,12 +368,6 @@ SF_REGISTER_OP(shape)
     .Input("X")
     .Output("Out")
     .Infer(InferShape)
-    .Kernel(DeviceType::kCPU, kFloat32, &ShapeKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &ShapeKernel)
-    .Kernel(DeviceType::kCPU, kFloat16, &ShapeKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &ShapeKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &ShapeKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &ShapeKernel)
-    .Kernel(DeviceType::kCPU, kBool, &ShapeKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &ShapeKernel; });
 
 }  // namespace scopeflow

@@ -403,13 +403,7 @@ SF_REGISTER_OP(slice)
               .ReadInput("Steps")
               .ReadOutputGrad("Out")
               .WriteInputGrad("X"))
-    .Kernel(DeviceType::kCPU, kFloat32, &SliceKernel)
-    .Kernel(DeviceType::kCPU, kFloat64, &SliceKernel)
-    .Kernel(DeviceType::kCPU, kInt32, &SliceKernel)
-    .Kernel(DeviceType::kCPU, kInt64, &SliceKernel)
-    .Kernel(DeviceType::kCPU, kInt8, &SliceKernel)
-    .Kernel(DeviceType::kCPU, kUInt8, &SliceKernel)
-    .Kernel(DeviceType::kCPU, kBool, &SliceKernel);
+    .Kernels(DeviceType::kCPU, AllTypes(), [](auto) { return &SliceKernel; });
 
 // The paddings, [before_0, after_0, before_1, after_1, ...], come from
 // input "Paddings" (int32 or int64, 1-D) when it is bound, else from
@@ -434,12 +428,8 @@ SF_REGISTER_OP(pad)
               .ReadOutputGrad("Out")
               .WriteInputGrad("X")
               .WriteInputGrad("PadValue"))
-    .Kernel(DeviceType::kCPU, kFloat32, &PadKernel<float>)
-    .Kernel(DeviceType::kCPU, kFloat64, &PadKernel<double>)
-    .Kernel(DeviceType::kCPU, kInt32, &PadKernel<int32_t>)
-    .Kernel(DeviceType::kCPU, kInt64, &PadKernel<int64_t>)
-    .Kernel(DeviceType::kCPU, kInt8, &PadKernel<int8_t>)
-    .Kernel(DeviceType::kCPU, kUInt8, &PadKernel<uint8_t>)
+    .Kernels(DeviceType::kCPU, NumberTypes(),
+             [](auto t) { return &PadKernel<typename decltype(t)::type>; })
     .Kernel(DeviceType::kCPU, kBool, &PadKernel<bool>);
 
 SF_REGISTER_OP(slice_grad)

@@ -51,6 +51,14 @@ Dims DimsOf(const py::array& array) {
 }  // namespace
 
 py::dtype NumpyDtype(DataType dtype) {
+  if (dtype == kBFloat16 || (SizeOf(dtype) == 1 && IsFloatDataType(dtype))) {
+    // numpy has no bfloat16 or float8; a net that feeds or returns one casts
+    // it.
+    throw py::type_error(absl::StrCat(
+        "dtype ", DataTypeName(dtype),
+        " has no numpy dtype: cast the tensor to float32 in the net (a cast "
+        "op) to read or feed it"));
+  }
   return py::dtype(DataTypeName(dtype));
 }
 
@@ -66,13 +74,18 @@ absl::StatusOr<DataType> DataTypeOfNumpy(const py::dtype& dtype,
     if (kind == 'i' && size == 4) found = kInt32;
     if (kind == 'i' && size == 8) found = kInt64;
     if (kind == 'i' && size == 1) found = kInt8;
+    if (kind == 'i' && size == 2) found = kInt16;
     if (kind == 'u' && size == 1) found = kUInt8;
+    if (kind == 'u' && size == 2) found = kUInt16;
+    if (kind == 'u' && size == 4) found = kUInt32;
+    if (kind == 'u' && size == 8) found = kUInt64;
     if (kind == 'b' && size == 1) found = kBool;
   }
   const std::string name = dtype.attr("name").cast<std::string>();
   SF_CHECK(found != DATA_TYPE_UNSPECIFIED,
            "%s: numpy dtype %s has no scopeflow dtype (scopeflow has "
-           "float32, float64, float16, int32, int64, uint8, bool, int8)",
+           "float32, float64, float16, int8, int16, int32, int64, uint8, "
+           "uint16, uint32, uint64, bool)",
            what, name);
   SF_CHECK(dtype.attr("isnative").cast<bool>(),
            "%s: numpy dtype %s is not in this machine's byte order (convert "

@@ -27,7 +27,8 @@ def test_scope_variables_and_lookup():
     np.testing.assert_array_equal(got, [[0, 2], [4, 6]])
     got[0, 0] = -1
     assert root.get("strided")[0, 0] == 0
-    for dtype in [np.float16, np.int32, np.uint8, np.int8, np.bool_]:
+    for dtype in [np.float16, np.int32, np.uint8, np.int8, np.int16,
+                  np.uint16, np.uint32, np.uint64, np.bool_]:
         root.set("typed", np.ones(3, dtype))
         assert root.get("typed").dtype == dtype
 
