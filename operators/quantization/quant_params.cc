@@ -88,6 +88,10 @@ absl::StatusOr<ParamLayout> ParamLayoutOf(const Dims& dims,
   return layout;
 }
 
+bool IsOneElement(const Dims& dims) {
+  return dims.size() <= 1 && (dims.empty() || dims[0] == 1);
+}
+
 absl::Status CheckScaleAndZeroPoint(const InferContext& context,
                                     absl::string_view data_slot,
                                     absl::string_view scale_slot,
@@ -97,7 +101,8 @@ absl::Status CheckScaleAndZeroPoint(const InferContext& context,
   if (context.HasInput(zero_point_slot)) {
     const VarInfo& zero_point = context.Input(zero_point_slot);
     SF_CHECK(!scale.has_dims || !zero_point.has_dims ||
-                 scale.dims == zero_point.dims,
+                 scale.dims == zero_point.dims ||
+                 (IsOneElement(scale.dims) && IsOneElement(zero_point.dims)),
              "%s: expected the shape of %s",
              DescribeInputShape(context, zero_point_slot),
              DescribeInputShape(context, scale_slot));

@@ -76,6 +76,10 @@ absl::StatusOr<ParamLayout> ParamLayoutOf(const Dims& dims,
                                           int64_t block_size,
                                           const std::string& what);
 
+// Whether `dims` is [] or [1]: one value per tensor (ONNX models give a
+// scale of one shape and its zero point of the other).
+bool IsOneElement(const Dims& dims);
+
 // Inference-time checks of a (Scale, ZeroPoint) pair for the input of
 // `data_slot`: ZeroPoint (if bound) has Scale's shape, and where the
 // shapes are known the layout is one ParamLayoutOf accepts.

@@ -45,11 +45,13 @@ absl::StatusOr<ParamLayout> KernelLayout(const KernelContext& context,
   const Tensor& scale = context.Input("Scale");
   if (context.HasInput("ZeroPoint")) {
     const Tensor& zero_point = context.Input("ZeroPoint");
-    SF_CHECK(zero_point.dims() == scale.dims(),
-             "input \"ZeroPoint\" (variable \"%s\") has shape %s: expected "
-             "the shape of input \"Scale\" (variable \"%s\"), %s",
-             context.InputName("ZeroPoint"), DimsToString(zero_point.dims()),
-             context.InputName("Scale"), DimsToString(scale.dims()));
+    SF_CHECK(
+        zero_point.dims() == scale.dims() ||
+            (IsOneElement(zero_point.dims()) && IsOneElement(scale.dims())),
+        "input \"ZeroPoint\" (variable \"%s\") has shape %s: expected "
+        "the shape of input \"Scale\" (variable \"%s\"), %s",
+        context.InputName("ZeroPoint"), DimsToString(zero_point.dims()),
+        context.InputName("Scale"), DimsToString(scale.dims()));
   }
   return ParamLayoutOf(
       context.Input(data_slot).dims(), scale.dims(),

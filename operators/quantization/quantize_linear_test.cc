@@ -214,7 +214,8 @@ TEST(QuantizeLinearTest, SixteenBitsSaturateAtTheirLimits) {
   auto u16 = RunOp(QuantOp("quantize_linear", true),
                    {{"x", MakeTensor<float>({4}, {0, -20000, 1.25f, 40000})},
                     {"s", MakeTensor<float>({}, {0.5f})},
-                    {"z", MakeTensor<uint16_t>({}, {32768})}},
+                    // A [1] zero point serves a [] scale: both per tensor.
+                    {"z", MakeTensor<uint16_t>({1}, {32768})}},
                    {"y"});
   ASSERT_TRUE(u16.ok()) << u16.status();
   EXPECT_EQ((*u16)[0].dtype(), kUInt16);
