@@ -144,7 +144,8 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
   }
   int& queued = queued_[&predictor];
   if (queued >= options_.max_queued_requests) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
+    // UNAVAILABLE, as the admission's full queue (tools/serve_admission.h).
+    return absl::UnavailableError(absl::StrFormat(
         "model \"%s\" has %d requests queued for batching, the limit "
         "(--max_queued_requests); try again later",
         predictor.name(), queued));
@@ -157,7 +158,13 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
   }
   queue->requests.push_back(request);
   queue->rows += rows;
-  work_.notify_all();
+  // A batch thread need only look again when there is a new oldest
+  // request to time, or a full batch to run; otherwise it wakes at the
+  // oldest request's timeout anyway. (Waking it for every arrival costs a
+  // context switch per request, on the cores the requests need.)
+  if (queue->requests.size() == 1 || queue->rows >= options_.max_batch_size) {
+    work_.notify_all();
+  }
   request->finished.wait(lock, [&] { return request->done; });
   *timing = request->timing;
   return std::move(request->result);
@@ -231,10 +238,15 @@ void ServeBatcher::BatchLoop() {
     lock.unlock();
     RunBatch(*predictor, batch);
     lock.lock();
+    for (std::shared_ptr<Request>& request : batch) request->done = true;
+    // Woken after the lock is let go, so that a waiter does not wake only
+    // to wait for the lock this thread holds (`batch` keeps each request,
+    // and its condition variable, alive meanwhile).
+    lock.unlock();
     for (std::shared_ptr<Request>& request : batch) {
-      request->done = true;
       request->finished.notify_one();
     }
+    lock.lock();
   }
 }
 

@@ -42,7 +42,7 @@ struct BatchingOptions {
   int64_t batch_timeout_micros = 1000;
   // Batches run at once (one per thread).
   int batch_threads = 1;
-  // Requests queued per model version; more get ResourceExhausted (503).
+  // Requests queued per model version; more get UNAVAILABLE (503).
   int max_queued_requests = 256;
 };
 

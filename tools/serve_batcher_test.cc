@@ -129,7 +129,7 @@ TEST_F(ServeBatcherTest, MoreRowsThanABatchRunAlone) {
   EXPECT_EQ(batcher.batches_run(), 0);
 }
 
-TEST_F(ServeBatcherTest, FullQueueRefusesWithResourceExhausted) {
+TEST_F(ServeBatcherTest, FullQueueRefusesWithUnavailable) {
   BatchingOptions options = Batching(64, 300'000);
   options.max_queued_requests = 1;
   ServeBatcher batcher(options);
@@ -140,7 +140,7 @@ TEST_F(ServeBatcherTest, FullQueueRefusesWithResourceExhausted) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   absl::StatusOr<std::vector<Tensor>> second =
       batcher.Run(*mlp_, {Feed{"image", MlpInput(1, 1)}}, nullptr);
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(second.status().message(),
               HasSubstr("has 1 requests queued for batching, the limit"));
   waiting.join();
