@@ -57,6 +57,7 @@ void HttpServer::Handle(const HttpRequest& req, HttpResponse& res) {
   request.body = req.body;
   request.context.cancellation = req.cancellation;
   request.context.batcher = batcher_.get();
+  request.context.admission = admission_.get();
   HttpReply reply = api_.Handle(request);
   res.status = reply.status;
   res.content_type = std::move(reply.content_type);

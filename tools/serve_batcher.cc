@@ -41,6 +41,9 @@ struct ServeBatcher::Request {
   std::vector<Feed> inputs;
   int64_t rows = 0;
   const RunCancellation* cancellation = nullptr;
+  // Where it was admitted, and under which name; null and "" when unknown.
+  const RequestAdmission* admission = nullptr;
+  std::string model;
   Clock::time_point enqueued;
   RunTiming timing;
   // Set under the batcher's mutex once `result` is final.
@@ -119,7 +122,8 @@ std::string ServeBatcher::BatchKey(const Predictor& predictor,
 
 absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
     const Predictor& predictor, std::vector<Feed> inputs,
-    const RunCancellation* cancellation, RunTiming* timing) {
+    const RunCancellation* cancellation, RunTiming* timing,
+    const RequestAdmission* admission, absl::string_view model) {
   const Clock::time_point called = Clock::now();
   RunTiming ignored;
   if (timing == nullptr) timing = &ignored;
@@ -137,6 +141,10 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
   request->inputs = std::move(inputs);
   request->rows = rows;
   request->cancellation = cancellation;
+  if (admission != nullptr) {
+    request->admission = admission;
+    request->model = std::string(model);
+  }
   request->enqueued = called;
   std::unique_lock<std::mutex> lock(mutex_);
   if (stop_) {
@@ -151,6 +159,7 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
         predictor.name(), queued));
   }
   ++queued;
+  if (request->admission != nullptr) ++held_[request->model];
   std::unique_ptr<Queue>& queue = queues_[key];
   if (queue == nullptr) {
     queue = std::make_unique<Queue>();
@@ -166,6 +175,9 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
     work_.notify_all();
   }
   request->finished.wait(lock, [&] { return request->done; });
+  if (request->admission != nullptr && --held_[request->model] == 0) {
+    held_.erase(request->model);
+  }
   *timing = request->timing;
   return std::move(request->result);
 }
@@ -200,7 +212,8 @@ void ServeBatcher::BatchLoop() {
     }
     Queue& queue = *oldest->second;
     const Clock::time_point due = queue.requests.front()->enqueued + timeout;
-    if (queue.rows < options_.max_batch_size && Clock::now() < due) {
+    if (queue.rows < options_.max_batch_size && Clock::now() < due &&
+        !NoneOnTheWay(queue)) {
       work_.wait_until(lock, due);
       continue;
     }
@@ -248,6 +261,14 @@ void ServeBatcher::BatchLoop() {
     }
     lock.lock();
   }
+}
+
+bool ServeBatcher::NoneOnTheWay(const Queue& queue) const {
+  const Request& oldest = *queue.requests.front();
+  if (oldest.admission == nullptr) return false;
+  const auto held = held_.find(oldest.model);
+  return held != held_.end() &&
+         oldest.admission->queued(oldest.model) <= held->second;
 }
 
 void ServeBatcher::RunBatch(const Predictor& predictor,
@@ -314,11 +335,12 @@ void ServeBatcher::RunBatch(const Predictor& predictor,
 
 absl::StatusOr<std::vector<Tensor>> RunPredictor(
     const Predictor& predictor, std::vector<Feed> inputs,
-    const PredictContext& context, RunTiming* timing) {
+    const PredictContext& context, RunTiming* timing, absl::string_view model) {
   if (context.batcher != nullptr &&
       context.batcher->options().max_batch_size > 1) {
     return context.batcher->Run(predictor, std::move(inputs),
-                                context.cancellation, timing);
+                                context.cancellation, timing,
+                                context.admission, model);
   }
   RunTiming ignored;
   return RunAlone(predictor, inputs, context.cancellation, Clock::now(),

@@ -159,6 +159,35 @@ TEST_F(ServeBatcherTest, CancelledWhileQueuedDoesNotRun) {
   EXPECT_EQ(batcher.rows_run(), 0);
 }
 
+// A batch waits for others only while one may come: with every request of
+// its model admitted already in the batcher, it runs at once.
+TEST_F(ServeBatcherTest, RunsAtOnceWhenNoOtherRequestIsOnTheWay) {
+  // A minute's timeout: waiting it out would fail the test's time limit.
+  ServeBatcher batcher(Batching(64, 60'000'000));
+  RequestAdmission admission{AdmissionOptions()};
+  auto admitted = admission.Admit("mlp", RequestAdmission::Clock::now(), 0);
+  ASSERT_TRUE(admitted.ok());
+  RunTiming timing;
+  const Tensor image = MlpInput(1, 4);
+  absl::StatusOr<std::vector<Tensor>> out =
+      batcher.Run(*mlp_, {Feed{"image", image}}, nullptr, &timing, &admission,
+                  "mlp");
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectSameElements((*out)[0], Alone(image));
+  EXPECT_LT(timing.queue_seconds, 10);
+  EXPECT_EQ(batcher.batches_run(), 1);
+
+  // With a second request of the model admitted and not yet here, the
+  // first waits for it (here, out the 200 ms timeout: it never comes).
+  ServeBatcher waiting(Batching(64, 200'000));
+  auto second = admission.Admit("mlp", RequestAdmission::Clock::now(), 0);
+  ASSERT_TRUE(second.ok());
+  out = waiting.Run(*mlp_, {Feed{"image", image}}, nullptr, &timing,
+                    &admission, "mlp");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_GE(timing.queue_seconds, 0.2);
+}
+
 TEST_F(ServeBatcherTest, OffRunsDirectly) {
   ServeBatcher batcher(Batching(0, 1000));
   const Tensor image = MlpInput(3, 1);

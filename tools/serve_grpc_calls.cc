@@ -49,7 +49,8 @@ GrpcCallRunner::Call::~Call() {
 }
 
 PredictContext GrpcCallRunner::Call::context() const {
-  return PredictContext{&admitted_->cancellation(), runner_.batcher_};
+  return PredictContext{&admitted_->cancellation(), runner_.batcher_,
+                        &runner_.admission_};
 }
 
 absl::StatusOr<std::unique_ptr<GrpcCallRunner::Call>> GrpcCallRunner::Admit(
