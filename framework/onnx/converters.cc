@@ -33,6 +33,7 @@ ConverterMap MakeConverters() {
   AddRmsNormConverters(map);
   AddAttentionConverters(map);
   AddComposedConverters(map);
+  AddCausalConvConverters(map);
   return map;
 }
 

@@ -42,6 +42,7 @@ void AddLossConverters(ConverterMap& map);
 void AddRmsNormConverters(ConverterMap& map);
 void AddAttentionConverters(ConverterMap& map);
 void AddComposedConverters(ConverterMap& map);
+void AddCausalConvConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -33,6 +33,7 @@ OnnxImportTable() {
           {"BitwiseXor", {"bitwise_xor"}},
           {"Cast", {"cast"}},
           {"CastLike", {"cast"}},
+          {"CausalConvWithState", {"concat", "conv2d", "silu", "slice"}},
           {"Ceil", {"ceil"}},
           {"Clip", {"clip"}},
           {"Compress", {"gather", "non_zero", "reshape"}},
