@@ -89,7 +89,7 @@ const std::vector<CommandHelp>& Commands() {
         "reset_optimizer_state"}},
       {"import-onnx",
        "MODEL.onnx -o NET.pb [flags]",
-       "convert an ONNX model (opsets 7 to 25) into a net and parameters",
+       "convert an ONNX model (opsets 7 to 27) into a net and parameters",
        {"output", "params", "fuse_ops"}},
       {"serve",
        "MODEL_DIR [flags]",

@@ -272,7 +272,7 @@ constexpr char kUsage[] =
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
     "              --place cpu|cuda:N --replicas N --distributed mpi\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
-    "              convert an ONNX model (opsets 7 to 25, external data\n"
+    "              convert an ONNX model (opsets 7 to 27, external data\n"
     "              read beside it) into a net and a parameter file\n"
     "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
     "              over HTTP: --port P --threads N --host H --poll_seconds S\n"

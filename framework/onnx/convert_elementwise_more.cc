@@ -1,6 +1,7 @@
 // Converters of more elementwise ONNX ops: the rounding ops (Sign, Floor,
-// Ceil, Round), the logical ops (Not, And, Or, Xor), Mod, Mean, PRelu and
-// Selu.
+// Ceil, Round), the logical ops (Not, And, Or, Xor), the bitwise ops
+// (BitwiseNot, BitwiseAnd, BitwiseOr, BitwiseXor, BitShift), Mod, Mean,
+// PRelu and Selu.
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -38,6 +39,22 @@ absl::Status ConvertMod(NodeContext& context) {
                           .In("Y", y)
                           .Out("Out", context.Output(0))
                           .Attr("fmod", static_cast<int32_t>(fmod)));
+}
+
+// BitShift (11): X shifted by Y bits, attribute "direction" LEFT or RIGHT.
+absl::Status ConvertBitShift(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string direction,
+                      context.StringAttr("direction"));
+  SF_CHECK(direction == "LEFT" || direction == "RIGHT",
+           "attribute \"direction\" = \"%s\": expected \"LEFT\" or \"RIGHT\"",
+           direction);
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string y, context.Input(1));
+  return context.Emit(OpBuilder("bit_shift")
+                          .In("X", x)
+                          .In("Y", y)
+                          .Out("Out", context.Output(0))
+                          .Attr("direction", direction));
 }
 
 // Mean of any number of inputs (float only in ONNX): their broadcast sum,
@@ -91,6 +108,10 @@ constexpr char kNot[] = "logical_not";
 constexpr char kAnd[] = "logical_and";
 constexpr char kOr[] = "logical_or";
 constexpr char kXor[] = "logical_xor";
+constexpr char kBitwiseNot[] = "bitwise_not";
+constexpr char kBitwiseAnd[] = "bitwise_and";
+constexpr char kBitwiseOr[] = "bitwise_or";
+constexpr char kBitwiseXor[] = "bitwise_xor";
 
 }  // namespace
 
@@ -103,6 +124,11 @@ void AddMoreElementwiseConverters(ConverterMap& map) {
   map["And"] = &ConvertTwoInputs<kAnd>;
   map["Or"] = &ConvertTwoInputs<kOr>;
   map["Xor"] = &ConvertTwoInputs<kXor>;
+  map["BitwiseNot"] = &ConvertOneInput<kBitwiseNot>;
+  map["BitwiseAnd"] = &ConvertTwoInputs<kBitwiseAnd>;
+  map["BitwiseOr"] = &ConvertTwoInputs<kBitwiseOr>;
+  map["BitwiseXor"] = &ConvertTwoInputs<kBitwiseXor>;
+  map["BitShift"] = &ConvertBitShift;
   map["Mod"] = &ConvertMod;
   map["Mean"] = &ConvertMean;
   map["PRelu"] = &ConvertPRelu;
