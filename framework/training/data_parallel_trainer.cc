@@ -455,16 +455,10 @@ absl::Status DataParallelTrainer::ReduceBuckets(
     Span sum{Clock::now(), {}};
     const int64_t begin = reducer_.bucket_begin(b);
     const int64_t end = reducer_.bucket_end(b);
-    if (b + 1 < reducer_.buckets()) {
-      // The replicas are still busy with the backward pass.
-      reducer_.ReduceBucket(b);
-    } else {
-      // The replicas have finished theirs: every thread sums the last.
-      ParallelFor(end - begin, kElementsWorthAThread,
-                  [&](int64_t lo, int64_t hi) {
-                    reducer_.ReduceElements(begin + lo, begin + hi);
-                  });
-    }
+    // One thread: the replicas' threads are busy with the backward pass,
+    // and when they are done, their OpenMP teams still hold the cores
+    // (a team for the last bucket measured slower on a loaded machine).
+    reducer_.ReduceBucket(b);
     sum.end = Clock::now();
     sums.push_back(sum);
     if (!across_processes) continue;

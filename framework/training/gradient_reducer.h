@@ -107,7 +107,9 @@ class GradientReducer {
   Tensor& flat() { return flat_; }
   const Tensor& flat() const { return flat_; }
 
-  int buckets() const { return static_cast<int>(bucket_offsets_.size()) - 1; }
+  int buckets() const {
+    return planned_ ? static_cast<int>(bucket_offsets_.size()) - 1 : 0;
+  }
   // Bucket `bucket`'s elements in flat(): [begin, end).
   int64_t bucket_begin(int bucket) const { return bucket_offsets_[bucket]; }
   int64_t bucket_end(int bucket) const { return bucket_offsets_[bucket + 1]; }
