@@ -231,11 +231,10 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
         TrainAndReport(*trainer, options, trainer_options, split, print));
     return WriteTrace(trace, options.trace, print);
   }
-  SF_ASSIGN_OR_RETURN(
-      std::unique_ptr<DataParallelTrainer> trainer,
-      DataParallelTrainer::Create(startup, main, trainer_options,
-                                  options.replicas, communicator.get(),
-                                  options.bucket_bytes));
+  SF_ASSIGN_OR_RETURN(std::unique_ptr<DataParallelTrainer> trainer,
+                      DataParallelTrainer::Create(
+                          startup, main, trainer_options, options.replicas,
+                          communicator.get(), options.bucket_bytes));
   if (print) {
     std::printf(
         "data parallel: global batch %lld = %d process%s x %d replica%s x "

@@ -17,8 +17,8 @@ namespace {
 
 absl::Status NcclError(ncclResult_t result, const char* what) {
   if (result == ncclSuccess) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("NCCL ", what, " failed: ",
-                                          ncclGetErrorString(result)));
+  return absl::InternalError(
+      absl::StrCat("NCCL ", what, " failed: ", ncclGetErrorString(result)));
 }
 
 absl::Status CudaError(cudaError_t error, const char* what) {
@@ -84,9 +84,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> NewNcclCommunicator(
     int device, Communicator* bootstrap) {
   const int devices = CudaDeviceCount();
   if (device < 0 || device >= devices) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "NCCL on cuda:%d: this process sees %d CUDA device%s", device,
-        devices, devices == 1 ? "" : "s"));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("NCCL on cuda:%d: this process sees %d CUDA device%s",
+                        device, devices, devices == 1 ? "" : "s"));
   }
   const int rank = bootstrap != nullptr ? bootstrap->rank() : 0;
   const int size = bootstrap != nullptr ? bootstrap->size() : 1;
@@ -102,8 +102,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> NewNcclCommunicator(
   absl::Status status = CudaError(cudaSetDevice(device), "cudaSetDevice");
   if (!status.ok()) return status;
   ncclComm_t comm = nullptr;
-  status = NcclError(ncclCommInitRank(&comm, size, id, rank),
-                     "ncclCommInitRank");
+  status =
+      NcclError(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
   if (!status.ok()) return status;
   return std::unique_ptr<Communicator>(
       new NcclCommunicator(device, rank, size, comm));

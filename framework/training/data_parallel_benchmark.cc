@@ -27,8 +27,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "framework/parallel/mpi_communicator.h"
 #include "framework/net_io.h"
+#include "framework/parallel/mpi_communicator.h"
 #include "framework/training/data_parallel_trainer.h"
 #include "framework/training/trainer.h"
 #include "platform/host_memory.h"

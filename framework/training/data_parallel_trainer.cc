@@ -194,8 +194,8 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
            "the batch of %d examples does not split evenly over %d replicas "
            "(%d per process, %d processes)",
            options.batch_size, shards, replicas, processes);
-  SF_CHECK(bucket_bytes > 0, "gradient buckets of %d bytes: expected more "
-           "than 0", bucket_bytes);
+  SF_CHECK(bucket_bytes > 0,
+           "gradient buckets of %d bytes: expected more than 0", bucket_bytes);
   auto dp = std::make_unique<DataParallelTrainer>(Key());
   dp->options_ = options;
   dp->replicas_ = replicas;
@@ -271,8 +271,8 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
     for (int r = 0; r < replicas; ++r) {
       SF_ASSIGN_OR_RETURN(
           std::unique_ptr<GradientTap> tap,
-          GradientTap::Create(dp->replica_nets_[r].PlanFor(fetches),
-                              dp->grads_, r, dp->reducer_));
+          GradientTap::Create(dp->replica_nets_[r].PlanFor(fetches), dp->grads_,
+                              r, dp->reducer_));
       if (r == 0) {
         // Stable: gradients finished by one op keep the net's order.
         std::vector<int>& order = dp->production_order_;
@@ -529,8 +529,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
       }
     }
   };
-  AddSpans(sums, times_.reduce_seconds,
-           times_.reduce_hidden_seconds);
+  AddSpans(sums, times_.reduce_seconds, times_.reduce_hidden_seconds);
   AddSpans(all_reduces, times_.all_reduce_seconds,
            times_.all_reduce_hidden_seconds);
   if (reduce) {

@@ -20,8 +20,8 @@ __global__ void SumReplicasKernel(ReplicaBuffers in, float scale, float* out,
 
 void LaunchSumReplicas(const ReplicaBuffers& in, float scale, float* out,
                        int64_t n, cudaStream_t stream) {
-  SumReplicasKernel<<<CudaBlocks(n), kCudaThreads, 0, stream>>>(in, scale,
-                                                                 out, n);
+  SumReplicasKernel<<<CudaBlocks(n), kCudaThreads, 0, stream>>>(in, scale, out,
+                                                                n);
 }
 
 }  // namespace cuda

@@ -38,8 +38,8 @@ TEST(DeviceGradientSumTest, TwoReplicasOnOneDeviceThenOneNcclRank) {
                     "on a device and NCCL need one";
   }
   const Dims dims = {300, 7};
-  const std::vector<std::vector<Tensor>> host = {
-      {Random(dims, 1)}, {Random(dims, 2)}};
+  const std::vector<std::vector<Tensor>> host = {{Random(dims, 1)},
+                                                 {Random(dims, 2)}};
   GradientReducer reducer;
   ASSERT_TRUE(reducer.Start(host, {"w@GRAD"}, 0.5f).ok());
   reducer.ReducePart(0, 1);
@@ -49,7 +49,8 @@ TEST(DeviceGradientSumTest, TwoReplicasOnOneDeviceThenOneNcclRank) {
   ASSERT_TRUE(replica0.ok()) << replica0.status();
   ASSERT_TRUE(replica1.ok()) << replica1.status();
   Tensor sum;
-  absl::Status summed = SumReplicasOnDevice({&*replica0, &*replica1}, 0.5f, sum);
+  absl::Status summed =
+      SumReplicasOnDevice({&*replica0, &*replica1}, 0.5f, sum);
   ASSERT_TRUE(summed.ok()) << summed;
   EXPECT_TRUE(sum.place().is_cuda());
   EXPECT_EQ(sum.dims(), dims);
@@ -58,10 +59,11 @@ TEST(DeviceGradientSumTest, TwoReplicasOnOneDeviceThenOneNcclRank) {
   ASSERT_TRUE(nccl.ok()) << nccl.status();
   EXPECT_EQ((*nccl)->rank(), 0);
   EXPECT_EQ((*nccl)->size(), 1);
-  absl::Status all_reduced = (*nccl)->AllReduceSum(sum.data<float>(), sum.numel());
+  absl::Status all_reduced =
+      (*nccl)->AllReduceSum(sum.data<float>(), sum.numel());
   ASSERT_TRUE(all_reduced.ok()) << all_reduced;
-  absl::Status broadcast =
-      (*nccl)->Broadcast(sum.data<float>(), static_cast<int64_t>(sum.nbytes()), 0);
+  absl::Status broadcast = (*nccl)->Broadcast(
+      sum.data<float>(), static_cast<int64_t>(sum.nbytes()), 0);
   ASSERT_TRUE(broadcast.ok()) << broadcast;
 
   absl::StatusOr<Tensor> back = sum.CopyTo(CPUPlace());

@@ -118,8 +118,7 @@ void GradientReducer::Abort() {
 
 bool GradientReducer::WaitForBucket(int bucket) {
   std::unique_lock<std::mutex> lock(mu_);
-  bucket_done_.wait(lock,
-                    [&] { return missing_[bucket] == 0 || aborted_; });
+  bucket_done_.wait(lock, [&] { return missing_[bucket] == 0 || aborted_; });
   return missing_[bucket] == 0;
 }
 

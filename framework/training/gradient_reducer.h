@@ -45,9 +45,9 @@ inline constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;
 // reducer. Between BeginStep and ReleaseInputs, Provide and Abort from any
 // threads at once, and WaitForBucket / ReduceBucket / ReducePart from
 // others (ReduceBucket(b) after WaitForBucket(b) returned true; distinct
-// buckets, parts or element ranges write distinct elements). The sums may be read once the
-// last bucket or part is summed, by the thread that summed it or one it
-// handed over to.
+// buckets, parts or element ranges write distinct elements). The sums may be
+// read once the last bucket or part is summed, by the thread that summed it or
+// one it handed over to.
 class GradientReducer {
  public:
   // Lays out the sums of gradients `names` (shapes `dims`): in the order

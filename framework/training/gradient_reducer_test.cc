@@ -121,7 +121,8 @@ TEST(GradientReducerTest, PlansBucketsInProductionOrder) {
   const std::vector<Tensor> grads = {Random({10}, 1), Random({3}, 2),
                                      Random({100}, 3), Random({1}, 4)};
   for (int r = 0; r < 2; ++r) {
-    for (int g = 0; g < 4; ++g) ASSERT_TRUE(reducer.Provide(r, g, grads[g]).ok());
+    for (int g = 0; g < 4; ++g)
+      ASSERT_TRUE(reducer.Provide(r, g, grads[g]).ok());
   }
   for (int b = 0; b < 3; ++b) {
     ASSERT_TRUE(reducer.WaitForBucket(b));
@@ -177,9 +178,9 @@ TEST(GradientReducerTest, BucketsSummedAsTheyCompleteGiveTheSameBits) {
         const std::vector<float> want = Values(whole.sums()[g]);
         const std::vector<float> got = Values(buckets.sums()[g]);
         ASSERT_EQ(want.size(), got.size());
-        EXPECT_EQ(std::memcmp(want.data(), got.data(),
-                              want.size() * sizeof(float)),
-                  0)
+        EXPECT_EQ(
+            std::memcmp(want.data(), got.data(), want.size() * sizeof(float)),
+            0)
             << names[g];
       }
     }
