@@ -182,9 +182,26 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile) const {
+  return RunLeased(prepared, scope, feeds, fetches, profile,
+                   /*observer=*/nullptr);
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::Run(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, OpObserver& observer) const {
+  return RunLeased(prepared, scope, feeds, fetches, /*profile=*/nullptr,
+                   &observer);
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::RunLeased(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, RunProfile* profile,
+    OpObserver* observer) const {
   if (prepared.rewritten()) {
     const PreparedNet& plan = prepared.PlanFor(fetches);
-    if (&plan != &prepared) return Run(plan, scope, feeds, fetches, profile);
+    if (&plan != &prepared) {
+      return RunLeased(plan, scope, feeds, fetches, profile, observer);
+    }
   }
   RunScopeLease run_scope(prepared.run_scopes(), prepared,
                           options_.run.keep_buffers_between_runs);
@@ -194,7 +211,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
       fetches, profile,
       options_.run.free_dead_tensors && !options_.run.keep_buffers_between_runs,
       options_.run.resolve_persistables_once ? &run_scope.get().persistables
-                                             : nullptr);
+                                             : nullptr,
+      observer);
 }
 
 absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
@@ -636,7 +654,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     const PreparedNet& prepared, Scope& scope, Scope& run_scope,
     std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile,
-    bool free_dead_tensors, std::vector<Tensor*>* persistables) const {
+    bool free_dead_tensors, std::vector<Tensor*>* persistables,
+    OpObserver* observer) const {
   const Place& place = prepared.place();
   // Runs nest (a loop's body runs inside its op, on the same thread and
   // stream): the outermost run on a device is the one that waits for it.
@@ -674,6 +693,9 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       SF_RETURN_IF_ERROR(CheckBeforeOp(*cancellation, prepared, position));
     }
     SF_RETURN_IF_ERROR(RunStep(position, run));
+    if (observer != nullptr) {
+      SF_RETURN_IF_ERROR(observer->AfterOp(prepared, position, run.tensors));
+    }
   }
   if (run.offload) SF_RETURN_IF_ERROR(run.offload->Finish());
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> results,
