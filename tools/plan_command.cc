@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "framework/executor.h"
 #include "framework/memory/infer_from_shapes.h"
 #include "framework/memory/memory_plan.h"
@@ -35,7 +37,10 @@ void SetBatch(int64_t batch, NetDef& net) {
   for (VarDef& var : *block.mutable_vars()) {
     if (var.persistable() || written.contains(var.name())) continue;
     for (int d = 0; d < var.shape_size(); ++d) {
-      if (var.shape(d) == -1) var.set_shape(d, batch);
+      if (var.shape(d) != -1) continue;
+      var.set_shape(d, batch);
+      // Only an unknown dimension may have a name (an exporter's "batch").
+      if (d < var.dim_names_size()) var.set_dim_names(d, "");
     }
   }
 }
@@ -172,17 +177,34 @@ absl::Status PlanCommand(const PlanCommandOptions& options) {
       SF_ASSIGN_OR_RETURN(bound[v], var->GetMutable<Tensor>());
     }
   }
+  // A parameter the net declares without its size has the file's.
+  std::vector<VarInfo> declared = prepared.var_infos();
+  for (size_t v = 0; v < bound.size(); ++v) {
+    if (bound[v] != nullptr && bound[v]->initialized() &&
+        !FullyKnown(declared[v])) {
+      declared[v] = InfoOf(*bound[v]);
+    }
+  }
   const std::vector<VarInfo> infos =
-      InferFromShapes(prepared, prepared.var_infos(), &bound);
+      InferFromShapes(prepared, std::move(declared), &bound);
   PrintArena(PlanMemoryFor(prepared, infos, fetches));
   const bool budgeted = options.device_memory_budget > 0;
-  SF_ASSIGN_OR_RETURN(
-      OffloadPlan offload,
+  absl::StatusOr<OffloadPlan> offload =
       PlanOffloadFor(prepared, infos, fetches,
                      budgeted ? options.device_memory_budget
                               : kNoDeviceMemoryBudget,
-                     budgeted ? policy : OffloadPolicy::kPlanned));
-  PrintOffload(prepared, infos, offload, budgeted);
+                     budgeted ? policy : OffloadPolicy::kPlanned);
+  if (!offload.ok() && options.params.empty() &&
+      offload.status().code() == absl::StatusCode::kInvalidArgument) {
+    // Imported models declare some constants without their size.
+    return absl::Status(
+        offload.status().code(),
+        absl::StrCat(offload.status().message(),
+                     "; or give --params FILE, whose tensors size the "
+                     "parameters the net declares without one"));
+  }
+  SF_RETURN_IF_ERROR(offload.status());
+  PrintOffload(prepared, infos, *offload, budgeted);
   return absl::OkStatus();
 }
 
