@@ -80,10 +80,12 @@ struct RunOptions {
   // later runs. Only for a parent scope in which nothing erases or
   // replaces a parameter while the net is in use (a Predictor's root).
   bool resolve_persistables_once = false;
-  // Place the temporaries whose shapes Prepare knew in one arena per run,
-  // at offsets planned once per net (framework/memory/memory_plan.h), so
-  // that a run allocates once for them and temporaries that are never live
-  // together share memory. Only in runs that free dead temporaries.
+  // Place the temporaries whose shapes are known before the run (from the
+  // fed shapes, not from values computed in it) in one arena per run, at
+  // offsets planned at the first run of each fed shape
+  // (framework/memory/memory_plan.h), so that a run allocates once for
+  // them and temporaries that are never live together share memory. Only
+  // in runs that free dead temporaries.
   bool plan_memory = true;
   // Non-null: every op the runs step through is recorded in it, with its
   // kernel's time and the host-device copies made for it
@@ -104,8 +106,10 @@ struct ExecutorOptions {
   // (parameters, inputs, temporaries) in `device_memory`, moving them
   // between it and host memory before and after ops as `offload_policy`
   // plans (framework/memory/offload_plan.h); fetched tensors and the
-  // parameters end the run on the host. For nets whose every variable's
-  // size Prepare knows, without control-flow ops.
+  // parameters end the run on the host. For nets without control-flow
+  // ops whose every variable's size is known before the run, from the
+  // fed shapes (framework/memory/infer_from_shapes.h); the plan is made
+  // at each run.
   size_t device_memory_budget = 0;
   OffloadPolicy offload_policy = OffloadPolicy::kPlanned;
   // The device's memory (TestDevice for a net on the CPU), shared by the

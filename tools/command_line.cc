@@ -104,7 +104,8 @@ const std::vector<CommandHelp>& Commands() {
       {"plan",
        "NET [flags]",
        "print a net's memory plan without running it",
-       {"startup", "batch", "device_memory_budget", "offload_policy", "place"}},
+       {"startup", "params", "batch", "device_memory_budget", "offload_policy",
+        "place"}},
       {"ops",
        "[NAME] [flags]",
        "the registered ops: one line each, NAME in full, or all as Markdown "

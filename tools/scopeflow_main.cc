@@ -18,7 +18,7 @@
 //   scopeflow serve --model_config_file=FILE | --model_repository=ROOT
 //                          serve models over HTTP and gRPC
 //                          (docs/SERVING.md)
-//   scopeflow plan NET [--startup NET] [--batch=N]
+//   scopeflow plan NET [--startup NET] [--params FILE] [--batch=N]
 //                  [--device_memory_budget=BYTES]
 //                  [--offload_policy=on_demand|planned]
 //                          print the memory plan without running the net
@@ -286,7 +286,7 @@ constexpr char kUsage[] =
     "              --grpc_port P; or serve --model_config_file FILE or\n"
     "              --model_repository ROOT for several models\n"
     "  plan NET    print NET's memory plan without running it: --startup NET\n"
-    "              --batch N --device_memory_budget BYTES\n"
+    "              --params FILE --batch N --device_memory_budget BYTES\n"
     "              --offload_policy on_demand|planned\n"
     "  every command: --nohuge_pages keeps host blocks on small pages\n";
 
@@ -402,6 +402,7 @@ int main(int argc, char** argv) {
     scopeflow::PlanCommandOptions options;
     options.net = net;
     options.startup = absl::GetFlag(FLAGS_startup);
+    options.params = absl::GetFlag(FLAGS_params);
     // --batch's default is train's: plan uses it only where it is given.
     for (const std::string& arg : args) {
       if (arg.compare(0, 7, "--batch") == 0) {
