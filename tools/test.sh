@@ -39,13 +39,15 @@ tsan=(//platform/... //framework:scope_test //framework:variable_test
   //framework/training:gradient_reducer_test //framework/memory/...
   //operators/control/... //tests:scope_stress_test //tests:executor_test
   //tests:kept_weights_test //tests:thread_defaults_test
-  //tools:http_server_test //tools:serve_models_test)
+  //tools:http_server_test //tools:serve_models_test
+  //tools:serve_admission_test)
 # Memory: every library test, the executor, the commands' own code and the
 # fuzzers' corpora and crash inputs (replayed; fuzzing needs clang).
 asan=(//platform/... //framework/... //operators/control/...
   //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test
   //tests:thread_defaults_test //tools:http_server_test //tools:serve_models_test //tools:serve_json_test
-  //tools:serve_metrics_test //tools:import_onnx_command_test //tools/fuzz/...)
+  //tools:serve_metrics_test //tools:serve_admission_test //tools:serve_api_test
+  //tools:import_onnx_command_test //tools/fuzz/...)
 if $all; then
   tsan=(//platform/... //framework/... //operators/control/... //tests/...
     //tools/...)
