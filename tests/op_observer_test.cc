@@ -8,6 +8,7 @@
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/relu_softmax_net.h"
 
 namespace scopeflow {
 namespace {
@@ -15,53 +16,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// h = relu(x w); out = softmax(h).
-constexpr char kNet[] = R"pb(
-  format_version: 1
-  name: "traced"
-  blocks {
-    vars {
-      name: "x"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 3 ]
-    }
-    vars {
-      name: "w"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 3, 2 ]
-    }
-    vars {
-      name: "xw"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 2 ]
-    }
-    vars {
-      name: "h"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 2 ]
-    }
-    vars {
-      name: "out"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 2 ]
-    }
-    ops {
-      type: "matmul"
-      inputs { slot: "X" vars: "x" }
-      inputs { slot: "Y" vars: "w" }
-      outputs { slot: "Out" vars: "xw" }
-    }
-    ops {
-      type: "relu"
-      inputs { slot: "X" vars: "xw" }
-      outputs { slot: "Out" vars: "h" }
-    }
-    ops {
-      type: "softmax"
-      inputs { slot: "X" vars: "h" }
-      outputs { slot: "Out" vars: "out" }
-    }
-  })pb";
 
 // Records each op's position and the values its first output holds, and
 // keeps a view of "xw".
@@ -97,7 +51,7 @@ std::vector<Feed> Feeds() {
 }
 
 TEST(OpObserverTest, ToldAfterEachOpInOrder) {
-  absl::StatusOr<NetDef> net = ParseNetText(kNet);
+  absl::StatusOr<NetDef> net = ParseNetText(kReluSoftmaxNet);
   ASSERT_TRUE(net.ok()) << net.status();
   const Executor executor(ExecutorOptions::AsWritten());
   absl::StatusOr<PreparedNet> prepared = executor.Prepare(*net, 0, CPUPlace());
@@ -120,7 +74,7 @@ TEST(OpObserverTest, ToldAfterEachOpInOrder) {
 // With Prepare's passes on, the observer is told about the plan the run
 // steps through.
 TEST(OpObserverTest, ToldAboutThePlanTheRunStepsThrough) {
-  absl::StatusOr<NetDef> net = ParseNetText(kNet);
+  absl::StatusOr<NetDef> net = ParseNetText(kReluSoftmaxNet);
   ASSERT_TRUE(net.ok()) << net.status();
   const Executor executor;
   absl::StatusOr<PreparedNet> prepared = executor.Prepare(*net, 0, CPUPlace());
@@ -138,7 +92,7 @@ TEST(OpObserverTest, ToldAboutThePlanTheRunStepsThrough) {
 }
 
 TEST(OpObserverTest, AnErrorStopsTheRun) {
-  absl::StatusOr<NetDef> net = ParseNetText(kNet);
+  absl::StatusOr<NetDef> net = ParseNetText(kReluSoftmaxNet);
   ASSERT_TRUE(net.ok()) << net.status();
   const Executor executor(ExecutorOptions::AsWritten());
   absl::StatusOr<PreparedNet> prepared = executor.Prepare(*net, 0, CPUPlace());
