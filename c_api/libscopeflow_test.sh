@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The loader (libscopeflow.so) and an engine export the C API and nothing
+# The loader (libscopeflow.so) and the engines export the C API and nothing
 # else, under version node SCOPEFLOW_1; the loader has the soname its
 # installed symlinks name and needs neither CUDA nor the framework's
-# libraries; an engine built --config=cpu_only (MODE cpu_only) needs no
-# CUDA library.
-# Usage: libscopeflow_test.sh LOADER ENGINE cpu_only|any
+# libraries; the CPU engine needs no CUDA library, in a build with GPU code
+# too.
+# Usage: libscopeflow_test.sh LOADER CPU_ENGINE [ENGINE...]
 set -euo pipefail
 loader=$1
-engine=$2
-mode=$3
+cpu_engine=$2
+shift 2
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Checks that $1 exports only sf_* symbols, among them the C API's core.
@@ -32,7 +32,8 @@ needed() { readelf --dynamic "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'
 cuda_pattern='cuda|cublas|cudnn|curand|nvrtc|nvidia'
 
 check_exports "$loader"
-check_exports "$engine"
+check_exports "$cpu_engine"
+for engine in "$@"; do check_exports "$engine"; done
 
 readelf --dynamic "$loader" | grep -q 'Library soname: \[libscopeflow.so.0\]' ||
   fail "the loader's soname is not libscopeflow.so.0"
@@ -41,11 +42,16 @@ if needed "$loader" | grep -i -E "$cuda_pattern|absl|protobuf|dnnl"; then
   fail "the loader needs more than the C and C++ runtime"
 fi
 
-echo "engine needs: $(needed "$engine" | tr '\n' ' ')"
-if [[ $mode == cpu_only ]]; then
-  if needed "$engine" | grep -i -E "$cuda_pattern"; then
-    fail "the CPU engine needs a CUDA library"
-  fi
-  echo "the CPU engine needs no CUDA library"
+echo "CPU engine needs: $(needed "$cpu_engine" | tr '\n' ' ')"
+if needed "$cpu_engine" | grep -i -E "$cuda_pattern"; then
+  fail "the CPU engine needs a CUDA library"
 fi
+# Nor does it carry the CUDA runtime inside (libcudart_static).
+if readelf --syms --wide "$cpu_engine" | grep -E ' (cuda|cublas|cudnn)[A-Z][A-Za-z0-9_]*$'; then
+  fail "the CPU engine has CUDA runtime code in it"
+fi
+echo "the CPU engine needs no CUDA library"
+for engine in "$@"; do
+  echo "$(basename "$engine") needs: $(needed "$engine" | tr '\n' ' ')"
+done
 echo PASS

@@ -2,8 +2,8 @@
 // engine (a build of the whole C API, libscopeflow_cpu.so or
 // libscopeflow_cuda.so) on the first call and forwards every call to it.
 // The CPU engine needs no CUDA library, so a program runs where none is
-// installed; the CUDA engine is tried first where the NVIDIA driver is,
-// and passed over when its CUDA libraries do not load.
+// installed; the CUDA engine is tried first where the NVIDIA driver sees a
+// device, and passed over when its CUDA libraries do not load.
 //
 // Exactly one engine is ever loaded in a process: two would register the
 // same protobuf descriptors in the one libprotobuf, which aborts. An
@@ -40,6 +40,29 @@ struct Engine {
 #include "c_api/api_functions.inc"
 };
 
+// Whether the NVIDIA driver loads and sees a device: only then is the CUDA
+// engine worth loading (it would load where the driver and the CUDA
+// libraries are installed, then run on the CPU alone). Asks the driver
+// itself, whose C ABI is stable: cuInit, then cuDeviceGetCount, both 0
+// (CUDA_SUCCESS) on success; with no device cuInit fails. A driver that
+// was initialised stays loaded: unloading it could leave its threads
+// running code that is gone.
+bool CudaDevicePresent() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return false;
+  using InitFunction = int (*)(unsigned int flags);
+  using DeviceCountFunction = int (*)(int* count);
+  auto init = reinterpret_cast<InitFunction>(dlsym(driver, "cuInit"));
+  auto device_count =
+      reinterpret_cast<DeviceCountFunction>(dlsym(driver, "cuDeviceGetCount"));
+  if (init == nullptr || device_count == nullptr) {
+    dlclose(driver);
+    return false;
+  }
+  int devices = 0;
+  return init(0) == 0 && device_count(&devices) == 0 && devices > 0;
+}
+
 // The engine files to try, in order.
 std::vector<std::string> Candidates() {
   std::vector<std::string> candidates;
@@ -63,9 +86,7 @@ std::vector<std::string> Candidates() {
     const size_t slash = dir.rfind('/');
     dir = slash == std::string::npos ? "." : dir.substr(0, slash);
   }
-  // The driver is there: worth trying the CUDA engine.
-  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-    dlclose(driver);
+  if (CudaDevicePresent()) {
     candidates.push_back(dir + "/scopeflow/libscopeflow_cuda.so");
   }
   candidates.push_back(dir + "/scopeflow/libscopeflow_cpu.so");

@@ -98,7 +98,7 @@ const char* sf_version_string(void);
 /* Which engine runs the models. libscopeflow.so is a small loader: on its
  * first call it loads an engine from its directory's scopeflow/ folder:
  * "cuda" (libscopeflow_cuda.so: CUDA kernels, and the CPU's) when the
- * NVIDIA driver is present and that engine and its CUDA libraries load,
+ * NVIDIA driver sees a device and that engine and its CUDA libraries load,
  * else "cpu" (libscopeflow_cpu.so, which needs no CUDA library). The
  * environment variable SCOPEFLOW_ENGINE, a list of engine files separated
  * by ':', replaces that choice. "none" when no engine could be loaded:

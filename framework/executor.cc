@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/check_numerics.h"
 #include "framework/host_staging.h"
+#include "framework/memory/infer_from_shapes.h"
 #include "framework/memory/offload_run.h"
 #include "framework/memory/run_arena.h"
 #include "framework/run_buffer_pool.h"
@@ -182,9 +183,26 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
 absl::StatusOr<std::vector<Tensor>> Executor::Run(
     const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile) const {
+  return RunLeased(prepared, scope, feeds, fetches, profile,
+                   /*observer=*/nullptr);
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::Run(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, OpObserver& observer) const {
+  return RunLeased(prepared, scope, feeds, fetches, /*profile=*/nullptr,
+                   &observer);
+}
+
+absl::StatusOr<std::vector<Tensor>> Executor::RunLeased(
+    const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+    absl::Span<const std::string> fetches, RunProfile* profile,
+    OpObserver* observer) const {
   if (prepared.rewritten()) {
     const PreparedNet& plan = prepared.PlanFor(fetches);
-    if (&plan != &prepared) return Run(plan, scope, feeds, fetches, profile);
+    if (&plan != &prepared) {
+      return RunLeased(plan, scope, feeds, fetches, profile, observer);
+    }
   }
   RunScopeLease run_scope(prepared.run_scopes(), prepared,
                           options_.run.keep_buffers_between_runs);
@@ -194,7 +212,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(
       fetches, profile,
       options_.run.free_dead_tensors && !options_.run.keep_buffers_between_runs,
       options_.run.resolve_persistables_once ? &run_scope.get().persistables
-                                             : nullptr);
+                                             : nullptr,
+      observer);
 }
 
 absl::StatusOr<std::vector<Tensor>> Executor::RunInScope(
@@ -273,7 +292,10 @@ struct RunState {
   // Flags as bytes: std::vector<bool>'s bit access costs more per op.
   std::vector<char> fetched;
   std::optional<RunBufferPool> spare_buffers;
-  // The planned temporaries' memory (RunOptions::plan_memory).
+  // The planned temporaries' memory (RunOptions::plan_memory), at the
+  // offsets of the plan for this run's shapes, which the run holds (the
+  // net's cache may drop it meanwhile).
+  std::shared_ptr<const MemoryPlan> memory_plan;
   std::optional<RunArena> arena;
   // Moves between host and device under a budget
   // (ExecutorOptions::device_memory_budget).
@@ -285,6 +307,9 @@ struct RunState {
   // RunOptions::trace and RunOptions::check_numerics.
   RunTrace* trace = nullptr;
   bool check_numerics = false;
+  // Under a device memory budget: parameters and feeds stay where the
+  // caller left them (the host) until the offload plan moves them.
+  bool budgeted = false;
 };
 
 // Binds the variables of enclosing blocks and the persistable ones to
@@ -351,8 +376,8 @@ absl::Status BindScopeVariables(Scope& scope,
   // net on a device): a run reads a copy on its place. One the net updates
   // must be on the place, or the update would go to the copy.
   for (int v : prepared.scope_bound()) {
-    if (prepared.is_external(v) || !tensors[v]->initialized() ||
-        tensors[v]->place() == run.place ||
+    if (run.budgeted || prepared.is_external(v) ||
+        !tensors[v]->initialized() || tensors[v]->place() == run.place ||
         (prepared.is_written(v) && !prepared.is_read_first(v))) {
       continue;  // a net that writes it first allocates it on its place
     }
@@ -385,7 +410,7 @@ absl::Status BindFeeds(absl::Span<const Feed> feeds, RunState& run) {
              "feed \"%s\": expected %s, got %s", feed.name,
              InfoToString(declared), feed.tensor.DebugString());
     Tensor& tensor = *run.tensors[v];
-    if (feed.tensor.place() == run.place) {
+    if (feed.tensor.place() == run.place || run.budgeted) {
       tensor.ShareBufferWith(feed.tensor);
       // The caller may have changed the elements since a run before this
       // one was fed the same buffer.
@@ -636,7 +661,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
     const PreparedNet& prepared, Scope& scope, Scope& run_scope,
     std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
     absl::Span<const std::string> fetches, RunProfile* profile,
-    bool free_dead_tensors, std::vector<Tensor*>* persistables) const {
+    bool free_dead_tensors, std::vector<Tensor*>* persistables,
+    OpObserver* observer) const {
   const Place& place = prepared.place();
   // Runs nest (a loop's body runs inside its op, on the same thread and
   // stream): the outermost run on a device is the one that waits for it.
@@ -648,24 +674,33 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
                free_dead_tensors);
   run.trace = options_.run.trace;
   run.check_numerics = options_.run.check_numerics;
-  // Kept temporaries would share regions: only runs that free them.
-  if (options_.run.plan_memory && free_dead_tensors &&
-      options_.device_memory_budget == 0) {
-    const MemoryPlan& plan = CachedMemoryPlan(prepared);
-    if (!plan.vars.empty()) run.arena.emplace(plan, place, run.fetched);
-  }
+  run.budgeted = options_.device_memory_budget > 0;
   SF_RETURN_IF_ERROR(BindScopeVariables(scope, persistables, run));
   SF_RETURN_IF_ERROR(BindFeeds(feeds, run));
   SF_ASSIGN_OR_RETURN(const std::vector<int> fetch_index,
                       BindFetches(fetches, run));
+  // Kept temporaries would share regions: only runs that free them. The
+  // plan is for the shapes just fed (and the parameters found).
+  if (options_.run.plan_memory && free_dead_tensors &&
+      options_.device_memory_budget == 0) {
+    run.memory_plan = CachedMemoryPlan(prepared, run.infos(), &run.tensors);
+    if (!run.memory_plan->vars.empty()) {
+      run.arena.emplace(*run.memory_plan, place, run.fetched);
+    }
+  }
   if (options_.device_memory_budget > 0) {
     // Dead buffers kept for reuse would hold device memory.
     run.spare_buffers.reset();
+    // Sized for the shapes fed where Prepare did not know them all.
     SF_ASSIGN_OR_RETURN(
         run.offload,
-        OffloadRun::Start(prepared, fetches, options_.device_memory_budget,
-                          options_.offload_policy,
-                          options_.device_memory.get(), run.tensors));
+        OffloadRun::Start(
+            prepared,
+            prepared.infers_at_run()
+                ? InferFromShapes(prepared, run.infos(), &run.tensors)
+                : prepared.var_infos(),
+            fetches, options_.device_memory_budget, options_.offload_policy,
+            options_.device_memory.get(), run.tensors));
   }
   if (profile != nullptr) profile->ops.resize(prepared.ops().size());
   const RunCancellation* const cancellation = current_cancellation;
@@ -674,6 +709,9 @@ absl::StatusOr<std::vector<Tensor>> Executor::RunResolved(
       SF_RETURN_IF_ERROR(CheckBeforeOp(*cancellation, prepared, position));
     }
     SF_RETURN_IF_ERROR(RunStep(position, run));
+    if (observer != nullptr) {
+      SF_RETURN_IF_ERROR(observer->AfterOp(prepared, position, run.tensors));
+    }
   }
   if (run.offload) SF_RETURN_IF_ERROR(run.offload->Finish());
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> results,

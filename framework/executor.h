@@ -39,6 +39,28 @@ struct RunProfile {
   std::vector<OpTime> ops;
 };
 
+// Told by a run, on the thread running it, as each op of the block given
+// to Run finishes (not the ops of blocks that control-flow ops run inside
+// it): data-parallel training starts summing a gradient once the last op
+// writing it has run, while the run goes on with earlier layers' gradients.
+// Owned by the caller, alive until Run returns.
+class OpObserver {
+ public:
+  virtual ~OpObserver() = default;
+  // After plan.ops()[position] ran and its outputs were written. `plan` is
+  // the net the run steps through: the one given to Run, or its
+  // PlanFor(fetches). `tensors` are the run's tensors of plan's variables,
+  // indexed like plan.var_names() (null where the run binds none). The
+  // observer may keep views (copies of the Tensor objects) of a fetched
+  // variable's tensor and read them from other threads until Run returns,
+  // as long as no later op of the plan writes that variable (a fetched
+  // tensor is never freed or reused by the run). On a device, the op's
+  // kernels may still be queued on the run's stream when this is called. An
+  // error stops the run with it.
+  virtual absl::Status AfterOp(const PreparedNet& plan, size_t position,
+                               absl::Span<Tensor* const> tensors) = 0;
+};
+
 // How runs treat their tensors and scopes (what Prepare does is
 // PrepareOptions').
 struct RunOptions {
@@ -58,10 +80,12 @@ struct RunOptions {
   // later runs. Only for a parent scope in which nothing erases or
   // replaces a parameter while the net is in use (a Predictor's root).
   bool resolve_persistables_once = false;
-  // Place the temporaries whose shapes Prepare knew in one arena per run,
-  // at offsets planned once per net (framework/memory/memory_plan.h), so
-  // that a run allocates once for them and temporaries that are never live
-  // together share memory. Only in runs that free dead temporaries.
+  // Place the temporaries whose shapes are known before the run (from the
+  // fed shapes, not from values computed in it) in one arena per run, at
+  // offsets planned at the first run of each fed shape
+  // (framework/memory/memory_plan.h), so that a run allocates once for
+  // them and temporaries that are never live together share memory. Only
+  // in runs that free dead temporaries.
   bool plan_memory = true;
   // Non-null: every op the runs step through is recorded in it, with its
   // kernel's time and the host-device copies made for it
@@ -82,8 +106,10 @@ struct ExecutorOptions {
   // (parameters, inputs, temporaries) in `device_memory`, moving them
   // between it and host memory before and after ops as `offload_policy`
   // plans (framework/memory/offload_plan.h); fetched tensors and the
-  // parameters end the run on the host. For nets whose every variable's
-  // size Prepare knows, without control-flow ops.
+  // parameters end the run on the host. For nets without control-flow
+  // ops whose every variable's size is known before the run, from the
+  // fed shapes (framework/memory/infer_from_shapes.h); the plan is made
+  // at each run.
   size_t device_memory_budget = 0;
   OffloadPolicy offload_policy = OffloadPolicy::kPlanned;
   // The device's memory (TestDevice for a net on the CPU), shared by the
@@ -148,6 +174,13 @@ class Executor final : public BlockRunner {
       absl::Span<const std::string> fetches) const override {
     return Run(prepared, scope, feeds, fetches, /*profile=*/nullptr);
   }
+  // Like Run, with `observer` told after each op of `prepared` (or of the
+  // plan it steps through) has run.
+  absl::StatusOr<std::vector<Tensor>> Run(const PreparedNet& prepared,
+                                          Scope& scope,
+                                          absl::Span<const Feed> feeds,
+                                          absl::Span<const std::string> fetches,
+                                          OpObserver& observer) const;
   // The same against the calling thread's default scope (DefaultScope():
   // the global scope unless a ScopeGuard on this thread names another), so
   // that threads each guarding their own scope never share variables.
@@ -174,8 +207,13 @@ class Executor final : public BlockRunner {
       const PreparedNet& prepared, Scope& scope, Scope& run_scope,
       std::vector<Tensor*> tensors, absl::Span<const Feed> feeds,
       absl::Span<const std::string> fetches, RunProfile* profile,
-      bool free_dead_tensors,
-      std::vector<Tensor*>* persistables = nullptr) const;
+      bool free_dead_tensors, std::vector<Tensor*>* persistables = nullptr,
+      OpObserver* observer = nullptr) const;
+  // Run on a run scope leased from `prepared`'s cache.
+  absl::StatusOr<std::vector<Tensor>> RunLeased(
+      const PreparedNet& prepared, Scope& scope, absl::Span<const Feed> feeds,
+      absl::Span<const std::string> fetches, RunProfile* profile,
+      OpObserver* observer) const;
 
   ExecutorOptions options_;
 };

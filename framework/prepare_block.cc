@@ -628,6 +628,7 @@ class PreparedNetBuilder {
 
 void PreparedNetBuilder::Finish(PreparedNet& prepared) {
   prepared.run_scopes_ = std::make_shared<RunScopeCache>();
+  prepared.memory_plans_ = std::make_shared<MemoryPlanCache>();
   const size_t n = prepared.names_.size();
   std::vector<int> last_use(n, -1);
   absl::flat_hash_set<int> reads;

@@ -2,7 +2,6 @@
 #ifndef SCOPEFLOW_FRAMEWORK_PREPARED_NET_H_
 #define SCOPEFLOW_FRAMEWORK_PREPARED_NET_H_
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,12 +9,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "framework/memory/memory_plan_cache.h"
 #include "framework/op_context.h"
 #include "platform/place.h"
 
 namespace scopeflow {
 
-struct MemoryPlan;
 class PassPipeline;
 class PreparedNetBuilder;
 class RunScopeCache;
@@ -23,8 +22,8 @@ class RunScopeCache;
 // A block validated for one place: ops bound to their specs, attributes
 // and kernels, variable names resolved to indices, inferred shapes.
 // Immutable, so one PreparedNet may run on many threads at once. Copies
-// share the block as written (as_written_) and the run scopes kept for
-// reuse (run_scopes_, thread-safe).
+// share the block as written (as_written_), the run scopes kept for reuse
+// (run_scopes_) and the memory plans (memory_plans_), both thread-safe.
 class PreparedNet {
  public:
   const Place& place() const { return place_; }
@@ -89,16 +88,10 @@ class PreparedNet {
   bool infers_at_run() const { return infers_at_run_; }
   // The run scopes kept for reuse; shared by copies, thread-safe.
   RunScopeCache& run_scopes() const { return *run_scopes_; }
-  // The memory plan of its temporaries (framework/memory/memory_plan.h),
-  // kept by the first run that made it: null until then. The first plan
-  // cached stays. Thread-safe.
-  std::shared_ptr<const MemoryPlan> cached_memory_plan() const {
-    return std::atomic_load(&memory_plan_);
-  }
-  void CacheMemoryPlan(std::shared_ptr<const MemoryPlan> plan) const {
-    std::shared_ptr<const MemoryPlan> none;
-    std::atomic_compare_exchange_strong(&memory_plan_, &none, std::move(plan));
-  }
+  // The memory plans of its temporaries (framework/memory/memory_plan.h)
+  // for the shapes runs were fed, made by the first run of each; shared by
+  // copies, thread-safe.
+  MemoryPlanCache& memory_plans() const { return *memory_plans_; }
 
  private:
   friend class PreparedNetBuilder;
@@ -129,7 +122,7 @@ class PreparedNet {
   std::vector<int> input_vars_;
   bool infers_at_run_ = false;
   std::shared_ptr<RunScopeCache> run_scopes_;
-  mutable std::shared_ptr<const MemoryPlan> memory_plan_;
+  std::shared_ptr<MemoryPlanCache> memory_plans_;
   // For a block a pass changed: the block as written, for runs that fetch
   // a variable a pass renamed or removed.
   std::shared_ptr<const PreparedNet> as_written_;

@@ -1,7 +1,12 @@
 #include "operators/strided_copy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "absl/container/inlined_vector.h"
 #include "platform/parallel.h"
@@ -68,6 +73,144 @@ void LengthenInnerRow(MergedBox& box) {
   std::swap(box.src_strides[longest], box.src_strides[inner]);
 }
 
+// The tiles a transpose moves: kTile x kTile elements, read as kTile runs
+// of kTile neighbours and written so, where copying element by element
+// reads (or writes) one element per cache line on one side.
+constexpr int64_t kTile = 8;
+
+// One full tile of 4-byte elements: dst[i * dst_stride + j] =
+// src[i + j * src_stride] for i, j < kTile.
+void TransposeTileScalar(float* dst, int64_t dst_stride, const float* src,
+                         int64_t src_stride) {
+  for (int64_t i = 0; i < kTile; ++i) {
+    for (int64_t j = 0; j < kTile; ++j) {
+      dst[i * dst_stride + j] = src[i + j * src_stride];
+    }
+  }
+}
+
+#if defined(__x86_64__)
+// The same in eight AVX registers: the classic 8 x 8 transpose by
+// unpacking pairs, then quads, then swapping 128-bit halves. Bits move
+// unchanged (float shuffles never touch the values, NaNs included).
+__attribute__((target("avx"))) void TransposeTileAvx(float* dst,
+                                                     int64_t dst_stride,
+                                                     const float* src,
+                                                     int64_t src_stride) {
+  __m256 r[8];
+  for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + j * src_stride);
+  __m256 t[8];
+  for (int j = 0; j < 8; j += 2) {
+    t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+    t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+  }
+  __m256 u[8];
+  for (int j = 0; j < 8; j += 4) {
+    u[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
+    u[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xee);
+    u[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+    u[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * dst_stride,
+                     _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_stride,
+                     _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+  }
+}
+#endif
+
+using TileFn = void (*)(float*, int64_t, const float*, int64_t);
+
+TileFn TransposeTileForThisCpu() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx")) return &TransposeTileAvx;
+#endif
+  return &TransposeTileScalar;
+}
+
+// dst[i * dst_stride + j] = src[i + j * src_stride] for rows [row_begin,
+// row_end) and columns [0, cols), 4-byte elements (moved as floats: the
+// copies keep every bit).
+void TransposeRows4(float* dst, int64_t dst_stride, const float* src,
+                    int64_t src_stride, int64_t row_begin, int64_t row_end,
+                    int64_t cols) {
+  static const TileFn tile = TransposeTileForThisCpu();
+  for (int64_t i0 = row_begin; i0 < row_end; i0 += kTile) {
+    const int64_t i_end = std::min(row_end, i0 + kTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j_end = std::min(cols, j0 + kTile);
+      if (i_end - i0 == kTile && j_end - j0 == kTile) {
+        tile(dst + i0 * dst_stride + j0, dst_stride, src + i0 + j0 * src_stride,
+             src_stride);
+        continue;
+      }
+      for (int64_t i = i0; i < i_end; ++i) {
+        for (int64_t j = j0; j < j_end; ++j) {
+          std::memcpy(dst + i * dst_stride + j, src + i + j * src_stride, 4);
+        }
+      }
+    }
+  }
+}
+
+// The two dims of `box` a transpose swaps, if it is one worth tiling: `row`
+// contiguous in the source, `col` in the destination, both at least a
+// tile long (shorter ones copy faster by LengthenInnerRow's rows).
+std::optional<std::pair<int, int>> TransposedPair(const MergedBox& box) {
+  int row = -1, col = -1;
+  for (int k = 0; k < static_cast<int>(box.dims.size()); ++k) {
+    if (box.src_strides[k] == 1 && box.dst_strides[k] != 1) row = k;
+    if (box.dst_strides[k] == 1 && box.src_strides[k] != 1) col = k;
+  }
+  if (row < 0 || col < 0 || box.dims[row] < kTile || box.dims[col] < kTile) {
+    return std::nullopt;
+  }
+  return std::make_pair(row, col);
+}
+
+// Copies `box` of 4-byte elements, whose dims `row` and `col` a transpose
+// swaps, tile by tile; the other dims (and blocks of rows, on several
+// threads) outside.
+void CopyTransposed4(char* dst, const char* src, const MergedBox& box, int row,
+                     int col) {
+  absl::InlinedVector<int64_t, 8> outer_dims, outer_dst, outer_src;
+  for (int k = 0; k < static_cast<int>(box.dims.size()); ++k) {
+    if (k == row || k == col) continue;
+    outer_dims.push_back(box.dims[k]);
+    outer_dst.push_back(box.dst_strides[k]);
+    outer_src.push_back(box.src_strides[k]);
+  }
+  int64_t outer_count = 1;
+  for (int64_t d : outer_dims) outer_count *= d;
+  const int64_t rows = box.dims[row], cols = box.dims[col];
+  const int64_t row_blocks = (rows + kTile - 1) / kTile;
+  auto* const dst_floats = reinterpret_cast<float*>(dst);
+  const auto* const src_floats = reinterpret_cast<const float*>(src);
+  constexpr int64_t kBytesWorthAThread = int64_t{1} << 17;
+  const int64_t block_bytes = kTile * cols * 4;
+  ParallelFor(outer_count * row_blocks,
+              (kBytesWorthAThread + block_bytes - 1) / block_bytes,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t unit = begin; unit < end; ++unit) {
+                  int64_t outer = unit / row_blocks;
+                  const int64_t block = unit % row_blocks;
+                  int64_t dst_offset = 0, src_offset = 0;
+                  for (int k = static_cast<int>(outer_dims.size()) - 1; k >= 0;
+                       --k) {
+                    const int64_t index = outer % outer_dims[k];
+                    outer /= outer_dims[k];
+                    dst_offset += index * outer_dst[k];
+                    src_offset += index * outer_src[k];
+                  }
+                  TransposeRows4(dst_floats + dst_offset, box.dst_strides[row],
+                                 src_floats + src_offset, box.src_strides[col],
+                                 block * kTile,
+                                 std::min(rows, (block + 1) * kTile), cols);
+                }
+              });
+}
+
 }  // namespace
 
 std::optional<MergedBox> MergeBox(absl::Span<const int64_t> dims,
@@ -99,6 +242,13 @@ void CopyStrided(void* dst, absl::Span<const int64_t> dst_strides,
                  absl::Span<const int64_t> dims, size_t element_size) {
   std::optional<MergedBox> box = MergeBox(dims, dst_strides, src_strides);
   if (!box.has_value()) return;
+  if (element_size == 4) {
+    if (const auto pair = TransposedPair(*box)) {
+      CopyTransposed4(static_cast<char*>(dst), static_cast<const char*>(src),
+                      *box, pair->first, pair->second);
+      return;
+    }
+  }
   LengthenInnerRow(*box);
   const auto& d = box->dims;
   const auto& ds = box->dst_strides;

@@ -16,62 +16,16 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "platform/status_macros.h"
+#include "tests/relu_softmax_net.h"
 
 namespace scopeflow {
 namespace {
 
 using ::testing::ElementsAre;
 
-// h = relu(x w); out = softmax(h).
-constexpr char kNet[] = R"pb(
-  format_version: 1
-  name: "traced"
-  blocks {
-    vars {
-      name: "x"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 3 ]
-    }
-    vars {
-      name: "w"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ 3, 2 ]
-    }
-    vars {
-      name: "xw"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 2 ]
-    }
-    vars {
-      name: "h"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 2 ]
-    }
-    vars {
-      name: "out"
-      dtype: DATA_TYPE_FLOAT32
-      shape: [ -1, 2 ]
-    }
-    ops {
-      type: "matmul"
-      inputs { slot: "X" vars: "x" }
-      inputs { slot: "Y" vars: "w" }
-      outputs { slot: "Out" vars: "xw" }
-    }
-    ops {
-      type: "relu"
-      inputs { slot: "X" vars: "xw" }
-      outputs { slot: "Out" vars: "h" }
-    }
-    ops {
-      type: "softmax"
-      inputs { slot: "X" vars: "h" }
-      outputs { slot: "Out" vars: "out" }
-    }
-  })pb";
 
 absl::Status RunTraced(const Place& place, RunTrace& trace, int runs) {
-  SF_ASSIGN_OR_RETURN(NetDef net, ParseNetText(kNet));
+  SF_ASSIGN_OR_RETURN(NetDef net, ParseNetText(kReluSoftmaxNet));
   ExecutorOptions options = ExecutorOptions::AsWritten();
   options.run.trace = &trace;
   const Executor executor(options);

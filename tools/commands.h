@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "framework/training/gradient_reducer.h"
 #include "framework/training/trainer.h"
 
 namespace scopeflow {
@@ -68,6 +69,9 @@ struct TrainCommandOptions {
   // Data-parallel training: the batch split over this many replicas, each
   // on its own thread (1: the plain Trainer).
   int replicas = 1;
+  // The size of the gradient buckets summed while the backward pass runs
+  // (DataParallelTrainer).
+  int64_t bucket_bytes = kDefaultBucketBytes;
   // "mpi": one data-parallel process of those mpirun started ("" for one
   // process).
   std::string distributed;

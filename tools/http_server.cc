@@ -30,6 +30,8 @@ HttpServer::HttpServer(const ModelRepository& models, ServeMetrics& metrics,
     : metrics_(metrics),
       options_(WithBatchWorkers(std::move(options))),
       batcher_(std::make_unique<ServeBatcher>(options_.batching)),
+      admission_(std::make_unique<RequestAdmission>(AdmissionOptions{
+          options_.max_queued_requests, options_.request_timeout_ms})),
       api_(models, metrics) {
   Route();
   transport_ = std::make_unique<HttpTransport>(
@@ -38,7 +40,8 @@ HttpServer::HttpServer(const ModelRepository& models, ServeMetrics& metrics,
         const Endpoint endpoint = EndpointOfPath(req.path);
         metrics_.CountResponse(endpoint, res.status);
         metrics_.ObserveLatency(endpoint, seconds);
-      });
+      },
+      admission_.get());
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -54,6 +57,7 @@ void HttpServer::Handle(const HttpRequest& req, HttpResponse& res) {
   request.body = req.body;
   request.context.cancellation = req.cancellation;
   request.context.batcher = batcher_.get();
+  request.context.admission = admission_.get();
   HttpReply reply = api_.Handle(request);
   res.status = reply.status;
   res.content_type = std::move(reply.content_type);

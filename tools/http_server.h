@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "tools/http_router.h"
 #include "tools/http_transport.h"
+#include "tools/serve_admission.h"
 #include "tools/serve_api.h"
 #include "tools/serve_batcher.h"
 #include "tools/serve_metrics.h"
@@ -60,8 +61,12 @@ class HttpServer {
   // idempotent.
   void Stop();
 
-  // The batcher of predict requests (runs nothing while batching is off).
-  const ServeBatcher& batcher() const { return *batcher_; }
+  // The batcher of predict requests (runs nothing while batching is off),
+  // and the admission of model requests (from options'
+  // max_queued_requests and request_timeout_ms); a GrpcServer shares both,
+  // so that a model's queue bound and batches hold across protocols.
+  ServeBatcher& batcher() const { return *batcher_; }
+  RequestAdmission& admission() const { return *admission_; }
 
  private:
   void Route();
@@ -73,6 +78,7 @@ class HttpServer {
   // the constructor).
   HttpServerOptions options_;
   std::unique_ptr<ServeBatcher> batcher_;
+  std::unique_ptr<RequestAdmission> admission_;
   ServeApi api_;
   HttpRouter router_;
   std::unique_ptr<HttpTransport> transport_;

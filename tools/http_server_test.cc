@@ -429,12 +429,13 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionsDoNotDelayHealth) {
     ASSERT_TRUE(idle.back()->Get("/healthz"));
   }
   // The median of 21 under 50 ms, the slowest under 1 s (see
-  // http_transport_test).
+  // http_transport_test); KServe's liveness probe, which the issue's "done
+  // when" names, alternating with /healthz.
   std::vector<absl::Duration> times;
   for (int i = 0; i < 21; ++i) {
     httplib::Client probe("127.0.0.1", server_->port());
     const absl::Time start = absl::Now();
-    httplib::Result health = probe.Get("/healthz");
+    httplib::Result health = probe.Get(i % 2 ? "/v2/health/live" : "/healthz");
     times.push_back(absl::Now() - start);
     ASSERT_TRUE(health);
     EXPECT_EQ(health->status, 200);
@@ -501,13 +502,17 @@ TEST_F(BatchingHttpServerTest, BatchedRepliesMatchThePredictorAndBadOnesFailAlon
   EXPECT_THAT(page->body,
               HasSubstr(absl::StrCat("scopeflow_queue_duration_seconds_count",
                                      labels, kClients, "\n")));
-  // 10 rows never fill a batch of 16: the oldest request of each batch
-  // waited the whole batch timeout (0.1 s) in the queue.
+  // The queue time is measured, not assumed: 10 rows never fill a batch
+  // of 16, but a batch runs before its timeout once no other request of
+  // the model is on its way, so how long each waited depends on how the
+  // clients' requests interleave.
   const std::string sum_line =
       absl::StrCat("scopeflow_queue_duration_seconds_sum", labels);
   const size_t at = page->body.find(sum_line);
   ASSERT_NE(at, std::string::npos);
-  EXPECT_GE(std::stod(page->body.substr(at + sum_line.size())), 0.1);
+  const double queued = std::stod(page->body.substr(at + sum_line.size()));
+  EXPECT_GT(queued, 0.0);
+  EXPECT_LT(queued, 0.1 * kClients + 5.0);
 }
 
 }  // namespace

@@ -68,11 +68,10 @@ struct Task {
   uint64_t connection = 0;
   HttpRequest request;
   const HttpRoute* route = nullptr;
-  std::shared_ptr<RunCancellation> cancellation;
+  // Its place in its model's queue and its run's cancellation.
+  std::shared_ptr<RequestAdmission::Admitted> admitted;
   Clock::time_point arrived;
-  int64_t timeout_ms = 0;
   bool keep_alive = true;
-  std::string queue;
 };
 
 // A worker's finished reply, for the I/O thread to write.
@@ -80,7 +79,6 @@ struct Completion {
   uint64_t connection = 0;
   std::string bytes;
   bool keep_alive = true;
-  std::string queue;
 };
 
 }  // namespace
@@ -121,7 +119,8 @@ class HttpTransport::Loop {
     uint32_t events = 0;
     int served = 0;
     bool in_flight = false;
-    std::shared_ptr<RunCancellation> cancellation;
+    // The request in flight's admission: cancelled if the client leaves.
+    std::shared_ptr<RequestAdmission::Admitted> admitted;
     bool peer_closed = false;
     bool close_after_write = false;
     // After the last reply is decided, nothing more is parsed; once it is
@@ -164,8 +163,6 @@ class HttpTransport::Loop {
   int epoll_fd_ = -1;
   uint64_t next_id_ = 2;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Connection>> connections_;
-  // Requests per model queue waiting for or holding a worker.
-  absl::flat_hash_map<std::string, int> queued_;
   bool draining_ = false;
   Clock::time_point drain_deadline_;
   bool drain_cancelled_ = false;
@@ -182,10 +179,18 @@ class HttpTransport::Loop {
 
 HttpTransport::HttpTransport(const HttpRouter& router,
                              HttpTransportOptions options,
-                             HttpResponseHook on_response)
+                             HttpResponseHook on_response,
+                             RequestAdmission* admission)
     : router_(router),
       options_(std::move(options)),
-      on_response_(std::move(on_response)) {}
+      on_response_(std::move(on_response)) {
+  if (admission == nullptr) {
+    own_admission_ = std::make_unique<RequestAdmission>(AdmissionOptions{
+        options_.max_queued_requests, options_.request_timeout_ms});
+    admission = own_admission_.get();
+  }
+  admission_ = admission;
+}
 
 HttpTransport::~HttpTransport() {
   if (listen_fd_ >= 0) close(listen_fd_);
@@ -499,14 +504,10 @@ void HttpTransport::Loop::Dispatch(Connection& connection,
                  ErrorResponse(400, std::string(timeout.status().message())),
                  keep_alive, arrived);
   }
-  const int64_t timeout_ms = *timeout > 0 ? *timeout : options_.request_timeout_ms;
-  auto cancellation = std::make_shared<RunCancellation>();
-  if (timeout_ms > 0) {
-    cancellation->set_deadline(arrived + std::chrono::milliseconds(timeout_ms));
-  }
-  request.cancellation = cancellation.get();
-
   if (match.route->thread == HandlerThread::kIoThread) {
+    // These answer in microseconds and run nothing: no deadline.
+    RunCancellation never;
+    request.cancellation = &never;
     HttpResponse response;
     try {
       match.route->handler(request, response);
@@ -523,31 +524,24 @@ void HttpTransport::Loop::Dispatch(Connection& connection,
       group > 0 && group < static_cast<int>(request.matches.size())
           ? request.matches[group]
           : std::string();
-  int& queued = queued_[queue];
-  if (queued >= options_.max_queued_requests) {
-    return Reply(
-        connection, request,
-        ErrorResponse(503, absl::StrFormat(
-                               "%d requests%s are queued already, the limit "
-                               "(--max_queued_requests); try again later",
-                               queued,
-                               queue.empty() ? ""
-                                             : absl::StrCat(" for model \"",
-                                                            queue, "\""))),
-        keep_alive, arrived);
+  absl::StatusOr<std::unique_ptr<RequestAdmission::Admitted>> admitted =
+      transport_.admission_->Admit(queue, arrived, *timeout);
+  if (!admitted.ok()) {
+    return Reply(connection, request,
+                 ErrorResponse(503, std::string(admitted.status().message())),
+                 keep_alive, arrived);
   }
-  ++queued;
+  std::shared_ptr<RequestAdmission::Admitted> shared = *std::move(admitted);
+  request.cancellation = &shared->cancellation();
   connection.in_flight = true;
-  connection.cancellation = cancellation;
+  connection.admitted = shared;
   Task task;
   task.connection = connection.id;
   task.request = std::move(request);
   task.route = match.route;
-  task.cancellation = std::move(cancellation);
+  task.admitted = std::move(shared);
   task.arrived = arrived;
-  task.timeout_ms = timeout_ms;
   task.keep_alive = keep_alive;
-  task.queue = std::move(queue);
   {
     std::lock_guard<std::mutex> lock(tasks_mutex_);
     tasks_.push_back(std::move(task));
@@ -627,8 +621,8 @@ void HttpTransport::Loop::Close(uint64_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   Connection& connection = *it->second;
-  if (connection.in_flight && connection.cancellation != nullptr) {
-    connection.cancellation->Cancel();
+  if (connection.in_flight && connection.admitted != nullptr) {
+    connection.admitted->cancellation().Cancel();
   }
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
   close(connection.fd);
@@ -642,12 +636,11 @@ void HttpTransport::Loop::DrainCompletions() {
     done.swap(completions_);
   }
   for (Completion& completion : done) {
-    if (--queued_[completion.queue] == 0) queued_.erase(completion.queue);
     auto it = connections_.find(completion.connection);
     if (it == connections_.end()) continue;  // its client left
     Connection& connection = *it->second;
     connection.in_flight = false;
-    connection.cancellation.reset();
+    connection.admitted.reset();
     connection.out += completion.bytes;
     const bool drained = draining_ && connection.drain_quota <= 0 &&
                          !connection.parser.InRequest() &&
@@ -666,7 +659,7 @@ void HttpTransport::Loop::Sweep(Clock::time_point now) {
     // replies (CANCELLED) still go out.
     drain_cancelled_ = true;
     for (auto& [id, connection] : connections_) {
-      if (connection->in_flight) connection->cancellation->Cancel();
+      if (connection->in_flight) connection->admitted->cancellation().Cancel();
     }
   }
   std::vector<uint64_t> to_close;
@@ -754,13 +747,13 @@ void HttpTransport::Loop::Worker() {
 
 void HttpTransport::Loop::RunTask(Task& task) {
   HttpResponse response;
-  const absl::Status waited = task.cancellation->Check();
+  const absl::Status waited = task.admitted->cancellation().Check();
   if (waited.code() == absl::StatusCode::kDeadlineExceeded) {
     response = ErrorResponse(
         504, absl::StrFormat("the request waited %.0f ms for a worker, past "
                              "its deadline of %d ms; it did not run",
                              SecondsSince(task.arrived) * 1e3,
-                             task.timeout_ms));
+                             task.admitted->timeout_ms()));
   } else if (!waited.ok()) {
     response = ErrorResponse(499, "the request was cancelled before it ran "
                                   "(its client left, or the server stopped)");
@@ -776,11 +769,14 @@ void HttpTransport::Loop::RunTask(Task& task) {
   if (transport_.on_response_) {
     transport_.on_response_(task.request, response, SecondsSince(task.arrived));
   }
+  // The connection holds the admission until the I/O thread takes the
+  // reply, so that its place is free before the client can send again.
+  task.request.cancellation = nullptr;
+  task.admitted.reset();
   Completion completion;
   completion.connection = task.connection;
   completion.bytes = SerializeResponse(response, task.keep_alive);
   completion.keep_alive = task.keep_alive;
-  completion.queue = std::move(task.queue);
   {
     std::lock_guard<std::mutex> lock(completions_mutex_);
     completions_.push_back(std::move(completion));

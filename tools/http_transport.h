@@ -17,11 +17,13 @@
 // whatever their framing (413); ambiguous framing is 400
 // (tools/http_request_parser.h); pipelined requests are answered in order,
 // one at a time per connection; a known path asked with another method is
-// 405 with Allow. Each request has a RunCancellation: its deadline (the
-// X-Request-Timeout-Ms header, or request_timeout_ms) and a cancel when
-// its client disconnects; a request still queued at its deadline gets 504
-// without running. Each model's queue (requests waiting for or holding a
-// worker) is bounded: 503 beyond. Stop drains: the listening socket
+// 405 with Allow. Requests of worker routes are admitted by a
+// RequestAdmission (tools/serve_admission.h), shared with the gRPC server:
+// each has a RunCancellation with its deadline (the X-Request-Timeout-Ms
+// header, or request_timeout_ms) that is cancelled when its client
+// disconnects, and a place in its model's bounded queue (requests waiting
+// for or holding a worker; 503 beyond). A request still queued at its
+// deadline gets 504 without running. Stop drains: the listening socket
 // closes, requests begun are answered (with Connection: close), later ones
 // get 503, and those still running at drain_timeout_ms are cancelled.
 #ifndef SCOPEFLOW_TOOLS_HTTP_TRANSPORT_H_
@@ -39,6 +41,7 @@
 #include "tools/http_message.h"
 #include "tools/http_router.h"
 #include "tools/http_tls.h"
+#include "tools/serve_admission.h"
 
 namespace scopeflow {
 
@@ -60,9 +63,11 @@ struct HttpTransportOptions {
   // A request must arrive whole within this of its first byte: 408.
   int64_t request_read_timeout_ms = 10000;
   // The deadline of requests without an X-Request-Timeout-Ms header,
-  // counted from when the request has arrived whole; 0: none.
+  // counted from when the request has arrived whole; 0: none. (With a
+  // RequestAdmission given to the transport, its options apply instead.)
   int64_t request_timeout_ms = 0;
   // Requests of one model waiting for or holding a worker; 503 beyond.
+  // (Likewise.)
   int max_queued_requests = 256;
   // Connections open at once; one more is answered 503 and closed.
   int max_connections = 4096;
@@ -84,9 +89,12 @@ using HttpResponseHook = std::function<void(
 // Thread safety: Bind and Serve from one thread; Stop from any.
 class HttpTransport {
  public:
-  // `router` must outlive the transport.
+  // `router` and `admission` must outlive the transport. Null
+  // `admission`: one of the transport's own, from options'
+  // max_queued_requests and request_timeout_ms.
   HttpTransport(const HttpRouter& router, HttpTransportOptions options,
-                HttpResponseHook on_response = nullptr);
+                HttpResponseHook on_response = nullptr,
+                RequestAdmission* admission = nullptr);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -109,6 +117,8 @@ class HttpTransport {
   const HttpRouter& router_;
   const HttpTransportOptions options_;
   const HttpResponseHook on_response_;
+  std::unique_ptr<RequestAdmission> own_admission_;
+  RequestAdmission* admission_ = nullptr;
   std::unique_ptr<TlsContext> tls_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs scopeflow to a temporary prefix (tools/install.sh), checks that
-# the loader and the CPU engine need no CUDA library, builds the C API examples against the
-# prefix as outside projects do (the C program with plain cc and
-# pkg-config, the C and C++ programs with CMake), runs them on the MLP and
-# its parameters, and checks that they print exactly the probabilities
-# `scopeflow run` computes on the same input, and the installed Python
-# module does too; then again with a CUDA engine
-# whose libraries are missing placed first, which the loader passes over.
-# Usage: tools/install_test.sh [--bazel_flag=FLAG ...]  (passed to install.sh)
+# the loader and the CPU engine need no CUDA library, builds the C API
+# examples against the prefix as outside projects do (the C program with
+# plain cc and pkg-config, the C and C++ programs with CMake), runs them on
+# the MLP and its parameters, and checks that they print exactly the
+# probabilities `scopeflow run` computes on the same input, and the
+# installed Python module does too. Then the C programs again where no
+# CUDA library is installed (every one hidden in a mount namespace, where
+# the machine allows one; and always with the dynamic loader's log showing
+# that none is loaded), and with a CUDA engine whose libraries are missing
+# placed first, which the loader passes over.
+# Usage: tools/install_test.sh [--cuda] [--bazel_flag=FLAG ...]  (passed to
+# install.sh; with --cuda, from the build `bazel test //...` makes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -25,15 +29,12 @@ for file in lib/libscopeflow.so lib/libscopeflow.so.0 \
   [[ -e $prefix/$file ]] || fail "$file is not installed"
 done
 
-# The tests of the libraries that `bazel test //...` leaves out (manual).
-bazel_flags=()
-for flag in "$@"; do bazel_flags+=("${flag#--bazel_flag=}"); done
-bazel test --config=cpu_only "${bazel_flags[@]}" //c_api:loader_test //c_api:libscopeflow_test \
-  >"$work/test.log" 2>&1 || { cat "$work/test.log"; fail "the library tests failed"; }
-
 # The loader, the CPU engine and everything they load: no CUDA library.
+engines=()
+[[ -e $prefix/lib/scopeflow/libscopeflow_cuda.so ]] &&
+  engines=("$prefix/lib/scopeflow/libscopeflow_cuda.so")
 bash c_api/libscopeflow_test.sh "$prefix/lib/libscopeflow.so" \
-  "$prefix/lib/scopeflow/libscopeflow_cpu.so" cpu_only
+  "$prefix/lib/scopeflow/libscopeflow_cpu.so" "${engines[@]}"
 for lib in "$prefix/lib/libscopeflow.so" "$prefix/lib/scopeflow/libscopeflow_cpu.so"; do
   if ldd "$lib" | grep -i -E 'cuda|cublas|cudnn|nvrtc'; then
     fail "$lib loads a CUDA library"
@@ -123,6 +124,50 @@ for program in "$work/mlp_c" "$work/build/mlp_c" "$work/build/mlp_cxx"; do
   out=$("$program" "${args[@]}") || fail "$program failed"
   check "${program#"$work"/}" "$out"
 done
+
+# Where no CUDA library is installed. Every CUDA library the dynamic
+# loader's cache names, and the NVIDIA driver, is hidden (/dev/null mounted
+# over it) in a mount namespace of the programs' own, with no
+# LD_LIBRARY_PATH, where the machine lets one be made; in any case the
+# dynamic loader's log (LD_DEBUG=libs) must show no CUDA library
+# initialised.
+cuda_libraries='lib(cuda|cudart|cublas|cublasLt|cudnn[a-z_]*|curand|cufft|cusparse|nvrtc|nvJitLink)\.so'
+mapfile -t cuda_files < <(ldconfig -p | awk '{print $NF}' |
+  grep -E "/$cuda_libraries" | xargs -r readlink -f | sort -u)
+without_cuda() {
+  unshare -rm bash -c '
+    for file in "${@:2:$1}"; do mount --bind /dev/null "$file" || exit 97; done
+    shift $(($1 + 1))
+    exec env -u LD_LIBRARY_PATH "$@"' _ "${#cuda_files[@]}" "${cuda_files[@]}" "$@"
+}
+hidden=false
+if without_cuda true 2>/dev/null; then
+  hidden=true
+  if ((${#cuda_files[@]} > 0)) && without_cuda cat "${cuda_files[0]}" | grep -q .; then
+    fail "${cuda_files[0]} is still readable where it should be hidden"
+  fi
+fi
+for program in mlp_c build/mlp_cxx; do
+  rm -f "$work"/ld.*
+  if $hidden; then
+    out=$(without_cuda LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/ld" \
+      "$work/$program" "${args[@]}") || fail "$program without CUDA failed"
+  else
+    out=$(LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/ld" "$work/$program" "${args[@]}") ||
+      fail "$program failed"
+  fi
+  if $hidden; then
+    check "$program, ${#cuda_files[@]} CUDA libraries hidden, none loaded" "$out"
+  else
+    check "$program, none of the CUDA libraries loaded (no mount namespace to hide them)" "$out"
+  fi
+  if grep -h -E "calling init: .*/$cuda_libraries" "$work"/ld.*; then
+    fail "$program loaded a CUDA library"
+  fi
+  grep -q -h 'calling init: .*/libscopeflow_cpu.so' "$work"/ld.* ||
+    fail "$program: the dynamic loader's log does not show the CPU engine"
+done
+
 out=$(SCOPEFLOW_ENGINE=$fallback "$work/mlp_c" "${args[@]}") ||
   fail "mlp_c with a CUDA engine that does not load failed"
 check "mlp_c (a CUDA engine that does not load first)" "$out"

@@ -2,7 +2,9 @@
 // executor, and compares the outputs with the expected ones.
 //
 //   onnx_conformance [--freeze_constant_inputs] [--markdown] [--skip=...]
-//                    [--filter=SUBSTRING] [--rtol=R] [--atol=A] DIR
+//                    [--filter=SUBSTRING] [--rtol=R] [--atol=A]
+//                    [--expected=FILE | --write_expected=FILE] DIR
+//   onnx_conformance --expected_markdown=FILE
 //
 // DIR holds one folder per case (the layout of ONNX's
 // onnx/backend/test/data/node): model.onnx and test_data_set_0/ with
@@ -25,6 +27,12 @@
 // needs a graph input as a constant (Reshape's shape fed as an input, say)
 // is imported again with that input's test value as a constant; its line
 // names the frozen inputs.
+//
+// With --expected=FILE, every case runs in both modes and its outcomes are
+// compared with FILE (tools/conformance_expectations.h); the exit status is
+// 1 if any case differs from it, a regression or an unexpected pass alike.
+// --write_expected=FILE writes FILE from the run instead, and
+// --expected_markdown=FILE prints FILE as Markdown for docs/CONFORMANCE.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -45,12 +53,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "framework/executor.h"
 #include "framework/float16.h"
 #include "framework/onnx/onnx_importer.h"
 #include "framework/scope.h"
 #include "framework/tensor.h"
+#include "platform/file.h"
 #include "platform/status_macros.h"
+#include "tools/conformance_expectations.h"
 
 ABSL_FLAG(bool, freeze_constant_inputs, false,
           "import graph inputs that a node needs as constants with their "
@@ -66,13 +77,21 @@ ABSL_FLAG(std::vector<std::string>, skip,
 ABSL_FLAG(std::string, filter, "", "run only cases whose name contains this");
 ABSL_FLAG(double, rtol, 1e-3, "relative tolerance for floating-point outputs");
 ABSL_FLAG(double, atol, 1e-5, "absolute tolerance for floating-point outputs");
+ABSL_FLAG(std::string, expected, "",
+          "compare every case's outcomes in both modes with this "
+          "expectations file; exit 1 on any difference");
+ABSL_FLAG(std::string, write_expected, "",
+          "write every case's outcomes in both modes to this expectations "
+          "file");
+ABSL_FLAG(std::string, suite_name, "the ONNX node test cases",
+          "what --write_expected names as the suite in the file's header");
+ABSL_FLAG(std::string, expected_markdown, "",
+          "print this expectations file as Markdown and exit (no DIR)");
 
 namespace scopeflow {
 namespace {
 
 namespace fs = std::filesystem;
-
-enum class Outcome { kPass, kFail, kUnsupported, kSkip };
 
 struct CaseResult {
   std::string name;
@@ -80,20 +99,6 @@ struct CaseResult {
   Outcome outcome = Outcome::kFail;
   std::string detail;
 };
-
-const char* OutcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kPass:
-      return "PASS";
-    case Outcome::kFail:
-      return "FAIL";
-    case Outcome::kUnsupported:
-      return "UNSUPPORTED";
-    case Outcome::kSkip:
-      return "SKIP";
-  }
-  return "?";
-}
 
 // The op type of a one-node case; for several nodes, their distinct op
 // types (Constant aside, when others remain) joined by "+".
@@ -419,15 +424,79 @@ fs::path ResolvePath(const std::string& arg) {
   return path;
 }
 
+// `detail` without the cases' folder, so that expectations and messages do
+// not depend on where the suite was unpacked.
+std::string WithoutRoot(const std::string& detail, const fs::path& root) {
+  return absl::StrReplaceAll(detail, {{root.string() + "/", ""}});
+}
+
+int PrintExpectationsMarkdown(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::vector<CaseRecord>> records =
+      text.ok() ? ParseExpectations(*text)
+                : absl::StatusOr<std::vector<CaseRecord>>(text.status());
+  if (!records.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                 std::string(records.status().message()).c_str());
+    return 2;
+  }
+  std::printf("%s", ExpectationsMarkdown(*records).c_str());
+  return 0;
+}
+
+// Holds `records` to the expectations file at `path`: 0 when they match, 1
+// on any difference, 2 when the file cannot be read.
+int CheckExpectations(const std::string& path,
+                      const std::vector<CaseRecord>& records) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::vector<CaseRecord>> expected =
+      text.ok() ? ParseExpectations(*text)
+                : absl::StatusOr<std::vector<CaseRecord>>(text.status());
+  if (!expected.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                 std::string(expected.status().message()).c_str());
+    return 2;
+  }
+  const std::vector<std::string> differences =
+      ExpectationDifferences(*expected, records);
+  if (differences.empty()) {
+    std::printf(
+        "\nall %zu cases have their expected outcomes in both modes "
+        "(%s)\n",
+        records.size(), path.c_str());
+    return 0;
+  }
+  std::printf(
+      "\n%zu difference(s) from the expected outcomes (%s); if "
+      "intended, regenerate it with "
+      "tools/update_conformance_expected.sh:\n",
+      differences.size(), path.c_str());
+  for (const std::string& line : differences) {
+    std::printf("  %s\n", line.c_str());
+  }
+  return 1;
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "onnx_conformance [flags] DIR: imports and runs each ONNX node test "
       "case in DIR on the CPU and compares its outputs");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
-    std::fprintf(stderr, "usage: onnx_conformance [flags] DIR\n");
+  const std::string markdown_of = absl::GetFlag(FLAGS_expected_markdown);
+  if (!markdown_of.empty() && args.size() == 1) {
+    return PrintExpectationsMarkdown(ResolvePath(markdown_of).string());
+  }
+  const std::string expected = absl::GetFlag(FLAGS_expected);
+  const std::string write_expected = absl::GetFlag(FLAGS_write_expected);
+  if (args.size() != 2 || !markdown_of.empty() ||
+      (!expected.empty() && !write_expected.empty())) {
+    std::fprintf(stderr,
+                 "usage: onnx_conformance [flags] DIR, or "
+                 "onnx_conformance --expected_markdown=FILE; --expected and "
+                 "--write_expected exclude each other\n");
     return 2;
   }
+  const bool both_modes = !expected.empty() || !write_expected.empty();
   const fs::path root = ResolvePath(args[1]);
   std::error_code error;
   if (!fs::is_directory(root, error)) {
@@ -446,17 +515,46 @@ int Main(int argc, char** argv) {
   std::sort(cases.begin(), cases.end());
   const std::vector<std::string> skip_list = absl::GetFlag(FLAGS_skip);
   const std::set<std::string> skip(skip_list.begin(), skip_list.end());
+  const double rtol = absl::GetFlag(FLAGS_rtol);
+  const double atol = absl::GetFlag(FLAGS_atol);
   std::vector<CaseResult> results;
+  std::vector<CaseRecord> records;
   for (const fs::path& dir : cases) {
-    CaseResult result =
-        RunCase(dir, skip, absl::GetFlag(FLAGS_freeze_constant_inputs),
-                absl::GetFlag(FLAGS_rtol), absl::GetFlag(FLAGS_atol));
+    CaseResult result = RunCase(
+        dir, skip, absl::GetFlag(FLAGS_freeze_constant_inputs) && !both_modes,
+        rtol, atol);
+    result.detail = WithoutRoot(result.detail, root);
     std::printf("%-11s  %s  [%s]%s%s\n", OutcomeName(result.outcome),
                 result.name.c_str(), result.group.c_str(),
                 result.detail.empty() ? "" : "  ", result.detail.c_str());
+    if (both_modes) {
+      // Freezing changes nothing for a case that imports as written.
+      const Outcome frozen =
+          result.outcome == Outcome::kPass
+              ? Outcome::kPass
+              : RunCase(dir, skip, /*freeze=*/true, rtol, atol).outcome;
+      records.push_back(
+          {result.name, result.group, result.outcome, frozen, result.detail});
+    }
     results.push_back(std::move(result));
   }
   PrintSummary(results, absl::GetFlag(FLAGS_markdown));
+  if (!write_expected.empty()) {
+    const std::string path = ResolvePath(write_expected).string();
+    absl::Status written = WriteFileAtomically(
+        path, FormatExpectations(records, absl::GetFlag(FLAGS_suite_name)));
+    if (!written.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                   std::string(written.message()).c_str());
+      return 2;
+    }
+    std::printf("\nwrote the outcomes of %zu cases to %s\n", records.size(),
+                path.c_str());
+    return 0;
+  }
+  if (!expected.empty()) {
+    return CheckExpectations(ResolvePath(expected).string(), records);
+  }
   for (const CaseResult& r : results) {
     if (r.outcome == Outcome::kFail) return 1;
   }

@@ -3,16 +3,20 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "framework/executor.h"
+#include "framework/memory/infer_from_shapes.h"
 #include "framework/memory/memory_plan.h"
 #include "framework/memory/offload_plan.h"
 #include "framework/memory/op_uses.h"
 #include "framework/net_io.h"
+#include "framework/param_io.h"
+#include "framework/scope.h"
 #include "framework/var_info_checks.h"
 #include "platform/status_macros.h"
 
@@ -33,7 +37,10 @@ void SetBatch(int64_t batch, NetDef& net) {
   for (VarDef& var : *block.mutable_vars()) {
     if (var.persistable() || written.contains(var.name())) continue;
     for (int d = 0; d < var.shape_size(); ++d) {
-      if (var.shape(d) == -1) var.set_shape(d, batch);
+      if (var.shape(d) != -1) continue;
+      var.set_shape(d, batch);
+      // Only an unknown dimension may have a name (an exporter's "batch").
+      if (d < var.dim_names_size()) var.set_dim_names(d, "");
     }
   }
 }
@@ -83,7 +90,30 @@ void PrintArena(const MemoryPlan& plan) {
       plan.arena.live_peak_bytes, plan.arena.sum_bytes);
 }
 
-void PrintOffload(const PreparedNet& prepared, const OffloadPlan& plan,
+// The variables a plan could not size, which a run sizes as it computes
+// them: at most kListed, the first op writing each.
+void PrintUnsized(const PreparedNet& prepared,
+                  const std::vector<VarInfo>& infos, const OffloadPlan& plan) {
+  if (plan.unsized.empty()) return;
+  constexpr size_t kListed = 20;
+  std::printf(
+      "unsized: %zu variable(s) whose size depends on values computed "
+      "during the run, left out of the figures above\n",
+      plan.unsized.size());
+  for (size_t i = 0; i < plan.unsized.size() && i < kListed; ++i) {
+    const int v = plan.unsized[i].var;
+    std::printf("  %-40s %s, written by %s\n",
+                prepared.var_names()[v].c_str(),
+                InfoToString(infos[v]).c_str(),
+                OpName(prepared.ops()[plan.unsized[i].op]).c_str());
+  }
+  if (plan.unsized.size() > kListed) {
+    std::printf("  and %zu more\n", plan.unsized.size() - kListed);
+  }
+}
+
+void PrintOffload(const PreparedNet& prepared,
+                  const std::vector<VarInfo>& infos, const OffloadPlan& plan,
                   bool budgeted) {
   if (budgeted) {
     std::printf("device memory budget: %zu bytes, offload policy: %s\n",
@@ -94,18 +124,19 @@ void PrintOffload(const PreparedNet& prepared, const OffloadPlan& plan,
   std::printf("peak bytes: %zu\n", plan.peak_bytes);
   std::printf("moved bytes: %zu\n", plan.moved_bytes);
   std::printf("transfers: %d\n", plan.transfers);
+  PrintUnsized(prepared, infos, plan);
   if (plan.peak_step < 0) return;
   const PreparedOp& op = prepared.ops()[plan.peak_step];
   std::vector<int> resident = plan.resident_at_peak;
   std::vector<size_t> bytes(prepared.var_names().size(), 0);
-  for (int v : resident) bytes[v] = BytesOf(prepared.var_infos()[v]);
+  for (int v : resident) bytes[v] = BytesOf(infos[v]);
   std::stable_sort(resident.begin(), resident.end(),
                    [&](int a, int b) { return bytes[a] > bytes[b]; });
   std::printf("resident at the peak, during %s: %zu variable(s)\n",
               OpName(op).c_str(), resident.size());
   for (int v : resident) {
     std::printf("  %-40s %12zu  %s\n", prepared.var_names()[v].c_str(),
-                bytes[v], InfoToString(prepared.var_infos()[v]).c_str());
+                bytes[v], InfoToString(infos[v]).c_str());
   }
 }
 
@@ -132,15 +163,48 @@ absl::Status PlanCommand(const PlanCommandOptions& options) {
   std::printf("net \"%s\" on %s: %zu op(s) as prepared, %zu variable(s)\n",
               net.name().c_str(), place.ToString().c_str(),
               prepared.ops().size(), prepared.var_names().size());
-  PrintArena(PlanMemory(prepared, fetches));
+  // The parameters' small values (constants of shape computations) size
+  // what the net computes from its inputs' shapes.
+  Scope params;
+  std::vector<Tensor*> bound(prepared.var_names().size(), nullptr);
+  if (!options.params.empty()) {
+    SF_RETURN_IF_ERROR(LoadParams(options.params, params, CPUPlace()).status());
+    for (size_t v = 0; v < bound.size(); ++v) {
+      Variable* var = params.FindLocalVar(prepared.var_names()[v]);
+      if (var == nullptr || prepared.IsTemporary(static_cast<int>(v))) {
+        continue;
+      }
+      SF_ASSIGN_OR_RETURN(bound[v], var->GetMutable<Tensor>());
+    }
+  }
+  // A parameter the net declares without its size has the file's.
+  std::vector<VarInfo> declared = prepared.var_infos();
+  for (size_t v = 0; v < bound.size(); ++v) {
+    if (bound[v] != nullptr && bound[v]->initialized() &&
+        !FullyKnown(declared[v])) {
+      declared[v] = InfoOf(*bound[v]);
+    }
+  }
+  const std::vector<VarInfo> infos =
+      InferFromShapes(prepared, std::move(declared), &bound);
+  PrintArena(PlanMemoryFor(prepared, infos, fetches));
   const bool budgeted = options.device_memory_budget > 0;
-  SF_ASSIGN_OR_RETURN(
-      OffloadPlan offload,
-      PlanOffload(prepared, fetches,
-                  budgeted ? options.device_memory_budget
-                           : std::numeric_limits<size_t>::max(),
-                  budgeted ? policy : OffloadPolicy::kPlanned));
-  PrintOffload(prepared, offload, budgeted);
+  absl::StatusOr<OffloadPlan> offload =
+      PlanOffloadFor(prepared, infos, fetches,
+                     budgeted ? options.device_memory_budget
+                              : kNoDeviceMemoryBudget,
+                     budgeted ? policy : OffloadPolicy::kPlanned);
+  if (!offload.ok() && options.params.empty() &&
+      offload.status().code() == absl::StatusCode::kInvalidArgument) {
+    // Imported models declare some constants without their size.
+    return absl::Status(
+        offload.status().code(),
+        absl::StrCat(offload.status().message(),
+                     "; or give --params FILE, whose tensors size the "
+                     "parameters the net declares without one"));
+  }
+  SF_RETURN_IF_ERROR(offload.status());
+  PrintOffload(prepared, infos, *offload, budgeted);
   return absl::OkStatus();
 }
 

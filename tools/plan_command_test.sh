@@ -54,4 +54,37 @@ if out=$("$scopeflow" plan "$mlp" --batch=8 --offload_policy=lazy 2>&1); then
   fail "bad policy: $out"
 fi
 grep -q 'offload policy "lazy"' <<<"$out" || fail "bad policy: $out"
+
+# A net whose sizes depend on values: non_zero's output, and its cast. The
+# plan reports the rest and names those; a budget cannot be planned.
+values="${TEST_TMPDIR:-$(mktemp -d)}/values.pbtxt"
+cat >"$values" <<'NET'
+format_version: 1 name: "values"
+blocks {
+  vars { name: "x" dtype: DATA_TYPE_FLOAT32 shape: [ -1, 256 ] }
+  ops { type: "scale" inputs { slot: "X" vars: "x" }
+        outputs { slot: "Out" vars: "a" } attrs { name: "scale" f: 2 } }
+  ops { type: "non_zero" inputs { slot: "X" vars: "a" }
+        outputs { slot: "Out" vars: "i" } }
+  ops { type: "cast" inputs { slot: "X" vars: "i" }
+        outputs { slot: "Out" vars: "f" } attrs { name: "out_dtype" i: 1 } }
+  ops { type: "relu" inputs { slot: "X" vars: "a" }
+        outputs { slot: "Out" vars: "b" } }
+}
+NET
+out=$("$scopeflow" plan "$values" --batch=4) || fail "values: $out"
+grep -q 'arena: 1 temporaries planned' <<<"$out" || fail "values arena: $out"
+# x, a and b of 4096 bytes: in, a written, b out.
+grep -q 'moved bytes: 8192$' <<<"$out" || fail "values moved: $out"
+grep -q 'unsized: 2 variable(s) whose size depends on values' <<<"$out" ||
+  fail "values unsized: $out"
+grep -qE '^  i +int64 \[2, -1\], written by op 1 \(non_zero\)$' <<<"$out" ||
+  fail "values i: $out"
+grep -qE '^  f +float32 \[2, -1\], written by op 2 \(cast\)$' <<<"$out" ||
+  fail "values f: $out"
+if out=$("$scopeflow" plan "$values" --batch=4 --device_memory_budget=100000 2>&1); then
+  fail "a budget for sizes known only in the run was accepted: $out"
+fi
+grep -q 'op 1 (non_zero) writes variable "i" as int64 \[2, -1\]: its size depends on values computed during the run, so no device memory budget can be planned' <<<"$out" ||
+  fail "values budget: $out"
 echo PASS

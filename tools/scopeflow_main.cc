@@ -18,7 +18,7 @@
 //   scopeflow serve --model_config_file=FILE | --model_repository=ROOT
 //                          serve models over HTTP and gRPC
 //                          (docs/SERVING.md)
-//   scopeflow plan NET [--startup NET] [--batch=N]
+//   scopeflow plan NET [--startup NET] [--params FILE] [--batch=N]
 //                  [--device_memory_budget=BYTES]
 //                  [--offload_policy=on_demand|planned]
 //                          print the memory plan without running the net
@@ -131,6 +131,9 @@ ABSL_FLAG(int64_t, warmup_steps, 0, "train: linear warm-up steps");
 ABSL_FLAG(int64_t, seed, 1, "train: seeds the order of the examples");
 ABSL_FLAG(int, replicas, 1,
           "train: split each batch over this many replicas on threads");
+ABSL_FLAG(double, bucket_mb, 25,
+          "train: data-parallel gradient buckets of this many MiB, each summed "
+          "as soon as the backward pass has produced it");
 ABSL_FLAG(std::string, distributed, "",
           "train: mpi (one process of those mpirun starts) or '' for one");
 ABSL_FLAG(std::string, host, "127.0.0.1",
@@ -228,6 +231,8 @@ scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
   options.save_params = absl::GetFlag(FLAGS_save_params);
   options.replicas = absl::GetFlag(FLAGS_replicas);
   options.distributed = absl::GetFlag(FLAGS_distributed);
+  options.bucket_bytes =
+      static_cast<int64_t>(absl::GetFlag(FLAGS_bucket_mb) * (1 << 20));
   scopeflow::TrainerOptions& trainer = options.trainer;
   trainer.loss = absl::GetFlag(FLAGS_loss);
   trainer.accuracy = absl::GetFlag(FLAGS_accuracy);
@@ -271,8 +276,9 @@ constexpr char kUsage[] =
     "              --reset_optimizer_state\n"
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
     "              --place cpu|cuda:N --replicas N --distributed mpi\n"
+    "              --bucket_mb M\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
-    "              convert an ONNX model (opsets 7 to 25, external data\n"
+    "              convert an ONNX model (opsets 7 to 27, external data\n"
     "              read beside it) into a net and a parameter file\n"
     "  serve MODEL_DIR  serve MODEL_DIR/VERSION/{model.pb|model.pbtxt,params}\n"
     "              over HTTP: --port P --threads N --host H --poll_seconds S\n"
@@ -280,7 +286,7 @@ constexpr char kUsage[] =
     "              --grpc_port P; or serve --model_config_file FILE or\n"
     "              --model_repository ROOT for several models\n"
     "  plan NET    print NET's memory plan without running it: --startup NET\n"
-    "              --batch N --device_memory_budget BYTES\n"
+    "              --params FILE --batch N --device_memory_budget BYTES\n"
     "              --offload_policy on_demand|planned\n"
     "  every command: --nohuge_pages keeps host blocks on small pages\n";
 
@@ -396,6 +402,7 @@ int main(int argc, char** argv) {
     scopeflow::PlanCommandOptions options;
     options.net = net;
     options.startup = absl::GetFlag(FLAGS_startup);
+    options.params = absl::GetFlag(FLAGS_params);
     // --batch's default is train's: plan uses it only where it is given.
     for (const std::string& arg : args) {
       if (arg.compare(0, 7, "--batch") == 0) {

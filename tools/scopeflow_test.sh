@@ -235,7 +235,7 @@ grep -qE '^relu +\(X\) -> \(Out\)  attrs: none  cpu: .*float32.*  grad: yes  onn
 [[ $(wc -l <<<"$ops") -gt 150 ]] || fail "ops lists too few: $(wc -l <<<"$ops")"
 pool=$("$scopeflow" ops pool2d)
 grep -q '^    pooling_type: string, required, must be one of max, avg$' <<<"$pool" || fail "ops pool2d: $pool"
-grep -q '^  imported from ONNX: AveragePool, GlobalAveragePool, GlobalMaxPool, MaxPool$' <<<"$pool" ||
+grep -q '^  imported from ONNX: AveragePool, GlobalAveragePool, GlobalMaxPool, LRN, LpPool, MaxPool$' <<<"$pool" ||
   fail "ops pool2d onnx: $pool"
 grep -q '^  gradient: pool2d_grad (differentiates X)$' <<<"$pool" || fail "ops pool2d grad: $pool"
 expect_error 'no op named "rleu"' ops rleu

@@ -281,6 +281,27 @@ TEST_F(ServeApiTest, ErrorsByPathMethodAndModel) {
       400, "Inference-Header-Content-Length is \"many\"");
 }
 
+// The JSON limits answer 400 in every protocol, naming what was wrong.
+TEST_F(ServeApiTest, DeepOrDuplicatedJsonIs400) {
+  const std::string deep(1 << 20, '[');
+  for (const char* path :
+       {"/v1/models/mlp:predict", "/v2/models/mlp/infer"}) {
+    ExpectError(Call("POST", path, deep), 400,
+                "nests arrays and objects deeper than 24 levels (the limit)");
+  }
+  const std::string row = Rows(MlpInput(1, 0));
+  ExpectError(Call("POST", "/v1/models/mlp:predict",
+                   absl::StrCat(R"({"instances": )", row,
+                                R"(, "instances": )", row, "}")),
+              400, "gives key \"instances\" twice");
+  ExpectError(
+      Call("POST", "/v2/models/mlp/infer",
+           absl::StrCat(R"({"inputs": [{"name": "image", "shape": [1, 64],
+                            "datatype": "FP32", "datatype": "FP32", "data": )",
+                        row, "}]}")),
+      400, "gives key \"datatype\" twice");
+}
+
 TEST_F(ServeApiTest, HealthAndMetrics) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
   ASSERT_EQ(Call("POST", "/v1/models/other:predict",

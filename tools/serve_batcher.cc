@@ -41,6 +41,9 @@ struct ServeBatcher::Request {
   std::vector<Feed> inputs;
   int64_t rows = 0;
   const RunCancellation* cancellation = nullptr;
+  // Where it was admitted, and under which name; null and "" when unknown.
+  const RequestAdmission* admission = nullptr;
+  std::string model;
   Clock::time_point enqueued;
   RunTiming timing;
   // Set under the batcher's mutex once `result` is final.
@@ -119,7 +122,8 @@ std::string ServeBatcher::BatchKey(const Predictor& predictor,
 
 absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
     const Predictor& predictor, std::vector<Feed> inputs,
-    const RunCancellation* cancellation, RunTiming* timing) {
+    const RunCancellation* cancellation, RunTiming* timing,
+    const RequestAdmission* admission, absl::string_view model) {
   const Clock::time_point called = Clock::now();
   RunTiming ignored;
   if (timing == nullptr) timing = &ignored;
@@ -137,6 +141,10 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
   request->inputs = std::move(inputs);
   request->rows = rows;
   request->cancellation = cancellation;
+  if (admission != nullptr) {
+    request->admission = admission;
+    request->model = std::string(model);
+  }
   request->enqueued = called;
   std::unique_lock<std::mutex> lock(mutex_);
   if (stop_) {
@@ -144,12 +152,14 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
   }
   int& queued = queued_[&predictor];
   if (queued >= options_.max_queued_requests) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
+    // UNAVAILABLE, as the admission's full queue (tools/serve_admission.h).
+    return absl::UnavailableError(absl::StrFormat(
         "model \"%s\" has %d requests queued for batching, the limit "
         "(--max_queued_requests); try again later",
         predictor.name(), queued));
   }
   ++queued;
+  if (request->admission != nullptr) ++held_[request->model];
   std::unique_ptr<Queue>& queue = queues_[key];
   if (queue == nullptr) {
     queue = std::make_unique<Queue>();
@@ -157,8 +167,17 @@ absl::StatusOr<std::vector<Tensor>> ServeBatcher::Run(
   }
   queue->requests.push_back(request);
   queue->rows += rows;
-  work_.notify_all();
+  // A batch thread need only look again when there is a new oldest
+  // request to time, or a full batch to run; otherwise it wakes at the
+  // oldest request's timeout anyway. (Waking it for every arrival costs a
+  // context switch per request, on the cores the requests need.)
+  if (queue->requests.size() == 1 || queue->rows >= options_.max_batch_size) {
+    work_.notify_all();
+  }
   request->finished.wait(lock, [&] { return request->done; });
+  if (request->admission != nullptr && --held_[request->model] == 0) {
+    held_.erase(request->model);
+  }
   *timing = request->timing;
   return std::move(request->result);
 }
@@ -193,7 +212,8 @@ void ServeBatcher::BatchLoop() {
     }
     Queue& queue = *oldest->second;
     const Clock::time_point due = queue.requests.front()->enqueued + timeout;
-    if (queue.rows < options_.max_batch_size && Clock::now() < due) {
+    if (queue.rows < options_.max_batch_size && Clock::now() < due &&
+        !NoneOnTheWay(queue)) {
       work_.wait_until(lock, due);
       continue;
     }
@@ -231,11 +251,24 @@ void ServeBatcher::BatchLoop() {
     lock.unlock();
     RunBatch(*predictor, batch);
     lock.lock();
+    for (std::shared_ptr<Request>& request : batch) request->done = true;
+    // Woken after the lock is let go, so that a waiter does not wake only
+    // to wait for the lock this thread holds (`batch` keeps each request,
+    // and its condition variable, alive meanwhile).
+    lock.unlock();
     for (std::shared_ptr<Request>& request : batch) {
-      request->done = true;
       request->finished.notify_one();
     }
+    lock.lock();
   }
+}
+
+bool ServeBatcher::NoneOnTheWay(const Queue& queue) const {
+  const Request& oldest = *queue.requests.front();
+  if (oldest.admission == nullptr) return false;
+  const auto held = held_.find(oldest.model);
+  return held != held_.end() &&
+         oldest.admission->queued(oldest.model) <= held->second;
 }
 
 void ServeBatcher::RunBatch(const Predictor& predictor,
@@ -302,11 +335,12 @@ void ServeBatcher::RunBatch(const Predictor& predictor,
 
 absl::StatusOr<std::vector<Tensor>> RunPredictor(
     const Predictor& predictor, std::vector<Feed> inputs,
-    const PredictContext& context, RunTiming* timing) {
+    const PredictContext& context, RunTiming* timing, absl::string_view model) {
   if (context.batcher != nullptr &&
       context.batcher->options().max_batch_size > 1) {
     return context.batcher->Run(predictor, std::move(inputs),
-                                context.cancellation, timing);
+                                context.cancellation, timing,
+                                context.admission, model);
   }
   RunTiming ignored;
   return RunAlone(predictor, inputs, context.cancellation, Clock::now(),

@@ -5,7 +5,11 @@
 // is full or its oldest request has waited batch_timeout_micros; each
 // request gets its own rows of the outputs back. Throughput on a model
 // whose ops cost little more for 32 rows than for 1 grows with the batch;
-// the price is up to batch_timeout_micros of latency.
+// the price is up to batch_timeout_micros of latency, paid only while
+// another request may join: a request whose model has no other request
+// admitted and on its way to the batcher (RequestAdmission, tools/
+// serve_admission.h, counts them) runs at once when a batch thread is free,
+// since waiting could only add latency.
 //
 // A request that cannot join a batch (its inputs do not match the model's
 // declared dtypes and shapes, a model whose outputs are not per row, more
@@ -28,10 +32,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/executor.h"
 #include "framework/run_cancellation.h"
 #include "framework/serving/predictor.h"
 #include "framework/tensor.h"
+#include "tools/serve_admission.h"
 
 namespace scopeflow {
 
@@ -42,7 +48,7 @@ struct BatchingOptions {
   int64_t batch_timeout_micros = 1000;
   // Batches run at once (one per thread).
   int batch_threads = 1;
-  // Requests queued per model version; more get ResourceExhausted (503).
+  // Requests queued per model version; more get UNAVAILABLE (503).
   int max_queued_requests = 256;
 };
 
@@ -75,11 +81,15 @@ class ServeBatcher {
   // Runs `inputs` on `predictor` in a batch with other requests and returns
   // this request's outputs, as predictor.Run(inputs) would. Blocks until
   // then; `predictor` and `cancellation` (may be null) must outlive the
-  // call. Fills `timing` (may be null).
-  absl::StatusOr<std::vector<Tensor>> Run(const Predictor& predictor,
-                                          std::vector<Feed> inputs,
-                                          const RunCancellation* cancellation,
-                                          RunTiming* timing = nullptr);
+  // call. Fills `timing` (may be null). With `admission` (may be null, else
+  // must outlive the call), `model` is the name it admitted the request
+  // under: once every request of `model` it holds is in the batcher, the
+  // batch runs without waiting out the timeout.
+  absl::StatusOr<std::vector<Tensor>> Run(
+      const Predictor& predictor, std::vector<Feed> inputs,
+      const RunCancellation* cancellation, RunTiming* timing = nullptr,
+      const RequestAdmission* admission = nullptr,
+      absl::string_view model = {});
 
   // Batches run so far and the rows they held (for tests and metrics).
   int64_t batches_run() const;
@@ -94,6 +104,9 @@ class ServeBatcher {
   std::string BatchKey(const Predictor& predictor,
                        const std::vector<Feed>& inputs, int64_t* rows) const;
   void BatchLoop();
+  // Whether no request of `queue`'s model is admitted but not yet in the
+  // batcher (so none may join its batch soon).
+  bool NoneOnTheWay(const Queue& queue) const;
   // Runs `batch` as one run and fills each request's result.
   void RunBatch(const Predictor& predictor,
                 std::vector<std::shared_ptr<Request>>& batch);
@@ -104,6 +117,8 @@ class ServeBatcher {
   absl::flat_hash_map<std::string, std::unique_ptr<Queue>> queues_;
   // Requests queued per predictor.
   absl::flat_hash_map<const Predictor*, int> queued_;
+  // Requests in the batcher (queued or running) per admitted model name.
+  absl::flat_hash_map<std::string, int> held_;
   bool stop_ = false;
   int64_t batches_run_ = 0;
   int64_t rows_run_ = 0;
@@ -115,14 +130,18 @@ class ServeBatcher {
 struct PredictContext {
   const RunCancellation* cancellation = nullptr;
   ServeBatcher* batcher = nullptr;
+  // Where the request was admitted (ServeBatcher::Run's `admission`); may
+  // be null.
+  const RequestAdmission* admission = nullptr;
 };
 
 // Runs `inputs` on `predictor` as `context` says; fills `timing` (may be
-// null).
+// null). `model` is the name the request was admitted under.
 absl::StatusOr<std::vector<Tensor>> RunPredictor(const Predictor& predictor,
                                                  std::vector<Feed> inputs,
                                                  const PredictContext& context,
-                                                 RunTiming* timing = nullptr);
+                                                 RunTiming* timing = nullptr,
+                                                 absl::string_view model = {});
 
 }  // namespace scopeflow
 

@@ -129,7 +129,7 @@ TEST_F(ServeBatcherTest, MoreRowsThanABatchRunAlone) {
   EXPECT_EQ(batcher.batches_run(), 0);
 }
 
-TEST_F(ServeBatcherTest, FullQueueRefusesWithResourceExhausted) {
+TEST_F(ServeBatcherTest, FullQueueRefusesWithUnavailable) {
   BatchingOptions options = Batching(64, 300'000);
   options.max_queued_requests = 1;
   ServeBatcher batcher(options);
@@ -140,7 +140,7 @@ TEST_F(ServeBatcherTest, FullQueueRefusesWithResourceExhausted) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   absl::StatusOr<std::vector<Tensor>> second =
       batcher.Run(*mlp_, {Feed{"image", MlpInput(1, 1)}}, nullptr);
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(second.status().message(),
               HasSubstr("has 1 requests queued for batching, the limit"));
   waiting.join();
@@ -157,6 +157,35 @@ TEST_F(ServeBatcherTest, CancelledWhileQueuedDoesNotRun) {
   EXPECT_THAT(out.status().message(),
               HasSubstr("while queued for a batch; it did not run"));
   EXPECT_EQ(batcher.rows_run(), 0);
+}
+
+// A batch waits for others only while one may come: with every request of
+// its model admitted already in the batcher, it runs at once.
+TEST_F(ServeBatcherTest, RunsAtOnceWhenNoOtherRequestIsOnTheWay) {
+  // A minute's timeout: waiting it out would fail the test's time limit.
+  ServeBatcher batcher(Batching(64, 60'000'000));
+  RequestAdmission admission{AdmissionOptions()};
+  auto admitted = admission.Admit("mlp", RequestAdmission::Clock::now(), 0);
+  ASSERT_TRUE(admitted.ok());
+  RunTiming timing;
+  const Tensor image = MlpInput(1, 4);
+  absl::StatusOr<std::vector<Tensor>> out =
+      batcher.Run(*mlp_, {Feed{"image", image}}, nullptr, &timing, &admission,
+                  "mlp");
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectSameElements((*out)[0], Alone(image));
+  EXPECT_LT(timing.queue_seconds, 10);
+  EXPECT_EQ(batcher.batches_run(), 1);
+
+  // With a second request of the model admitted and not yet here, the
+  // first waits for it (here, out the 200 ms timeout: it never comes).
+  ServeBatcher waiting(Batching(64, 200'000));
+  auto second = admission.Admit("mlp", RequestAdmission::Clock::now(), 0);
+  ASSERT_TRUE(second.ok());
+  out = waiting.Run(*mlp_, {Feed{"image", image}}, nullptr, &timing,
+                    &admission, "mlp");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_GE(timing.queue_seconds, 0.2);
 }
 
 TEST_F(ServeBatcherTest, OffRunsDirectly) {

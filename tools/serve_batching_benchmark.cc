@@ -4,6 +4,10 @@
 // Each run is a fixed time of load; counters give requests per second, the
 // latency percentiles the clients saw, and the mean rows per batch. Runs
 // alternate off and on, so that the ratio is of neighbouring runs.
+// BM_GrpcBatchOne is the same load over gRPC with binary tensors, and
+// BM_InProcessBatchOne on RunServedModel directly, without a protocol: what
+// batching wins once the per-request costs of HTTP and JSON are smaller or
+// gone.
 //   bazel run -c opt //tools:serve_batching_benchmark
 #include <unistd.h>
 
@@ -23,10 +27,14 @@
 #include "framework/executor.h"
 #include "framework/net_io.h"
 #include "framework/param_io.h"
+#include "grpcpp/grpcpp.h"
 #include "httplib.h"
 #include "platform/file.h"
 #include "platform/host_memory.h"
+#include "proto/kserve/grpc_predict_v2.grpc.pb.h"
 #include "tools/http_server.h"
+#include "tools/serve_admission.h"
+#include "tools/serve_grpc.h"
 
 namespace scopeflow {
 namespace {
@@ -67,6 +75,11 @@ const std::string& CnnModelDir() {
   }();
   return *dir;
 }
+
+// Requests per second, the latency percentiles the clients saw, errors and
+// the mean rows per batch, as the counters of `state`.
+void ReportLoad(benchmark::State& state, std::vector<double>& latencies,
+                int64_t failed, const ServeBatcher& batcher);
 
 std::string RequestBody(int seed) {
   std::vector<std::string> row;
@@ -135,6 +148,11 @@ void BM_ConcurrentBatchOne(benchmark::State& state) {
   server.Stop();
   serving.join();
 
+  ReportLoad(state, latencies, failed, server.batcher());
+}
+
+void ReportLoad(benchmark::State& state, std::vector<double>& latencies,
+                int64_t failed, const ServeBatcher& batcher) {
   std::sort(latencies.begin(), latencies.end());
   auto percentile = [&](double p) {
     return latencies.empty()
@@ -148,12 +166,166 @@ void BM_ConcurrentBatchOne(benchmark::State& state) {
   state.counters["p50_ms"] = percentile(0.5);
   state.counters["p99_ms"] = percentile(0.99);
   state.counters["errors"] = static_cast<double>(failed);
-  const int64_t batches = server.batcher().batches_run();
+  const int64_t batches = batcher.batches_run();
   state.counters["rows_per_batch"] =
       batches == 0 ? 1.0
-                   : static_cast<double>(server.batcher().rows_run()) /
+                   : static_cast<double>(batcher.rows_run()) /
                          static_cast<double>(batches);
 }
+// The same load without HTTP and JSON: 64 threads each calling
+// RunServedModel (what every protocol calls once a request is decoded) on
+// one batch-1 image at a time, batching off and on. What batching wins on
+// the model's side, before the per-request costs of a protocol.
+// Args: max_batch_size (0: off), batch_timeout_micros.
+void BM_InProcessBatchOne(benchmark::State& state) {
+  const fs::path version = fs::path(CnnModelDir()) / "1";
+  absl::StatusOr<Predictor> cnn = Predictor::Load(
+      (version / "model.pbtxt").string(), (version / "params").string());
+  if (!cnn.ok()) std::abort();
+  const ServedModel model{"cnn", 1, *std::move(cnn)};
+  BatchingOptions batching;
+  batching.max_batch_size = static_cast<int>(state.range(0));
+  batching.batch_timeout_micros = state.range(1);
+  ServeBatcher batcher(batching);
+  std::vector<double> latencies;
+  int64_t failed = 0;
+  for (auto _ : state) {
+    std::atomic<bool> stop{false};
+    std::vector<std::vector<double>> per_client(kClients);
+    std::atomic<int64_t> errors{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; ++c) {
+      clients.emplace_back([&, c] {
+        Tensor image;
+        if (!image.Allocate(CPUPlace(), kFloat32, {1, 64}).ok()) std::abort();
+        for (int64_t i = 0; i < 64; ++i) {
+          image.data<float>()[i] = static_cast<float>((c * 31 + i * 7) % 97) / 97;
+        }
+        while (!stop.load(std::memory_order_relaxed)) {
+          const Clock::time_point start = Clock::now();
+          RunCancellation cancellation;
+          const absl::StatusOr<std::vector<Tensor>> out = RunServedModel(
+              model, {Feed{"image", image}},
+              PredictContext{&cancellation, &batcher});
+          if (!out.ok()) {
+            errors.fetch_add(1);
+            continue;
+          }
+          per_client[c].push_back(
+              std::chrono::duration<double>(Clock::now() - start).count());
+        }
+      });
+    }
+    std::this_thread::sleep_for(kLoadTime);
+    stop = true;
+    for (std::thread& client : clients) client.join();
+    for (const auto& own : per_client) {
+      latencies.insert(latencies.end(), own.begin(), own.end());
+    }
+    failed += errors.load();
+    state.SetIterationTime(std::chrono::duration<double>(kLoadTime).count());
+  }
+  ReportLoad(state, latencies, failed, batcher);
+}
+
+BENCHMARK(BM_InProcessBatchOne)
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({64, 2000})
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({64, 2000})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same load over gRPC: 64 client threads, each its own channel,
+// calling KServe's ModelInfer with the image as raw bytes (no JSON),
+// batching off and on.
+// Args: max_batch_size (0: off), batch_timeout_micros.
+void BM_GrpcBatchOne(benchmark::State& state) {
+  const ModelSource cnn{"cnn", CnnModelDir(), VersionPolicy()};
+  ModelRepository models(
+      [cnn]() -> absl::StatusOr<std::vector<ModelSource>> {
+        return std::vector<ModelSource>{cnn};
+      },
+      PredictorOptions(), nullptr);
+  if (!models.Load().ok()) std::abort();
+  BatchingOptions batching;
+  batching.max_batch_size = static_cast<int>(state.range(0));
+  batching.batch_timeout_micros = state.range(1);
+  ServeBatcher batcher(batching);
+  RequestAdmission admission{AdmissionOptions()};
+  GrpcServerOptions options;
+  options.port = 0;
+  GrpcServer server(models, options, &admission, &batcher);
+  if (!server.Start().ok()) std::abort();
+  std::vector<double> latencies;
+  int64_t failed = 0;
+  for (auto _ : state) {
+    std::atomic<bool> stop{false};
+    std::vector<std::vector<double>> per_client(kClients);
+    std::atomic<int64_t> errors{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; ++c) {
+      clients.emplace_back([&, c] {
+        grpc::ChannelArguments arguments;
+        // A channel of its own, as separate client processes would have.
+        arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        auto stub = inference::GRPCInferenceService::NewStub(
+            grpc::CreateCustomChannel(
+                absl::StrCat("127.0.0.1:", server.port()),
+                grpc::InsecureChannelCredentials(), arguments));
+        inference::ModelInferRequest request;
+        request.set_model_name("cnn");
+        auto* input = request.add_inputs();
+        input->set_name("image");
+        input->set_datatype("FP32");
+        input->add_shape(1);
+        input->add_shape(64);
+        std::vector<float> image(64);
+        for (int i = 0; i < 64; ++i) {
+          image[i] = static_cast<float>((c * 31 + i * 7) % 97) / 97;
+        }
+        request.add_raw_input_contents(
+            reinterpret_cast<const char*>(image.data()),
+            image.size() * sizeof(float));
+        while (!stop.load(std::memory_order_relaxed)) {
+          const Clock::time_point start = Clock::now();
+          grpc::ClientContext context;
+          inference::ModelInferResponse response;
+          if (!stub->ModelInfer(&context, request, &response).ok()) {
+            errors.fetch_add(1);
+            continue;
+          }
+          per_client[c].push_back(
+              std::chrono::duration<double>(Clock::now() - start).count());
+        }
+      });
+    }
+    std::this_thread::sleep_for(kLoadTime);
+    stop = true;
+    for (std::thread& client : clients) client.join();
+    for (const auto& own : per_client) {
+      latencies.insert(latencies.end(), own.begin(), own.end());
+    }
+    failed += errors.load();
+    state.SetIterationTime(std::chrono::duration<double>(kLoadTime).count());
+  }
+  server.Stop();
+  ReportLoad(state, latencies, failed, batcher);
+}
+BENCHMARK(BM_GrpcBatchOne)
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({64, 2000})
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({64, 2000})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 // One run of the CNN on `rows` images, in-process: the batch's run time
 // of the latency goal (p99 under twice the batch timeout plus one batch's
 // run).
@@ -183,9 +355,11 @@ BENCHMARK(BM_CnnRun)->Arg(1)->Arg(32)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_ConcurrentBatchOne)
     ->Args({0, 0})
+    ->Args({64, 0})
     ->Args({32, 1000})
     ->Args({64, 2000})
     ->Args({0, 0})
+    ->Args({64, 0})
     ->Args({32, 1000})
     ->Args({64, 2000})
     ->Iterations(1)

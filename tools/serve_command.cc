@@ -134,7 +134,10 @@ absl::Status ServeCommand(const ServeCommandOptions& options) {
   grpc_options.host = options.host;
   grpc_options.port = options.grpc_port;
   grpc_options.max_message_bytes = options.max_body_bytes;
-  GrpcServer grpc(repository, grpc_options);
+  // One admission and one batcher for both protocols: a model's queue
+  // bound and its batches count REST and gRPC requests alike.
+  GrpcServer grpc(repository, grpc_options, &server.admission(),
+                  &server.batcher());
   if (options.grpc_port >= 0) {
     SF_RETURN_IF_ERROR(grpc.Start());
     std::printf("serving gRPC at %s:%d (models: %s)\n", options.host.c_str(),
@@ -151,7 +154,7 @@ absl::Status ServeCommand(const ServeCommandOptions& options) {
     std::fprintf(stderr, "serve: %s: finishing the requests in flight\n",
                  strsignal(signal));
     server.Stop();
-    grpc.Stop();
+    grpc.Stop(absl::Milliseconds(options.drain_timeout_ms));
   });
   const absl::Status status = server.Serve();
   served = true;

@@ -18,10 +18,17 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
                       std::string(status.message()));
 }
 
-GrpcServer::GrpcServer(const ModelRepository& models, GrpcServerOptions options)
-    : options_(std::move(options)),
-      tfserving_(std::make_unique<TfServingService>(models)),
-      kserve_(std::make_unique<KServeService>(models)) {}
+GrpcServer::GrpcServer(const ModelRepository& models, GrpcServerOptions options,
+                       RequestAdmission* admission, ServeBatcher* batcher)
+    : options_(std::move(options)) {
+  if (admission == nullptr) {
+    own_admission_ = std::make_unique<RequestAdmission>(AdmissionOptions());
+    admission = own_admission_.get();
+  }
+  runner_ = std::make_unique<GrpcCallRunner>(models, *admission, batcher);
+  tfserving_ = std::make_unique<TfServingService>(*runner_);
+  kserve_ = std::make_unique<KServeService>(*runner_);
+}
 
 GrpcServer::~GrpcServer() { Stop(absl::ZeroDuration()); }
 

@@ -4,10 +4,15 @@
 //   inference.GRPCInferenceService         ServerLive, ServerReady,
 //     ModelReady, ServerMetadata, ModelMetadata, ModelInfer
 //     (KServe v2's and Triton's clients: proto/kserve)
-// over the models of a ModelRepository, run as the REST endpoints run them
-// (tools/serve_predict.h's RunServedModel). Errors carry the gRPC code of
-// the absl::Status (INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE...) and its
-// message.
+// over the models of a ModelRepository, admitted and run as the REST
+// endpoints' requests are: through a RequestAdmission (tools/
+// serve_admission.h; shared with the HTTP server, so a model's queue bound
+// counts both), the client's deadline, else the server's default, as the
+// run's deadline, a call the client cancelled or left stopping its run, and
+// through the batcher when batching is on (tools/serve_predict.h's
+// RunServedModel). Errors carry the gRPC code of the absl::Status
+// (INVALID_ARGUMENT, NOT_FOUND, DEADLINE_EXCEEDED, UNAVAILABLE for a full
+// queue...) and its message.
 #ifndef SCOPEFLOW_TOOLS_SERVE_GRPC_H_
 #define SCOPEFLOW_TOOLS_SERVE_GRPC_H_
 
@@ -18,6 +23,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "tools/serve_admission.h"
+#include "tools/serve_batcher.h"
 #include "tools/serve_repository.h"
 
 namespace grpc {
@@ -25,6 +32,8 @@ class Server;
 }  // namespace grpc
 
 namespace scopeflow {
+
+class GrpcCallRunner;
 
 struct GrpcServerOptions {
   std::string host = "127.0.0.1";
@@ -38,8 +47,12 @@ struct GrpcServerOptions {
 // services run on gRPC's own threads.
 class GrpcServer {
  public:
-  // `models` must outlive the server.
-  GrpcServer(const ModelRepository& models, GrpcServerOptions options);
+  // `models`, and `admission` and `batcher` when given, must outlive the
+  // server. Null `admission`: one of its own with AdmissionOptions'
+  // defaults; null `batcher`: no batching.
+  GrpcServer(const ModelRepository& models, GrpcServerOptions options,
+             RequestAdmission* admission = nullptr,
+             ServeBatcher* batcher = nullptr);
   // Stops the server.
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
@@ -59,6 +72,8 @@ class GrpcServer {
   class KServeService;
 
   const GrpcServerOptions options_;
+  std::unique_ptr<RequestAdmission> own_admission_;
+  std::unique_ptr<GrpcCallRunner> runner_;
   std::unique_ptr<TfServingService> tfserving_;
   std::unique_ptr<KServeService> kserve_;
   // Guards server_ between Start and Stop.

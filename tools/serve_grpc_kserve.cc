@@ -131,12 +131,14 @@ void AddMetadata(const std::vector<TensorInfo>& infos,
   }
 }
 
-absl::Status RunInfer(const ModelRepository& models,
+absl::Status RunInfer(GrpcCallRunner& runner, grpc::ServerContext& context,
                       const inference::ModelInferRequest& request,
                       inference::ModelInferResponse& response) {
-  SF_ASSIGN_OR_RETURN(
-      const std::shared_ptr<const ServedModel> model,
-      ResolveModel(models, request.model_name(), request.model_version()));
+  SF_ASSIGN_OR_RETURN(const std::unique_ptr<GrpcCallRunner::Call> call,
+                      runner.Admit(context, request.model_name()));
+  SF_ASSIGN_OR_RETURN(const std::shared_ptr<const ServedModel> model,
+                      ResolveModel(runner.models(), request.model_name(),
+                                   request.model_version()));
   const std::vector<TensorInfo>& inputs = model->predictor.inputs();
   const std::vector<TensorInfo>& outputs = model->predictor.outputs();
   SF_CHECK(request.raw_input_contents().empty() ||
@@ -171,7 +173,8 @@ absl::Status RunInfer(const ModelRepository& models,
     for (size_t k = 0; k < outputs.size(); ++k) wanted.push_back(k);
   }
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> tensors,
-                      RunServedModel(*model, std::move(feeds)));
+                      RunServedModel(*model, std::move(feeds),
+                                     call->context()));
   response.set_model_name(model->name);
   response.set_model_version(absl::StrCat(model->version));
   response.set_id(request.id());
@@ -244,9 +247,9 @@ grpc::Status GrpcServer::KServeService::ModelMetadata(
 }
 
 grpc::Status GrpcServer::KServeService::ModelInfer(
-    grpc::ServerContext*, const inference::ModelInferRequest* request,
+    grpc::ServerContext* context, const inference::ModelInferRequest* request,
     inference::ModelInferResponse* response) {
-  return ToGrpcStatus(RunInfer(models_, *request, *response));
+  return ToGrpcStatus(RunInfer(runner_, *context, *request, *response));
 }
 
 }  // namespace scopeflow

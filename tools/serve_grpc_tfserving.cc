@@ -39,11 +39,13 @@ ModelSpec SpecOf(const ServedModel& model) {
   return spec;
 }
 
-absl::Status RunPredict(const ModelRepository& models,
+absl::Status RunPredict(GrpcCallRunner& runner, grpc::ServerContext& context,
                         const tensorflow::serving::PredictRequest& request,
                         tensorflow::serving::PredictResponse& response) {
+  SF_ASSIGN_OR_RETURN(const std::unique_ptr<GrpcCallRunner::Call> call,
+                      runner.Admit(context, request.model_spec().name()));
   SF_ASSIGN_OR_RETURN(const std::shared_ptr<const ServedModel> model,
-                      ResolveSpec(models, request.model_spec()));
+                      ResolveSpec(runner.models(), request.model_spec()));
   const std::vector<TensorInfo>& outputs = model->predictor.outputs();
   for (const std::string& name : request.output_filter()) {
     SF_CHECK(std::any_of(outputs.begin(), outputs.end(),
@@ -58,7 +60,8 @@ absl::Status RunPredict(const ModelRepository& models,
     feeds.push_back({name, std::move(tensor)});
   }
   SF_ASSIGN_OR_RETURN(std::vector<Tensor> tensors,
-                      RunServedModel(*model, std::move(feeds)));
+                      RunServedModel(*model, std::move(feeds),
+                                     call->context()));
   *response.mutable_model_spec() = SpecOf(*model);
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string& name = outputs[i].name;
@@ -96,16 +99,18 @@ absl::Status ReadModelMetadata(
 }  // namespace
 
 grpc::Status GrpcServer::TfServingService::Predict(
-    grpc::ServerContext*, const tensorflow::serving::PredictRequest* request,
+    grpc::ServerContext* context,
+    const tensorflow::serving::PredictRequest* request,
     tensorflow::serving::PredictResponse* response) {
-  return ToGrpcStatus(RunPredict(models_, *request, *response));
+  return ToGrpcStatus(RunPredict(runner_, *context, *request, *response));
 }
 
 grpc::Status GrpcServer::TfServingService::GetModelMetadata(
     grpc::ServerContext*,
     const tensorflow::serving::GetModelMetadataRequest* request,
     tensorflow::serving::GetModelMetadataResponse* response) {
-  return ToGrpcStatus(ReadModelMetadata(models_, *request, *response));
+  return ToGrpcStatus(
+      ReadModelMetadata(runner_.models(), *request, *response));
 }
 
 }  // namespace scopeflow

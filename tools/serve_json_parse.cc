@@ -19,47 +19,6 @@ namespace {
 // Nested deeper than this is a mistake, not a tensor.
 constexpr int kMaxRank = 16;
 
-// Records why a body failed to parse. nlohmann's DOM parser either throws
-// or drops the reason; its event parser hands the reason over.
-class ParseErrorRecorder : public nlohmann::json_sax<Json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& error) override {
-    message_ = error.what();
-    return false;
-  }
-
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
-
-std::string MalformedJsonMessage(absl::string_view body) {
-  ParseErrorRecorder recorder;
-  Json::sax_parse(body.begin(), body.end(), &recorder);
-  std::string reason = recorder.message();
-  // "[json.exception.parse_error.101] parse error at line 1, ...": the
-  // bracketed code says nothing to a client.
-  const size_t bracket = reason.find("] ");
-  if (reason.rfind("[json.exception", 0) == 0 && bracket != std::string::npos) {
-    reason = reason.substr(bracket + 2);
-  }
-  return absl::StrCat("malformed JSON: ", reason);
-}
-
 }  // namespace
 
 const char* JsonKind(const Json& value) {
@@ -207,15 +166,6 @@ absl::Status FillFlat(const std::string& name, DataType dtype,
 }
 
 }  // namespace
-
-absl::StatusOr<Json> ParseJsonBody(absl::string_view body) {
-  Json doc = Json::parse(body.begin(), body.end(), nullptr,
-                         /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return absl::InvalidArgumentError(MalformedJsonMessage(body));
-  }
-  return doc;
-}
 
 absl::StatusOr<Tensor> TensorFromFlatJson(const std::string& name,
                                           const Json& value, DataType dtype,

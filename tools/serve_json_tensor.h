@@ -5,6 +5,7 @@
 #ifndef SCOPEFLOW_TOOLS_SERVE_JSON_TENSOR_H_
 #define SCOPEFLOW_TOOLS_SERVE_JSON_TENSOR_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -52,9 +53,27 @@ bool VisitElementType(DataType dtype, F&& f) {
   }
 }
 
-// Parses a request body; InvalidArgument "malformed JSON: ..." with the
-// line and column otherwise.
+// Arrays and objects nested deeper than this in a body are refused: a
+// tensor's arrays (at most 16 deep) in the deepest request format
+// (KServe's {"inputs": [{"data": ...}]}) leave room to spare.
+inline constexpr int kMaxJsonDepth = 24;
+// A body may take at most this many times its size in memory to parse,
+// plus 1 MiB (JsonMemoryBudget). A number in an array costs 16 bytes, so a
+// body of one-digit numbers takes 8 times its size, rows of one-letter
+// keys about 20; only bodies of little but brackets (arrays of one
+// element nested deep) pass the limit.
+inline constexpr size_t kJsonMemoryMultiple = 32;
+size_t JsonMemoryBudget(size_t body_bytes);
+
+// Parses a request body within kMaxJsonDepth and JsonMemoryBudget (or
+// `memory_budget` bytes), both checked as it streams
+// (tools/serve_json_body.cc), before the document is built.
+// InvalidArgument naming the problem otherwise: "malformed JSON: " with the
+// line and column, the depth limit, the memory limit, or a key given twice
+// in one object (naming it).
 absl::StatusOr<Json> ParseJsonBody(absl::string_view body);
+absl::StatusOr<Json> ParseJsonBody(absl::string_view body,
+                                   size_t memory_budget);
 
 // "an object", "an array", "a string", ... for error messages.
 const char* JsonKind(const Json& value);

@@ -90,6 +90,16 @@ TEST(ServeJsonTest, WrongBodyShapes) {
               HasSubstr("\"inputs\" is an array; expected an object"));
 }
 
+TEST(ServeJsonTest, DuplicateKeysAndDeepNestingAreRefused) {
+  EXPECT_THAT(ParseError(R"({"inputs": {"x": [[1, 2, 3]], "x": [[4, 5, 6]]}})"),
+              HasSubstr("the JSON body gives key \"x\" twice in one "
+                        "object"));
+  EXPECT_THAT(ParseError(R"({"inputs": {"x": [[1, 2, 3]]}, "inputs": {}})"),
+              HasSubstr("gives key \"inputs\" twice"));
+  EXPECT_THAT(ParseError(std::string(100'000, '[')),
+              HasSubstr("deeper than 24 levels (the limit)"));
+}
+
 TEST(ServeJsonTest, UnknownInputNamesTheInputs) {
   EXPECT_THAT(ParseError(R"({"inputs": {"y": [1]}})"),
               HasSubstr("unknown input \"y\" (the model's inputs: x, ids, "

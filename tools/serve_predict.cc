@@ -77,7 +77,8 @@ absl::StatusOr<std::vector<Tensor>> RunServedModel(
     const PredictContext& context) {
   RunTiming timing;
   absl::StatusOr<std::vector<Tensor>> outputs =
-      RunPredictor(model.predictor, std::move(feeds), context, &timing);
+      RunPredictor(model.predictor, std::move(feeds), context, &timing,
+                   model.name);
   if (model.metrics != nullptr && timing.batch_requests > 0) {
     model.metrics->ObserveQueueTime(model.name, model.version,
                                     timing.queue_seconds);

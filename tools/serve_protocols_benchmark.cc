@@ -44,6 +44,32 @@ void BM_RunOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_RunOnly);
 
+// The JSON of BM_TfServingColumns parsed alone: ParseJsonBody (a pass that
+// checks depth and memory, then one that builds with duplicate keys
+// refused) against nlohmann's document parser alone, which does neither.
+void BM_ParseJsonBody(benchmark::State& state) {
+  std::string tensor;
+  AppendNestedJson(tensor, MlpInput(kBatch, 0));
+  const std::string body = absl::StrCat(R"({"inputs": )", tensor, "}");
+  for (auto _ : state) {
+    absl::StatusOr<Json> doc = ParseJsonBody(body);
+    if (!doc.ok()) std::abort();
+    benchmark::DoNotOptimize(doc);
+  }
+}
+void BM_NlohmannParse(benchmark::State& state) {
+  std::string tensor;
+  AppendNestedJson(tensor, MlpInput(kBatch, 0));
+  const std::string body = absl::StrCat(R"({"inputs": )", tensor, "}");
+  for (auto _ : state) {
+    Json doc = Json::parse(body.begin(), body.end(), nullptr, false);
+    if (doc.is_discarded()) std::abort();
+    benchmark::DoNotOptimize(doc);
+  }
+}
+BENCHMARK(BM_ParseJsonBody);
+BENCHMARK(BM_NlohmannParse);
+
 void TfServing(benchmark::State& state, bool rows) {
   std::string tensor;
   AppendNestedJson(tensor, MlpInput(kBatch, 0));

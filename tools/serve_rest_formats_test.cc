@@ -353,5 +353,61 @@ TEST(KServeRestTest, BadBodiesSayWhy) {
               HasSubstr("binary_data_size is 8 bytes; INT32 [2, 2] needs 16"));
 }
 
+// A key given twice in one object is refused by name in every request
+// format: nlohmann's document parser would keep the last one silently, so
+// a client's mistake (or a proxy's merge) would run on half its data.
+TEST(TfServingRestTest, DuplicateKeysAreRefusedByName) {
+  auto error = [](const std::string& body,
+                  const std::vector<TensorInfo>& inputs) {
+    const absl::Status status = ParseTfServingPredict(body, inputs).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << body;
+    return std::string(status.message());
+  };
+  // Rows: the top level, and an instance's inputs.
+  EXPECT_THAT(
+      error(R"({"instances": [1.0], "instances": [2.0]})", kHalfPlusTwoIn),
+      HasSubstr("gives key \"instances\" twice in one object"));
+  EXPECT_THAT(error(R"({"instances": [{"signal": [1, 2, 3, 4, 5],
+                        "sensor": [1.5], "signal": [5, 4, 3, 2, 1]}]})",
+                    kSignalSensor),
+              HasSubstr("gives key \"signal\" twice"));
+  // Columns, named.
+  EXPECT_THAT(error(R"({"inputs": {"x": [1.0], "x": [2.0]}})", kHalfPlusTwoIn),
+              HasSubstr("gives key \"x\" twice"));
+  // Columns, unnamed (a model of one input), and the signature.
+  EXPECT_THAT(error(R"({"inputs": [1.0], "inputs": [2.0]})", kHalfPlusTwoIn),
+              HasSubstr("gives key \"inputs\" twice"));
+  EXPECT_THAT(error(R"({"signature_name": "", "inputs": [1.0],
+                        "signature_name": "serving_default"})",
+                    kHalfPlusTwoIn),
+              HasSubstr("gives key \"signature_name\" twice"));
+}
+
+TEST(KServeRestTest, DuplicateKeysAreRefusedByName) {
+  auto error = [](const std::string& body,
+                  std::optional<size_t> header = std::nullopt) {
+    const absl::Status status =
+        ParseKServeInfer(body, header, kMyModelIn, kMyModelOut).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << body;
+    return std::string(status.message());
+  };
+  EXPECT_THAT(error(R"({"inputs": [{"name": "input1", "shape": [3],
+                       "datatype": "BOOL", "data": [true, true, false],
+                       "data": [false, false, true]}]})"),
+              HasSubstr("gives key \"data\" twice"));
+  EXPECT_THAT(error(R"({"inputs": [{"name": "input1", "name": "input0",
+                       "shape": [3], "datatype": "BOOL",
+                       "data": [true, true, false]}]})"),
+              HasSubstr("gives key \"name\" twice"));
+  EXPECT_THAT(error(R"({"id": "a", "inputs": [], "id": "b"})"),
+              HasSubstr("gives key \"id\" twice"));
+  // The JSON of a binary body.
+  const std::string binary =
+      R"({"inputs": [{"name": "input1", "shape": [3], "datatype": "BOOL",
+          "parameters": {"binary_data_size": 3, "binary_data_size": 2}}]})";
+  EXPECT_THAT(error(binary + "abc", binary.size()),
+              HasSubstr("gives key \"binary_data_size\" twice"));
+}
+
 }  // namespace
 }  // namespace scopeflow

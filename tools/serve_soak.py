@@ -76,7 +76,9 @@ def client(port, stop, stats, seed):
                              {"Content-Type": "application/json"})
                 reply = conn.getresponse()
                 body = reply.read()
-                if reply.status == 200 and b'"probabilities"' in body:
+                # TF Serving's columnar reply: a bare "outputs" tensor for
+                # the MLP's single output.
+                if reply.status == 200 and body.startswith(b'{"outputs":[['):
                     stats.add("good", 1)
                 else:
                     stats.add("good_errors", (reply.status, body[:200]))
@@ -162,6 +164,12 @@ def main():
     parser.add_argument("--slowloris", type=int, default=16)
     parser.add_argument("--idle", type=int, default=64)
     parser.add_argument("--server_args", default="--threads=2")
+    # A short run in the default tests (serve_soak_short_test.sh) samples
+    # often and judges memory only against gross growth: a few seconds
+    # include the warm-up that the long run leaves out.
+    parser.add_argument("--sample_seconds", type=float, default=5)
+    parser.add_argument("--warmup_seconds", type=float, default=30)
+    parser.add_argument("--max_rss_growth", type=float, default=0.10)
     args = parser.parse_args()
 
     root = tempfile.mkdtemp(prefix="serve_soak_")
@@ -177,7 +185,14 @@ def main():
         [args.scopeflow, "serve", models, "--port=0", "--poll_seconds=0.5",
          "--max_body_bytes=100000"] + args.server_args.split(),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Lines the server prints before its start line (warnings) are shown.
     line = server.stdout.readline()
+    while line and "http://127.0.0.1:" not in line:
+        print(line.rstrip())
+        line = server.stdout.readline()
+    if not line:
+        print("FAIL: the server exited before serving")
+        return 1
     port = int(line.split("http://127.0.0.1:")[1].split()[0].split("/")[0])
     print(line.strip())
     threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
@@ -197,7 +212,7 @@ def main():
     start = time.monotonic()
     swapped = False
     while time.monotonic() - start < args.duration:
-        time.sleep(5)
+        time.sleep(args.sample_seconds)
         elapsed = time.monotonic() - start
         samples.append((elapsed, rss_kib(server.pid), health_ms(port), stats.good))
         print("%6.0f s  rss %7d KiB  healthz %6.1f ms  good %8d  bad %7d  "
@@ -219,7 +234,7 @@ def main():
     server.wait(timeout=30)
     shutil.rmtree(root)
 
-    warm = [s for s in samples if s[0] >= 30] or samples
+    warm = [s for s in samples if s[0] >= args.warmup_seconds] or samples
     growth = (warm[-1][1] - warm[0][1]) / warm[0][1]
     median_health = statistics.median(s[2] for s in samples)
     print("good %d (errors %d), bad %d (wrong status %d), rss %+.1f%% after "
@@ -231,7 +246,8 @@ def main():
         print("good request failed:", error)
     for wrong in stats.bad_wrong[:5]:
         print("bad request answered wrongly:", wrong)
-    ok = (not stats.good_errors and not stats.bad_wrong and growth < 0.10 and
+    ok = (not stats.good_errors and not stats.bad_wrong and
+          growth < args.max_rss_growth and stats.good > 0 and
           median_health < 50 and server.returncode == 0)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

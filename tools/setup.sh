@@ -23,6 +23,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   cmake
   python3-dev python3-pybind11 python3-pytest
+  python3-numpy binutils
 )
 
 missing=()

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the tests: every test of the optimised build,
+# Sets everything up and runs the tests: every test of the optimised build
+# and the library installed from it with its C, CMake and Python checks,
 # then the concurrent code under ThreadSanitizer and the libraries, the
 # executor and the commands under AddressSanitizer.
 #
 #   tools/test.sh          CI's share: bounded so that it finishes well inside
 #                          90 minutes on a 2-core machine from a cold cache
 #   tools/test.sh --all    everything: every target under both sanitizers,
-#                          the whole model zoo, the installed library and
-#                          its examples, and both fuzzers (hours)
+#                          the whole model zoo, the library installed from
+#                          a --config=cpu_only build, and both fuzzers (hours)
 #
 # Each sanitizer configuration compiles every library again (about half an
 # hour each from a cold cache on 2 cores), and the tests' own sources cost
@@ -38,13 +39,15 @@ tsan=(//platform/... //framework:scope_test //framework:variable_test
   //framework/training:gradient_reducer_test //framework/memory/...
   //operators/control/... //tests:scope_stress_test //tests:executor_test
   //tests:kept_weights_test //tests:thread_defaults_test
-  //tools:http_server_test //tools:serve_models_test)
+  //tools:http_server_test //tools:serve_models_test
+  //tools:serve_admission_test)
 # Memory: every library test, the executor, the commands' own code and the
 # fuzzers' corpora and crash inputs (replayed; fuzzing needs clang).
 asan=(//platform/... //framework/... //operators/control/...
   //tests:scope_stress_test //tests:executor_test //tests:kept_weights_test
   //tests:thread_defaults_test //tools:http_server_test //tools:serve_models_test //tools:serve_json_test
-  //tools:serve_metrics_test //tools:import_onnx_command_test //tools/fuzz/...)
+  //tools:serve_metrics_test //tools:serve_admission_test //tools:serve_api_test
+  //tools:import_onnx_command_test //tools/fuzz/...)
 if $all; then
   tsan=(//platform/... //framework/... //operators/control/... //tests/...
     //tools/...)
@@ -54,6 +57,9 @@ fi
 # Each configuration adds its outputs to Bazel's disk cache, which Bazel 4
 # never trims: keep it under its cap between them so the disk cannot fill.
 bazel test //...
+# The library installed from that build (links only: the shared libraries
+# are made of the objects the tests use).
+bash tools/install_test.sh --cuda
 bash tools/trim_disk_cache.sh
 bazel test --config=tsan "${tsan[@]}"
 bash tools/trim_disk_cache.sh
@@ -61,10 +67,8 @@ bazel test --config=asan "${asan[@]}"
 if $all; then
   bash tools/trim_disk_cache.sh
   bash tools/zoo/run_all.sh
-  # The installed library, built position-independent (every library a
-  # second time), with its C, C++ and CMake examples.
+  # The library as installed by default: a --config=cpu_only build.
   bash tools/install_test.sh
-  bazel test --config=cpu_only //python:python_test
   FUZZ_TARGET=net bash tools/fuzz/run.sh 600
   FUZZ_TARGET=onnx bash tools/fuzz/run.sh 600
 fi

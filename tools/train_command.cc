@@ -148,17 +148,16 @@ absl::Status InitializeOrResume(AnyTrainer& trainer,
 void PrintStepTimes(const DataParallelTimes& times) {
   if (times.steps == 0) return;
   const double ms = 1000.0 / times.steps;
-  const double total = times.forward_backward_seconds + times.reduce_seconds +
-                       times.all_reduce_seconds + times.update_seconds;
+  const double reduce = times.reduce_seconds + times.all_reduce_seconds;
+  const double hidden =
+      times.reduce_hidden_seconds + times.all_reduce_hidden_seconds;
   std::printf(
       "per step: forward+backward %.3f ms, gradient sum %.3f ms, "
-      "all-reduce %.3f ms, update %.3f ms (reductions %.1f%% of the step, "
-      "none of it overlapped with the backward pass)\n",
+      "all-reduce %.3f ms, update %.3f ms (%.1f%% of the reductions done "
+      "while the backward pass ran)\n",
       times.forward_backward_seconds * ms, times.reduce_seconds * ms,
       times.all_reduce_seconds * ms, times.update_seconds * ms,
-      total > 0
-          ? 100.0 * (times.reduce_seconds + times.all_reduce_seconds) / total
-          : 0.0);
+      reduce > 0 ? 100.0 * hidden / reduce : 0.0);
 }
 
 // Writes the trace where --trace says, if it does (on rank 0 only).
@@ -232,10 +231,10 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
         TrainAndReport(*trainer, options, trainer_options, split, print));
     return WriteTrace(trace, options.trace, print);
   }
-  SF_ASSIGN_OR_RETURN(
-      std::unique_ptr<DataParallelTrainer> trainer,
-      DataParallelTrainer::Create(startup, main, trainer_options,
-                                  options.replicas, communicator.get()));
+  SF_ASSIGN_OR_RETURN(std::unique_ptr<DataParallelTrainer> trainer,
+                      DataParallelTrainer::Create(
+                          startup, main, trainer_options, options.replicas,
+                          communicator.get(), options.bucket_bytes));
   if (print) {
     std::printf(
         "data parallel: global batch %lld = %d process%s x %d replica%s x "

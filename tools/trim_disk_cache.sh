@@ -5,11 +5,15 @@
 # links fail. Evicts the least recently used entries first (by the later of
 # access and modification time); anything evicted is rebuilt on demand.
 #
-# Usage: tools/trim_disk_cache.sh [CAP_GB]   (default: SCOPEFLOW_DISK_CACHE_GB or 20)
+# The cap holds what one CI run builds (the optimised CUDA build, position-
+# independent, and the tsan and asan shares: about 25 GB), so that a run's
+# trims do not evict the sanitizer configurations' entries before the next.
+#
+# Usage: tools/trim_disk_cache.sh [CAP_GB]   (default: SCOPEFLOW_DISK_CACHE_GB or 32)
 set -euo pipefail
 
 cache_dir="${SCOPEFLOW_DISK_CACHE_DIR:-$HOME/.cache/scopeflow-bazel-disk}"
-cap_gb="${1:-${SCOPEFLOW_DISK_CACHE_GB:-20}}"
+cap_gb="${1:-${SCOPEFLOW_DISK_CACHE_GB:-32}}"
 [[ -d "$cache_dir" ]] || exit 0
 
 cap_bytes=$((cap_gb * 1024 * 1024 * 1024))

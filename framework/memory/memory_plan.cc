@@ -3,14 +3,17 @@
 #include <memory>
 #include <utility>
 
+#include "framework/memory/infer_from_shapes.h"
+#include "framework/memory/memory_plan_cache.h"
 #include "framework/memory/op_uses.h"
 #include "platform/allocator.h"
 
 namespace scopeflow {
 
-MemoryPlan PlanMemory(const PreparedNet& prepared,
-                      absl::Span<const std::string> fetches,
-                      size_t min_bytes) {
+MemoryPlan PlanMemoryFor(const PreparedNet& prepared,
+                         const std::vector<VarInfo>& infos,
+                         absl::Span<const std::string> fetches,
+                         size_t min_bytes) {
   const int n = static_cast<int>(prepared.var_names().size());
   const std::vector<OpUses> op_uses = CollectOpUses(prepared);
   std::vector<int> first(n, -1);
@@ -24,7 +27,9 @@ MemoryPlan PlanMemory(const PreparedNet& prepared,
   }
   for (int i = 0; i < static_cast<int>(op_uses.size()); ++i) {
     const PreparedOp& op = prepared.ops()[i];
-    const bool dynamic = op.spec->control_flow() || !op.static_shapes;
+    // A run allocates such outputs from what it infers or reads back.
+    const bool dynamic =
+        op.spec->control_flow() || op.spec->infer() == nullptr;
     for (int v : op_uses[i].reads) {
       if (first[v] < 0) first[v] = i;
       last[v] = i;
@@ -45,7 +50,7 @@ MemoryPlan PlanMemory(const PreparedNet& prepared,
   plan.index_of.assign(n, -1);
   for (int v = 0; v < n; ++v) {
     if (!prepared.IsTemporary(v) || first[v] < 0) continue;
-    const size_t bytes = BytesOf(prepared.var_infos()[v]);
+    const size_t bytes = BytesOf(infos[v]);
     if (excluded[v] || !written_first[v] || prepared.is_input(v) ||
         bytes == 0 || bytes < min_bytes) {
       ++plan.unplanned_temporaries;
@@ -62,16 +67,24 @@ MemoryPlan PlanMemory(const PreparedNet& prepared,
   return plan;
 }
 
-const MemoryPlan& CachedMemoryPlan(const PreparedNet& prepared) {
-  std::shared_ptr<const MemoryPlan> plan = prepared.cached_memory_plan();
-  if (plan == nullptr) {
-    // Two first runs at once may both plan; either plan serves.
-    prepared.CacheMemoryPlan(
-        std::make_shared<const MemoryPlan>(
-            PlanMemory(prepared, {}, kSmallestArenaTensor)));
-    plan = prepared.cached_memory_plan();
+std::shared_ptr<const MemoryPlan> CachedMemoryPlan(
+    const PreparedNet& prepared, const std::vector<VarInfo>& run_infos,
+    const std::vector<Tensor*>* bound) {
+  MemoryPlanCache::Signature signature;
+  if (prepared.infers_at_run()) {
+    for (int v : prepared.input_vars()) {
+      const Dims& dims = run_infos[v].dims;
+      signature.insert(signature.end(), dims.begin(), dims.end());
+      signature.push_back(static_cast<int64_t>(dims.size()));
+    }
   }
-  return *plan;
+  return prepared.memory_plans().Get(signature, [&] {
+    return std::make_shared<const MemoryPlan>(PlanMemoryFor(
+        prepared,
+        prepared.infers_at_run() ? InferFromShapes(prepared, run_infos, bound)
+                                 : prepared.var_infos(),
+        {}, kSmallestArenaTensor));
+  });
 }
 
 }  // namespace scopeflow

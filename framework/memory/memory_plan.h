@@ -5,11 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/types/span.h"
 #include "framework/memory/arena_plan.h"
+#include "framework/memory/infer_from_shapes.h"
 #include "framework/prepared_net.h"
 
 namespace scopeflow {
@@ -33,13 +35,19 @@ struct MemoryPlan {
   int unplanned_temporaries = 0;
 };
 
-// Plans the temporaries of `prepared` whose dtype and shape Prepare knew
-// (so PrepareNet of a net whose inputs are declared with their sizes plans
-// them all), of `min_bytes` or more. `fetches` stay out of the arena: the
-// caller keeps them after the run.
-MemoryPlan PlanMemory(const PreparedNet& prepared,
-                      absl::Span<const std::string> fetches,
-                      size_t min_bytes = 0);
+// Plans the temporaries of `prepared` whose dtype and shape `infos` (by
+// default Prepare's) fully gives, of `min_bytes` or more, written by ops
+// that infer their outputs (not control-flow ops). `fetches` stay out of
+// the arena: the caller keeps them after the run.
+MemoryPlan PlanMemoryFor(const PreparedNet& prepared,
+                         const std::vector<VarInfo>& infos,
+                         absl::Span<const std::string> fetches,
+                         size_t min_bytes = 0);
+inline MemoryPlan PlanMemory(const PreparedNet& prepared,
+                             absl::Span<const std::string> fetches,
+                             size_t min_bytes = 0) {
+  return PlanMemoryFor(prepared, prepared.var_infos(), fetches, min_bytes);
+}
 
 // The smallest temporary a run places in its arena. Smaller ones go to
 // the run's pool of dead buffers (run_buffer_pool.h), which hands them out
@@ -47,10 +55,17 @@ MemoryPlan PlanMemory(const PreparedNet& prepared,
 // its own, which a net of many tiny tensors would feel.
 inline constexpr size_t kSmallestArenaTensor = 4097;
 
-// PlanMemory(prepared, {}, kSmallestArenaTensor), made by the first caller
-// and kept with the net (its copies share it). Runs leave the fetched
-// variables they find in it out of the arena at run time. Thread-safe.
-const MemoryPlan& CachedMemoryPlan(const PreparedNet& prepared);
+// The plan of a run whose inputs and parameters hold what `run_infos`
+// says (prepared.var_infos() where Prepare knew every shape), `bound` its
+// tensors (or null): PlanMemoryFor(prepared, InferFromShapes(prepared,
+// run_infos, bound) (infer_from_shapes.h), {},
+// kSmallestArenaTensor), made by the first run whose inputs have those
+// shapes and kept in prepared.memory_plans() for the next. Runs leave the
+// fetched variables they find in it out of the arena at run time.
+// Thread-safe.
+std::shared_ptr<const MemoryPlan> CachedMemoryPlan(
+    const PreparedNet& prepared, const std::vector<VarInfo>& run_infos,
+    const std::vector<Tensor*>* bound = nullptr);
 
 }  // namespace scopeflow
 

@@ -145,12 +145,14 @@ TEST(MemoryPlanTest, AFetchedTemporaryKeepsItsValue) {
 
 TEST(MemoryPlanTest, TheCachedPlanIsMadeOnceAndShared) {
   const PreparedNet prepared = Prepared(Net(kChain));
-  EXPECT_EQ(prepared.cached_memory_plan(), nullptr);
-  const MemoryPlan& plan = CachedMemoryPlan(prepared);
-  EXPECT_EQ(&CachedMemoryPlan(prepared), &plan);
+  EXPECT_EQ(prepared.memory_plans().plans_made(), 0);
+  const std::shared_ptr<const MemoryPlan> plan =
+      CachedMemoryPlan(prepared, prepared.var_infos());
+  EXPECT_EQ(CachedMemoryPlan(prepared, prepared.var_infos()), plan);
+  EXPECT_EQ(prepared.memory_plans().plans_made(), 1);
   // Without fetches, e is planned too.
-  EXPECT_EQ(plan.vars.size(), 5u);
-  EXPECT_EQ(plan.uses[0].bytes, 8192u);
+  EXPECT_EQ(plan->vars.size(), 5u);
+  EXPECT_EQ(plan->uses[0].bytes, 8192u);
 }
 
 TEST(MemoryPlanTest, SmallTemporariesAreLeftToTheRunsPool) {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/memory/op_uses.h"
 #include "framework/var_info_checks.h"
@@ -46,9 +47,17 @@ struct NetView {
   std::vector<bool> kept;              // must end the run on the host
 };
 
+// The first op that uses each variable of unknown size, for errors.
+struct Unsized {
+  std::vector<OffloadPlan::Unsized> written;  // by an op, in op order
+  int input = -1;                             // a variable no op writes
+  int input_op = -1;
+};
+
 absl::StatusOr<NetView> ViewNet(const PreparedNet& prepared,
+                                const std::vector<VarInfo>& infos,
                                 absl::Span<const std::string> fetches,
-                                size_t budget) {
+                                size_t budget, Unsized& unsized) {
   const int n = static_cast<int>(prepared.var_names().size());
   const std::vector<OpUses> op_uses = CollectOpUses(prepared);
   NetView view;
@@ -60,6 +69,7 @@ absl::StatusOr<NetView> ViewNet(const PreparedNet& prepared,
     const int v = prepared.VarIndex(name);
     if (v >= 0) view.kept[v] = true;
   }
+  std::vector<bool> listed(n, false);
   const int ops = static_cast<int>(op_uses.size());
   view.reads.resize(ops);
   view.writes.resize(ops);
@@ -70,25 +80,29 @@ absl::StatusOr<NetView> ViewNet(const PreparedNet& prepared,
                   "%s: a run under a device memory budget cannot hold a "
                   "control-flow op (its blocks allocate outside the plan)",
                   OpName(op));
-    auto add = [&](int v, std::vector<int>& to) -> absl::Status {
-      if (!prepared.is_tensor(v)) return absl::OkStatus();
-      const VarInfo& info = prepared.var_infos()[v];
-      SF_CHECK(FullyKnown(info),
-               "%s: variable \"%s\" is %s; a device memory budget needs the "
-               "size of every variable at Prepare (declare the inputs' "
-               "sizes)",
-               OpName(op), prepared.var_names()[v], InfoToString(info));
-      view.bytes[v] = BytesOf(info);
-      if (view.bytes[v] == 0) return absl::OkStatus();
+    auto add = [&](int v, std::vector<int>& to) {
+      if (!prepared.is_tensor(v)) return;
+      if (!FullyKnown(infos[v])) {
+        if (listed[v]) return;
+        listed[v] = true;
+        if (prepared.is_written(v)) {
+          unsized.written.push_back({v, i});
+        } else if (unsized.input < 0) {
+          unsized.input = v;
+          unsized.input_op = i;
+        }
+        return;
+      }
+      view.bytes[v] = BytesOf(infos[v]);
+      if (view.bytes[v] == 0) return;
       to.push_back(v);
       view.needs[i].push_back(v);
       if (view.uses[v].empty() || view.uses[v].back() != i) {
         view.uses[v].push_back(i);
       }
-      return absl::OkStatus();
     };
-    for (int v : op_uses[i].reads) SF_RETURN_IF_ERROR(add(v, view.reads[i]));
-    for (int v : op_uses[i].writes) SF_RETURN_IF_ERROR(add(v, view.writes[i]));
+    for (int v : op_uses[i].reads) add(v, view.reads[i]);
+    for (int v : op_uses[i].writes) add(v, view.writes[i]);
     std::vector<int>& needs = view.needs[i];
     std::sort(needs.begin(), needs.end());
     needs.erase(std::unique(needs.begin(), needs.end()), needs.end());
@@ -106,6 +120,27 @@ absl::StatusOr<NetView> ViewNet(const PreparedNet& prepared,
           absl::StrJoin(each, ", "), "), more than the budget of ", budget,
           " bytes"));
     }
+  }
+  // An input or parameter of unknown size: the caller can declare it.
+  if (unsized.input >= 0) {
+    const int v = unsized.input;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: variable \"%s\" is %s; a device memory budget needs the "
+        "size of every variable at Prepare (declare the inputs' sizes)",
+        OpName(prepared.ops()[unsized.input_op]), prepared.var_names()[v],
+        InfoToString(infos[v])));
+  }
+  // The first op whose output's size is unknown read only sized
+  // variables: that size depends on the values it reads.
+  if (!unsized.written.empty() && budget != kNoDeviceMemoryBudget) {
+    const OffloadPlan::Unsized& first = unsized.written.front();
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s writes variable \"%s\" as %s: its size depends on values "
+        "computed during the run, so no device memory budget can be planned "
+        "for this net (%d variable(s) are sized only while it runs; "
+        "`scopeflow plan` without a budget lists them)",
+        OpName(prepared.ops()[first.op]), prepared.var_names()[first.var],
+        InfoToString(infos[first.var]), unsized.written.size()));
   }
   return view;
 }
@@ -243,11 +278,15 @@ void PlanPlannedStep(const NetView& view, int i, size_t budget,
 
 }  // namespace
 
-absl::StatusOr<OffloadPlan> PlanOffload(const PreparedNet& prepared,
-                                        absl::Span<const std::string> fetches,
-                                        size_t budget, OffloadPolicy policy) {
-  SF_ASSIGN_OR_RETURN(const NetView view, ViewNet(prepared, fetches, budget));
+absl::StatusOr<OffloadPlan> PlanOffloadFor(
+    const PreparedNet& prepared, const std::vector<VarInfo>& infos,
+    absl::Span<const std::string> fetches, size_t budget,
+    OffloadPolicy policy) {
+  Unsized unsized;
+  SF_ASSIGN_OR_RETURN(const NetView view,
+                      ViewNet(prepared, infos, fetches, budget, unsized));
   OffloadPlan plan;
+  plan.unsized = std::move(unsized.written);
   plan.policy = policy;
   plan.budget = budget;
   const int ops = static_cast<int>(prepared.ops().size());

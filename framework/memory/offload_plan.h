@@ -90,19 +90,44 @@ struct OffloadPlan {
   size_t moved_bytes = 0;
   int transfers = 0;
 
+  // Variables whose size depends on values computed during the run, each
+  // with the first op that writes it, in op order: left out of the plan
+  // (only a plan without a budget has any).
+  struct Unsized {
+    int var;
+    int op;
+  };
+  std::vector<Unsized> unsized;
+
   // Every action in the order a run takes them.
   std::vector<OffloadAction> AllActions() const;
 };
 
+// The budget of a plan that only reports what a run moves.
+inline constexpr size_t kNoDeviceMemoryBudget = SIZE_MAX;
+
 // Plans a run of `prepared` (which fetches `fetches`) that keeps at most
 // `budget` bytes of its variables (parameters, inputs and temporaries) on
-// the device. Every variable an op uses needs a dtype and shape known at
-// Prepare. Errors: an op whose inputs and outputs alone exceed the budget
-// (naming it and the bytes it needs), a variable of unknown size, a
-// control-flow op (its blocks allocate outside the plan).
-absl::StatusOr<OffloadPlan> PlanOffload(const PreparedNet& prepared,
-                                        absl::Span<const std::string> fetches,
-                                        size_t budget, OffloadPolicy policy);
+// the device, where they are what `infos` says (indexed like
+// prepared.var_infos()). Every variable an op uses needs a dtype and shape
+// known before the run. Errors: an op whose inputs and outputs alone
+// exceed the budget (naming it and the bytes it needs), an input or
+// parameter of unknown size, a control-flow op (its blocks allocate
+// outside the plan), and under a budget (not kNoDeviceMemoryBudget) an
+// output whose size depends on values computed in the run (naming the
+// first op writing one); without a budget those are left out and listed
+// in `unsized`.
+absl::StatusOr<OffloadPlan> PlanOffloadFor(
+    const PreparedNet& prepared, const std::vector<VarInfo>& infos,
+    absl::Span<const std::string> fetches, size_t budget,
+    OffloadPolicy policy);
+// The same with what Prepare inferred.
+inline absl::StatusOr<OffloadPlan> PlanOffload(
+    const PreparedNet& prepared, absl::Span<const std::string> fetches,
+    size_t budget, OffloadPolicy policy) {
+  return PlanOffloadFor(prepared, prepared.var_infos(), fetches, budget,
+                        policy);
+}
 
 }  // namespace scopeflow
 

@@ -173,6 +173,61 @@ TEST(OffloadPlanErrorsTest, AVariableOfUnknownSizeIsNamed) {
               HasSubstr("op 0 (mul): variable \"x\" is float32 [-1]"));
 }
 
+// i = non_zero(a): its size depends on a's values; f = cast(i) with it.
+TEST(OffloadPlanErrorsTest, SizesKnownOnlyInTheRunAreListedOrRefused) {
+  absl::StatusOr<PreparedNet> prepared =
+      Executor(ExecutorOptions::AsWritten())
+          .Prepare(Net(R"pb(
+            blocks {
+              vars { name: "x" dtype: DATA_TYPE_FLOAT32 shape: [ 4 ] }
+              ops {
+                type: "scale"
+                inputs { slot: "X" vars: "x" }
+                outputs { slot: "Out" vars: "a" }
+              }
+              ops {
+                type: "non_zero"
+                inputs { slot: "X" vars: "a" }
+                outputs { slot: "Out" vars: "i" }
+              }
+              ops {
+                type: "cast"
+                inputs { slot: "X" vars: "i" }
+                outputs { slot: "Out" vars: "f" }
+                attrs { name: "out_dtype" i: 1 }
+              }
+              ops {
+                type: "relu"
+                inputs { slot: "X" vars: "a" }
+                outputs { slot: "Out" vars: "b" }
+              }
+            })pb"),
+                   0, CPUPlace());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const PreparedNet& p = *prepared;
+  absl::StatusOr<OffloadPlan> plan = PlanOffload(
+      p, {"f", "b"}, kNoDeviceMemoryBudget, OffloadPolicy::kPlanned);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->unsized.size(), 2u);
+  EXPECT_EQ(plan->unsized[0].var, p.VarIndex("i"));
+  EXPECT_EQ(plan->unsized[0].op, 1);
+  EXPECT_EQ(plan->unsized[1].var, p.VarIndex("f"));
+  EXPECT_EQ(plan->unsized[1].op, 2);
+  // x in, b out; a lives and dies on the device.
+  EXPECT_EQ(plan->moved_bytes, 32u);
+  EXPECT_EQ(plan->peak_bytes, 32u);
+
+  plan = PlanOffload(p, {"f", "b"}, 1000, OffloadPolicy::kPlanned);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("op 1 (non_zero) writes variable \"i\" as int64 "
+                        "[1, -1]: its size depends on values computed during "
+                        "the run"));
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("2 variable(s) are sized only while it runs"));
+}
+
 TEST(OffloadPlanErrorsTest, Policies) {
   EXPECT_EQ(*ParseOffloadPolicy("planned"), OffloadPolicy::kPlanned);
   EXPECT_EQ(*ParseOffloadPolicy("on_demand"), OffloadPolicy::kOnDemand);

@@ -9,17 +9,17 @@
 namespace scopeflow {
 
 absl::StatusOr<std::unique_ptr<OffloadRun>> OffloadRun::Start(
-    const PreparedNet& prepared, absl::Span<const std::string> fetches,
-    size_t budget, OffloadPolicy policy, DeviceMemory* device,
-    std::vector<Tensor*>& tensors) {
+    const PreparedNet& prepared, const std::vector<VarInfo>& infos,
+    absl::Span<const std::string> fetches, size_t budget, OffloadPolicy policy,
+    DeviceMemory* device, std::vector<Tensor*>& tensors) {
   SF_CHECK(device != nullptr,
            "a device memory budget needs the device's memory "
            "(ExecutorOptions::device_memory)");
   SF_CHECK(device->place() == prepared.place(),
            "a device memory budget on %s: the net runs on %s",
            device->place().ToString(), prepared.place().ToString());
-  SF_ASSIGN_OR_RETURN(OffloadPlan plan,
-                      PlanOffload(prepared, fetches, budget, policy));
+  SF_ASSIGN_OR_RETURN(OffloadPlan plan, PlanOffloadFor(prepared, infos, fetches,
+                                                      budget, policy));
   return std::make_unique<OffloadRun>(std::move(plan), *device, prepared,
                                       tensors);
 }
@@ -73,14 +73,14 @@ absl::Status OffloadRun::Load(int v, bool prefetch) {
   return absl::OkStatus();
 }
 
-absl::Status OffloadRun::AllocateOutput(int v) {
+absl::Status OffloadRun::AllocateOutput(int v, size_t bytes) {
   SF_RETURN_IF_ERROR(SettleWriteBacks());
   Tensor& var = *tensors_[v];
   // A host value it held before is kept, for a failed run to restore.
   home_[v] = std::move(var);
   var.Clear();
   SF_ASSIGN_OR_RETURN(std::shared_ptr<Allocation> memory,
-                      device_.Allocate(BytesOf(prepared_.var_infos()[v])));
+                      device_.Allocate(bytes));
   device_buffer_[v] = memory.get();
   // The op's Allocate keeps this buffer, being its only user and large
   // enough.
@@ -109,7 +109,7 @@ absl::Status OffloadRun::Apply(const OffloadAction& action) {
     case OffloadAction::kLoad:
       return Load(v, action.prefetch);
     case OffloadAction::kAllocate:
-      return AllocateOutput(v);
+      return AllocateOutput(v, action.bytes);
     case OffloadAction::kWriteBack:
       return WriteBack(v);
     case OffloadAction::kDrop:

@@ -31,12 +31,14 @@ class OffloadRun {
              const PreparedNet& prepared, std::vector<Tensor*>& tensors);
 
   // Plans a run of `prepared` fetching `fetches` under `budget` bytes of
-  // `device` (PlanOffload), to carry it out on `tensors`. Errors: those of
-  // PlanOffload, no device, a device whose kernels run elsewhere than the
-  // net's.
+  // `device` (PlanOffloadFor), its variables being what `infos` says (the
+  // run's shapes, infer_from_shapes.h), to carry it out on `tensors`.
+  // Errors: those of PlanOffloadFor, no device, a device whose kernels run
+  // elsewhere than the net's.
   static absl::StatusOr<std::unique_ptr<OffloadRun>> Start(
-      const PreparedNet& prepared, absl::Span<const std::string> fetches,
-      size_t budget, OffloadPolicy policy, DeviceMemory* device,
+      const PreparedNet& prepared, const std::vector<VarInfo>& infos,
+      absl::Span<const std::string> fetches, size_t budget,
+      OffloadPolicy policy, DeviceMemory* device,
       std::vector<Tensor*>& tensors);
 
   const OffloadPlan& plan() const { return plan_; }
@@ -59,7 +61,7 @@ class OffloadRun {
  private:
   absl::Status Apply(const OffloadAction& action);
   absl::Status Load(int v, bool prefetch);
-  absl::Status AllocateOutput(int v);
+  absl::Status AllocateOutput(int v, size_t bytes);
   absl::Status WriteBack(int v);
   // Waits for write-backs queued, whose device memory is freed once done.
   absl::Status SettleWriteBacks();

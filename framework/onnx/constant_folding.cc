@@ -67,6 +67,15 @@ std::optional<NamedTensor> FoldDims(const OpDef& op,
     if (!x_info.has_dims) return std::nullopt;
     values.assign(x_info.dims.begin(), x_info.dims.end());
     dims = {static_cast<int64_t>(values.size())};
+  } else if (op.type() == "size" && op.inputs_size() == 1) {
+    const VarInfo x_info = info(*x);
+    if (!x_info.has_dims) return std::nullopt;
+    int64_t count = 1;
+    for (int64_t d : x_info.dims) {
+      if (d < 0) return std::nullopt;
+      count *= d;
+    }
+    values = {count};
   } else if (op.type() == "gather" && dims_values.contains(*x)) {
     const std::string* index = OnlyVar(op.inputs(), "Index");
     const Tensor* index_value = index ? constant(*index) : nullptr;

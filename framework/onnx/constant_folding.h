@@ -51,8 +51,9 @@ using InfoLookup = std::function<VarInfo(const std::string& var)>;
 // dim, or -1 where it is unknown until run time.
 using DimsValues = absl::flat_hash_map<std::string, std::vector<int64_t>>;
 
-// The shape op, and a gather of elements of a dims vector at constant
-// indices (exporters write Shape -> Gather to take one dim): records what
+// The shape op, the size op where its input's dims are all known, and a
+// gather of elements of a dims vector at constant indices (exporters write
+// Shape -> Gather to take one dim): records what
 // the op's output holds in `dims_values` and returns it as a constant where
 // every element is known, else nullopt (as for any other op).
 std::optional<NamedTensor> FoldDims(const OpDef& op,

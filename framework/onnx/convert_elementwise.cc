@@ -79,6 +79,16 @@ constexpr char kNeg[] = "neg";
 constexpr char kErf[] = "erf";
 constexpr char kSin[] = "sin";
 constexpr char kCos[] = "cos";
+constexpr char kTan[] = "tan";
+constexpr char kAsin[] = "asin";
+constexpr char kAcos[] = "acos";
+constexpr char kAtan[] = "atan";
+constexpr char kSinh[] = "sinh";
+constexpr char kCosh[] = "cosh";
+constexpr char kAsinh[] = "asinh";
+constexpr char kAcosh[] = "acosh";
+constexpr char kAtanh[] = "atanh";
+constexpr char kSoftsign[] = "softsign";
 constexpr char kAssign[] = "assign";
 constexpr char kSoftmax[] = "softmax";
 constexpr char kLogSoftmax[] = "log_softmax";
@@ -320,6 +330,42 @@ absl::Status ConvertCast(NodeContext& context) {
                           .Attr("saturate", saturate != 0));
 }
 
+// CastLike (15; 19 and 25 add saturate and round_mode, which concern float8
+// targets only, as Cast's): Cast to input 1's dtype, whose values are
+// unused.
+absl::Status ConvertCastLike(NodeContext& context) {
+  context.IgnoreAttr("saturate");
+  context.IgnoreAttr("round_mode");
+  const DataType dtype = context.InputInfo(1).dtype;
+  if (dtype == DATA_TYPE_UNSPECIFIED) {
+    return Unsupported(absl::StrFormat(
+        "input 1 (\"%s\"), whose dtype CastLike casts to, has no dtype "
+        "scopeflow knows",
+        context.InputName(1)));
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("cast")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
+}
+
+// BitCast (26): X's bytes read as attribute "to", a type of X's element
+// size.
+absl::Status ConvertBitCast(NodeContext& context) {
+  SF_CHECK(context.opset() >= 26,
+           "ONNX BitCast exists from opset 26 on: the model imports opset %d",
+           context.opset());
+  SF_ASSIGN_OR_RETURN(const int64_t to, context.IntAttr("to"));
+  SF_ASSIGN_OR_RETURN(const DataType dtype,
+                      DataTypeFromOnnx(static_cast<int32_t>(to)));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(OpBuilder("bit_cast")
+                          .In("X", x)
+                          .Out("Out", context.Output(0))
+                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
+}
+
 absl::Status ConvertWhere(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::string condition, context.Input(0));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(1));
@@ -359,6 +405,16 @@ void AddElementwiseConverters(ConverterMap& map) {
   map["Erf"] = &ConvertUnary<kErf>;
   map["Sin"] = &ConvertUnary<kSin>;
   map["Cos"] = &ConvertUnary<kCos>;
+  map["Tan"] = &ConvertUnary<kTan>;
+  map["Asin"] = &ConvertUnary<kAsin>;
+  map["Acos"] = &ConvertUnary<kAcos>;
+  map["Atan"] = &ConvertUnary<kAtan>;
+  map["Sinh"] = &ConvertUnary<kSinh>;
+  map["Cosh"] = &ConvertUnary<kCosh>;
+  map["Asinh"] = &ConvertUnary<kAsinh>;
+  map["Acosh"] = &ConvertUnary<kAcosh>;
+  map["Atanh"] = &ConvertUnary<kAtanh>;
+  map["Softsign"] = &ConvertUnary<kSoftsign>;
   map["Identity"] = &ConvertUnary<kAssign>;
   map["LeakyRelu"] = &ConvertLeakyRelu;
   map["Elu"] = &ConvertElu;
@@ -372,6 +428,8 @@ void AddElementwiseConverters(ConverterMap& map) {
   map["LogSoftmax"] = &ConvertSoftmax<kLogSoftmax>;
   map["Clip"] = &ConvertClip;
   map["Cast"] = &ConvertCast;
+  map["CastLike"] = &ConvertCastLike;
+  map["BitCast"] = &ConvertBitCast;
 }
 
 }  // namespace onnx_import

@@ -29,19 +29,6 @@ absl::Status ConvertTwoInputs(NodeContext& context) {
       OpBuilder(kType).In("X", x).In("Y", y).Out("Out", context.Output(0)));
 }
 
-// "direction" ("LEFT" or "RIGHT") as bit_shift has it.
-absl::Status ConvertBitShift(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(const std::string direction,
-                      context.StringAttr("direction"));
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  SF_ASSIGN_OR_RETURN(const std::string y, context.Input(1));
-  return context.Emit(OpBuilder("bit_shift")
-                          .In("X", x)
-                          .In("Y", y)
-                          .Out("Out", context.Output(0))
-                          .Attr("direction", direction));
-}
-
 // The mod op checks fmod against the dtype (floats need fmod = 1).
 absl::Status ConvertMod(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const int64_t fmod, context.IntAttr("fmod", 0));
@@ -52,6 +39,22 @@ absl::Status ConvertMod(NodeContext& context) {
                           .In("Y", y)
                           .Out("Out", context.Output(0))
                           .Attr("fmod", static_cast<int32_t>(fmod)));
+}
+
+// BitShift (11): X shifted by Y bits, attribute "direction" LEFT or RIGHT.
+absl::Status ConvertBitShift(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string direction,
+                      context.StringAttr("direction"));
+  SF_CHECK(direction == "LEFT" || direction == "RIGHT",
+           "attribute \"direction\" = \"%s\": expected \"LEFT\" or \"RIGHT\"",
+           direction);
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string y, context.Input(1));
+  return context.Emit(OpBuilder("bit_shift")
+                          .In("X", x)
+                          .In("Y", y)
+                          .Out("Out", context.Output(0))
+                          .Attr("direction", direction));
 }
 
 // Mean of any number of inputs (float only in ONNX): their broadcast sum,

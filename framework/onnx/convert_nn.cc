@@ -1,9 +1,11 @@
 // Converters of the ONNX ops of neural-network layers: MatMul, Gemm,
-// Conv, pooling, BatchNormalization, LayerNormalization and Dropout.
+// Conv, pooling (MaxPool, AveragePool, LpPool, global), LRN,
+// BatchNormalization, LayerNormalization and Dropout.
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -135,10 +137,76 @@ absl::Status ConvertGemm(NodeContext& context) {
                           .Out("Out", context.Output(0)));
 }
 
+// A 1-D Conv (input [N, C, L], filter [M, C / group, K]) is conv2d over
+// [N, C, 1, L] with a [M, C / group, 1, K] filter, between unsqueezes and
+// a squeeze of the height axis.
+absl::Status ConvertConv1d(NodeContext& context, const std::string& x,
+                           const std::string& w) {
+  const VarInfo x_info = context.InputInfo(0);
+  const VarInfo w_info = context.InputInfo(1);
+  std::vector<int64_t> kernel = {-1};
+  if (w_info.has_dims && w_info.dims.size() == 3) kernel = {w_info.dims[2]};
+  if (context.HasAttr("kernel_shape")) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> given,
+                        context.IntsAttr("kernel_shape"));
+    SF_CHECK(given.size() == 1 && (kernel[0] < 0 || kernel[0] == given[0]),
+             "attribute \"kernel_shape\" = %s contradicts the filter's "
+             "shape %s",
+             IntsToString(given), DimsToString(w_info.dims));
+    kernel = given;
+  }
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> strides,
+                      context.IntsAttr("strides", std::vector<int64_t>{1}));
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> dilations,
+                      context.IntsAttr("dilations", std::vector<int64_t>{1}));
+  SF_CHECK(strides.size() == 1 && dilations.size() == 1,
+           "attributes \"strides\" = %s and \"dilations\" = %s: expected one "
+           "value each for a 1-D Conv",
+           IntsToString(strides), IntsToString(dilations));
+  SF_ASSIGN_OR_RETURN(
+      const std::vector<int32_t> pads,
+      SpatialPaddings(context, x_info, kernel, strides, dilations));
+  SF_ASSIGN_OR_RETURN(const int64_t group, context.IntAttr("group", 1));
+  SF_ASSIGN_OR_RETURN(const int32_t groups, ToInt32(group, "group"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> strides32,
+                      ToInt32s({1, strides[0]}, "strides"));
+  SF_ASSIGN_OR_RETURN(const std::vector<int32_t> dilations32,
+                      ToInt32s({1, dilations[0]}, "dilations"));
+  const std::string input = context.Temp("input_2d");
+  const std::string filter = context.Temp("filter_2d");
+  const std::string output = context.Temp("output_2d");
+  for (const auto& [from, to] : {std::pair(x, input), std::pair(w, filter)}) {
+    SF_RETURN_IF_ERROR(
+        context.Emit(OpBuilder("unsqueeze")
+                         .In("X", from)
+                         .Out("Out", to)
+                         .Attr("axes", std::vector<int32_t>{2})));
+  }
+  OpBuilder op("conv2d");
+  op.In("Input", input).In("Filter", filter);
+  if (context.HasInput(2)) {
+    SF_ASSIGN_OR_RETURN(const std::string bias, context.Input(2));
+    op.In("Bias", bias);
+  }
+  op.Out("Output", output)
+      .Attr("strides", strides32)
+      .Attr("paddings", std::vector<int32_t>{0, 0, pads[0], pads[1]})
+      .Attr("dilations", dilations32)
+      .Attr("groups", groups);
+  SF_RETURN_IF_ERROR(context.Emit(op));
+  return context.Emit(OpBuilder("squeeze")
+                          .In("X", output)
+                          .Out("Out", context.Output(0))
+                          .Attr("axes", std::vector<int32_t>{2}));
+}
+
 absl::Status ConvertConv(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   SF_ASSIGN_OR_RETURN(const std::string w, context.Input(1));
   const VarInfo x_info = context.InputInfo(0);
+  if (x_info.has_dims && x_info.dims.size() == 3) {
+    return ConvertConv1d(context, x, w);
+  }
   const VarInfo w_info = context.InputInfo(1);
   SF_RETURN_IF_ERROR(CheckTwoSpatialAxes(context, x_info, "conv2d"));
   SF_ASSIGN_OR_RETURN(const auto strides, PairAttr(context, "strides", 1));
@@ -219,11 +287,35 @@ absl::StatusOr<std::vector<int64_t>> PerAxisAttr(NodeContext& context,
 
 constexpr const char* kPoolOps[] = {"pool1d", "pool2d", "pool3d"};
 
-// MaxPool and AveragePool, over 1 to 3 spatial axes. MaxPool's Indices
-// output is pool's: flat offsets into X, the spatial axes ordered as
-// storage_order says.
-absl::Status ConvertPool(NodeContext& context, bool is_max) {
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+enum class PoolKind { kMax, kAverage, kLp };
+
+// out = X^exponent, elementwise.
+absl::Status EmitPower(NodeContext& context, const std::string& x,
+                       double exponent, const std::string& out) {
+  const DataType dtype = context.Info(x).dtype;
+  if (dtype != kFloat32 && dtype != kFloat64) {
+    return Unsupported(absl::StrFormat("%s of %s is not converted",
+                                       context.op_type(), DataTypeName(dtype)));
+  }
+  Tensor value;
+  SF_RETURN_IF_ERROR(value.Allocate(CPUPlace(), dtype, Dims{}));
+  if (dtype == kFloat64) {
+    value.data<double>()[0] = exponent;
+  } else {
+    value.data<float>()[0] = static_cast<float>(exponent);
+  }
+  const std::string y = context.AddConstant("exponent", std::move(value));
+  return context.Emit(OpBuilder("pow").In("X", x).In("Y", y).Out("Out", out));
+}
+
+// MaxPool, AveragePool and LpPool, over 1 to 3 spatial axes. MaxPool's
+// Indices output is pool's: flat offsets into X, the spatial axes ordered as
+// storage_order says. LpPool, (sum of |X|^p over the window)^(1/p), is the
+// average of |X|^p counting padding (which adds nothing to the sum) times
+// the window's size, to the power 1/p.
+absl::Status ConvertPool(NodeContext& context, PoolKind kind) {
+  const bool is_max = kind == PoolKind::kMax;
+  SF_ASSIGN_OR_RETURN(std::string x, context.Input(0));
   const VarInfo x_info = context.InputInfo(0);
   SF_ASSIGN_OR_RETURN(const int axes, PoolSpatialAxes(context, x_info));
   SF_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel,
@@ -242,9 +334,26 @@ absl::Status ConvertPool(NodeContext& context, bool is_max) {
                       ToInt32s(strides, "strides"));
   SF_ASSIGN_OR_RETURN(const std::vector<int32_t> dilations32,
                       ToInt32s(dilations, "dilations"));
+  int64_t p = 0;
+  if (kind == PoolKind::kLp) {
+    SF_ASSIGN_OR_RETURN(p, context.IntAttr("p", 2));
+    SF_CHECK(p > 0, "attribute \"p\" = %d: expected a positive order", p);
+    if (ceil_mode != 0) {
+      return Unsupported(
+          "LpPool with ceil_mode: windows past the padding would be summed "
+          "as averages over fewer cells");
+    }
+    const std::string magnitude = context.Temp("magnitude");
+    SF_RETURN_IF_ERROR(
+        context.Emit(OpBuilder("abs").In("X", x).Out("Out", magnitude)));
+    x = context.Temp("powers");
+    SF_RETURN_IF_ERROR(EmitPower(context, magnitude, p, x));
+  }
+  const std::string pooled =
+      kind == PoolKind::kLp ? context.Temp("mean_power") : context.Output(0);
   OpBuilder op(kPoolOps[axes - 1]);
   op.In("X", x)
-      .Out("Out", context.Output(0))
+      .Out("Out", pooled)
       .Attr("pooling_type", is_max ? "max" : "avg")
       .Attr("ksize", ksize)
       .Attr("strides", strides32)
@@ -263,20 +372,102 @@ absl::Status ConvertPool(NodeContext& context, bool is_max) {
           .Attr("storage_order",
                 storage_order == 0 ? "row_major" : "column_major");
     }
-  } else {
+  } else if (kind == PoolKind::kAverage) {
     SF_ASSIGN_OR_RETURN(const int64_t count_include_pad,
                         context.IntAttr("count_include_pad", 0));
     op.Attr("exclusive", count_include_pad == 0);
+  } else {
+    op.Attr("exclusive", false);
   }
-  return context.Emit(op);
+  SF_RETURN_IF_ERROR(context.Emit(op));
+  if (kind != PoolKind::kLp) return absl::OkStatus();
+  int64_t window = 1;
+  for (int64_t k : kernel) window *= k;
+  const std::string sums = context.Temp("sum_power");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("scale")
+                       .In("X", pooled)
+                       .Out("Out", sums)
+                       .Attr("scale", static_cast<float>(window))));
+  return EmitPower(context, sums, 1.0 / p, context.Output(0));
 }
 
 absl::Status ConvertMaxPool(NodeContext& context) {
-  return ConvertPool(context, /*is_max=*/true);
+  return ConvertPool(context, PoolKind::kMax);
 }
 
 absl::Status ConvertAveragePool(NodeContext& context) {
-  return ConvertPool(context, /*is_max=*/false);
+  return ConvertPool(context, PoolKind::kAverage);
+}
+
+absl::Status ConvertLpPool(NodeContext& context) {
+  return ConvertPool(context, PoolKind::kLp);
+}
+
+// LRN (13): X / (bias + alpha / size * the sum of X^2 over `size`
+// channels around each)^beta. The channel sums are an average pooling
+// over the channel axis of X^2 seen as [N, 1, C, rest], counting the
+// zero padding at the ends, times size.
+absl::Status ConvertLrn(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float alpha, context.FloatAttr("alpha", 1e-4f));
+  SF_ASSIGN_OR_RETURN(const float beta, context.FloatAttr("beta", 0.75f));
+  SF_ASSIGN_OR_RETURN(const float bias, context.FloatAttr("bias", 1.0f));
+  SF_ASSIGN_OR_RETURN(const int64_t size, context.IntAttr("size"));
+  SF_CHECK(size > 0, "attribute \"size\" = %d: expected a positive count",
+           size);
+  const VarInfo info = context.InputInfo(0);
+  if (!info.has_dims || info.dims.size() < 3) {
+    return Unsupported("the conversion needs the input's dims, [N, C, ...]");
+  }
+  int64_t rest = 1;
+  for (size_t d = 2; d < info.dims.size(); ++d) rest *= info.dims[d];
+  if (info.dims[0] < 0 || info.dims[1] < 0 || rest < 0) {
+    return Unsupported("the conversion needs the input's dims, [N, C, ...]");
+  }
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  const std::string squares = context.Temp("squares");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("mul").In("X", x).In("Y", x).Out("Out", squares)));
+  const std::string planes = context.Temp("channel_planes");
+  SF_RETURN_IF_ERROR(context.Emit(
+      OpBuilder("reshape")
+          .In("X", squares)
+          .Out("Out", planes)
+          .Attr("shape",
+                std::vector<int64_t>{info.dims[0], 1, info.dims[1], rest})));
+  SF_ASSIGN_OR_RETURN(const int32_t size32, ToInt32(size, "size"));
+  const int32_t before = (size32 - 1) / 2;
+  const std::string mean = context.Temp("channel_mean");
+  SF_RETURN_IF_ERROR(context.Emit(
+      OpBuilder("pool2d")
+          .In("X", planes)
+          .Out("Out", mean)
+          .Attr("pooling_type", "avg")
+          .Attr("ksize", std::vector<int32_t>{size32, 1})
+          .Attr("strides", std::vector<int32_t>{1, 1})
+          .Attr("paddings",
+                std::vector<int32_t>{before, size32 - 1 - before, 0, 0})
+          .Attr("exclusive", false)));
+  // bias + alpha / size * (mean * size).
+  const std::string base = context.Temp("base");
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder("scale")
+                                      .In("X", mean)
+                                      .Out("Out", base)
+                                      .Attr("scale", alpha)
+                                      .Attr("bias", bias)));
+  const std::string denominator = context.Temp("denominator");
+  SF_RETURN_IF_ERROR(EmitPower(context, base, beta, denominator));
+  const std::string shaped = context.Temp("denominator_shaped");
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("reshape")
+                       .In("X", denominator)
+                       .Out("Out", shaped)
+                       .Attr("shape", std::vector<int64_t>(info.dims.begin(),
+                                                           info.dims.end()))));
+  return context.Emit(OpBuilder("div")
+                          .In("X", x)
+                          .In("Y", shaped)
+                          .Out("Out", context.Output(0)));
 }
 
 template <bool kIsMax>
@@ -329,8 +520,10 @@ absl::Status EmitPerActivationNorm(NodeContext& context, float epsilon,
   const std::string scaled = context.Temp("scaled");
   SF_RETURN_IF_ERROR(context.Emit(
       OpBuilder("mul").In("X", normalized).In("Y", in[1]).Out("Out", scaled)));
-  return context.Emit(OpBuilder("add").In("X", scaled).In("Y", in[2]).Out(
-      "Out", context.Output(0)));
+  return context.Emit(OpBuilder("add")
+                          .In("X", scaled)
+                          .In("Y", in[2])
+                          .Out("Out", context.Output(0)));
 }
 
 // Since opset 14, training_mode = 1 normalizes with the batch's statistics
@@ -589,6 +782,8 @@ void AddNnConverters(ConverterMap& map) {
   map["Conv"] = &ConvertConv;
   map["MaxPool"] = &ConvertMaxPool;
   map["AveragePool"] = &ConvertAveragePool;
+  map["LpPool"] = &ConvertLpPool;
+  map["LRN"] = &ConvertLrn;
   map["GlobalAveragePool"] = &ConvertGlobalPool<false>;
   map["GlobalMaxPool"] = &ConvertGlobalPool<true>;
   map["BatchNormalization"] = &ConvertBatchNormalization;

@@ -510,6 +510,14 @@ absl::Status ConvertShape(NodeContext& context) {
                             std::numeric_limits<int64_t>::max())})));
 }
 
+// Size (1, 13, 19, 21, 23, 24, 25 widened the dtypes): the element count,
+// an int64 scalar; folded to a constant where X's dims are known.
+absl::Status ConvertSize(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  return context.Emit(
+      OpBuilder("size").In("X", x).Out("Out", context.Output(0)));
+}
+
 // A CPU tensor of `dims` holding `values` (as T).
 template <typename T, typename V>
 absl::StatusOr<Tensor> MakeTensor(DataType dtype, Dims dims,
@@ -635,6 +643,7 @@ void AddShapeConverters(ConverterMap& map) {
   map["Tile"] = &ConvertTile;
   map["Pad"] = &ConvertPad;
   map["Shape"] = &ConvertShape;
+  map["Size"] = &ConvertSize;
   map["Constant"] = &ConvertConstant;
   map["ConstantOfShape"] = &ConvertConstantOfShape;
 }

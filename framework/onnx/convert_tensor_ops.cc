@@ -1,6 +1,6 @@
 // Converters of ONNX ops that generate, scan or rearrange tensors: Range,
-// CumSum, OneHot, Trilu, DepthToSpace, SpaceToDepth and Einsum, each onto
-// the scopeflow op of the same meaning.
+// CumSum, CumProd, OneHot, Trilu, DepthToSpace, SpaceToDepth and Einsum,
+// each onto the scopeflow op of the same meaning.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,17 +22,52 @@ absl::Status RequireOpset(const NodeContext& context, int64_t since) {
   return absl::OkStatus();
 }
 
-// Range (11): start, limit and delta are scalars of one dtype.
+// A cast of `var` to `dtype`, into a fresh variable named after `hint`.
+absl::StatusOr<std::string> EmitCast(NodeContext& context,
+                                     const std::string& var, DataType dtype,
+                                     absl::string_view hint) {
+  const std::string out = context.Temp(hint);
+  SF_RETURN_IF_ERROR(
+      context.Emit(OpBuilder("cast")
+                       .In("X", var)
+                       .Out("Out", out)
+                       .Attr("out_dtype", static_cast<int32_t>(dtype))));
+  return out;
+}
+
+// Range (11): start, limit and delta are scalars of one dtype. 27 adds
+// stash_type: float16 (and bfloat16) inputs are computed in float32 when it
+// is 1 (the default) and cast back; other dtypes are unaffected.
 absl::Status ConvertRange(NodeContext& context) {
   SF_RETURN_IF_ERROR(RequireOpset(context, 11));
-  SF_ASSIGN_OR_RETURN(const std::string start, context.Input(0));
-  SF_ASSIGN_OR_RETURN(const std::string limit, context.Input(1));
-  SF_ASSIGN_OR_RETURN(const std::string delta, context.Input(2));
-  return context.Emit(OpBuilder("range")
-                          .In("Start", start)
-                          .In("Limit", limit)
-                          .In("Delta", delta)
-                          .Out("Out", context.Output(0)));
+  int64_t stash_type = 0;
+  if (context.opset() >= 27) {
+    SF_ASSIGN_OR_RETURN(stash_type, context.IntAttr("stash_type", 1));
+  }
+  SF_ASSIGN_OR_RETURN(std::string start, context.Input(0));
+  SF_ASSIGN_OR_RETURN(std::string limit, context.Input(1));
+  SF_ASSIGN_OR_RETURN(std::string delta, context.Input(2));
+  const DataType dtype = context.InputInfo(0).dtype;
+  if (dtype != kFloat16 || stash_type != 1) {
+    return context.Emit(OpBuilder("range")
+                            .In("Start", start)
+                            .In("Limit", limit)
+                            .In("Delta", delta)
+                            .Out("Out", context.Output(0)));
+  }
+  SF_ASSIGN_OR_RETURN(start, EmitCast(context, start, kFloat32, "start"));
+  SF_ASSIGN_OR_RETURN(limit, EmitCast(context, limit, kFloat32, "limit"));
+  SF_ASSIGN_OR_RETURN(delta, EmitCast(context, delta, kFloat32, "delta"));
+  const std::string stashed = context.Temp("range");
+  SF_RETURN_IF_ERROR(context.Emit(OpBuilder("range")
+                                      .In("Start", start)
+                                      .In("Limit", limit)
+                                      .In("Delta", delta)
+                                      .Out("Out", stashed)));
+  return context.Emit(OpBuilder("cast")
+                          .In("X", stashed)
+                          .Out("Out", context.Output(0))
+                          .Attr("out_dtype", static_cast<int32_t>(kFloat16)));
 }
 
 // CumSum (11; 14 widened the dtypes): the axis is an input, which cumsum
@@ -44,6 +79,21 @@ absl::Status ConvertCumSum(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   SF_ASSIGN_OR_RETURN(const std::string axis, context.Input(1));
   return context.Emit(OpBuilder("cumsum")
+                          .In("X", x)
+                          .In("Axis", axis)
+                          .Out("Out", context.Output(0))
+                          .Attr("exclusive", exclusive != 0)
+                          .Attr("reverse", reverse != 0));
+}
+
+// CumProd (26): as CumSum, with products.
+absl::Status ConvertCumProd(NodeContext& context) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 26));
+  SF_ASSIGN_OR_RETURN(const int64_t exclusive, context.IntAttr("exclusive", 0));
+  SF_ASSIGN_OR_RETURN(const int64_t reverse, context.IntAttr("reverse", 0));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(const std::string axis, context.Input(1));
+  return context.Emit(OpBuilder("cumprod")
                           .In("X", x)
                           .In("Axis", axis)
                           .Out("Out", context.Output(0))
@@ -132,6 +182,7 @@ absl::Status ConvertEinsum(NodeContext& context) {
 void AddTensorOpConverters(ConverterMap& map) {
   map["Range"] = &ConvertRange;
   map["CumSum"] = &ConvertCumSum;
+  map["CumProd"] = &ConvertCumProd;
   map["OneHot"] = &ConvertOneHot;
   map["Trilu"] = &ConvertTrilu;
   map["DepthToSpace"] = &ConvertDepthToSpace;

@@ -29,6 +29,11 @@ ConverterMap MakeConverters() {
   AddGroupNormConverters(map);
   AddDetectionConverters(map);
   AddQuantizationConverters(map);
+  AddLossConverters(map);
+  AddRmsNormConverters(map);
+  AddAttentionConverters(map);
+  AddComposedConverters(map);
+  AddCausalConvConverters(map);
   return map;
 }
 
@@ -99,13 +104,6 @@ const ConverterMap& Converters() {
 }
 
 std::string NoConverterReason(const std::string& op_type) {
-  // Ops that models commonly hold, with the scopeflow op each would need.
-  static const absl::flat_hash_map<std::string, std::string> kMissing = {
-      {"ReduceLogSum", "scopeflow has no reduce_log_sum op"},
-      {"ReduceSumSquare", "scopeflow has no reduce_sum_square op"},
-  };
-  auto it = kMissing.find(op_type);
-  if (it != kMissing.end()) return it->second;
   return absl::StrCat("no converter for ONNX op ", op_type,
                       " (scopeflow has no matching op)");
 }

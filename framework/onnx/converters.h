@@ -38,6 +38,11 @@ void AddTensorOpConverters(ConverterMap& map);
 void AddGroupNormConverters(ConverterMap& map);
 void AddDetectionConverters(ConverterMap& map);
 void AddQuantizationConverters(ConverterMap& map);
+void AddLossConverters(ConverterMap& map);
+void AddRmsNormConverters(ConverterMap& map);
+void AddAttentionConverters(ConverterMap& map);
+void AddComposedConverters(ConverterMap& map);
+void AddCausalConvConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -128,11 +128,28 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if (IsDefaultDomain(id.domain())) opset = id.version();
   }
+  const std::string graph_name =
+      graph.name().empty() ? std::string("onnx_model") : graph.name();
+  if (!opset.has_value() && model.opset_import_size() > 0) {
+    // Valid ONNX whose nodes all come from other domains (ai.onnx.ml,
+    // ai.onnx.preview.training), none of which scopeflow converts.
+    std::vector<std::string> domains;
+    for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+      domains.push_back(absl::StrFormat("%s %d", id.domain(), id.version()));
+    }
+    ImportProblem problem;
+    problem.op_type = "model";
+    problem.node_name = graph_name;
+    problem.reason = absl::StrFormat(
+        "the model imports only the domain(s) %s and no version of the "
+        "default ONNX domain; scopeflow converts the default domain only",
+        absl::StrJoin(domains, ", "));
+    out_report.problems.push_back(problem);
+    return ImportError(graph_name, 0, graph.node_size(), out_report.problems);
+  }
   SF_CHECK(opset.has_value(),
            "the ONNX model imports no version of the default domain "
            "(opset_import)");
-  const std::string graph_name =
-      graph.name().empty() ? std::string("onnx_model") : graph.name();
   if (*opset < kMinOnnxOpset || *opset > kMaxOnnxOpset) {
     ImportProblem problem;
     problem.op_type = "model";

@@ -23,7 +23,7 @@
 // nodes that fail only downstream of a listed one (reading a value it left
 // unknown) are counted, not listed.
 //
-// Supported: the default ONNX domain at opsets 7 to 25 (the conversions
+// Supported: the default ONNX domain at opsets 7 to 27 (the conversions
 // follow each operator's definition at the model's opset: Upsample, Slice,
 // Pad and Clip attributes, BatchNormalization's spatial, Softmax's 2-D
 // coercion, ...). Tensors kept in external files (data_location EXTERNAL)
@@ -48,7 +48,7 @@ namespace scopeflow {
 
 // The oldest and newest default-domain opsets the importer converts.
 inline constexpr int64_t kMinOnnxOpset = 7;
-inline constexpr int64_t kMaxOnnxOpset = 25;
+inline constexpr int64_t kMaxOnnxOpset = 27;
 
 struct NamedTensor {
   std::string name;

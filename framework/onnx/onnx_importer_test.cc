@@ -378,14 +378,14 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   AddInput(model, "x", {1, 1, 4, 4});
   AddInput(model, "training", {}, onnx::TensorProto::BOOL);
   AddNode(model, "Relu", {"x"}, {"r"}, "fine");
-  AddNode(model, "ReduceLogSum", {"r"}, {"big"}, "log_sum");
+  AddNode(model, "TfIdfVectorizer", {"r"}, {"big"}, "tf_idf");
   AddNode(model, "Unique", {"r"}, {"deconv"}, "unique");
   // Dropout's training mode fed at run time: scopeflow needs it at import.
   AddNode(model, "Dropout", {"r", "", "training"}, {"flat"}, "drop_it");
   onnx::NodeProto* odd = AddNode(model, "Sigmoid", {"r"}, {"s"}, "odd");
   SetInt(odd, "no_such_attribute", 1);
   // Reads the output of a failed node: not reported again.
-  AddNode(model, "Relu", {"big"}, {"after"}, "after_log_sum");
+  AddNode(model, "Relu", {"big"}, {"after"}, "after_tf_idf");
   AddOutput(model, "after");
   AddOutput(model, "deconv");
   AddOutput(model, "flat");
@@ -398,8 +398,8 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   const std::string message(imported.status().message());
   EXPECT_THAT(message, HasSubstr("4 of 6 node(s) cannot be converted"));
   EXPECT_THAT(message,
-              HasSubstr("node 1 \"log_sum\" (ReduceLogSum, opset 19): "
-                        "scopeflow has no reduce_log_sum"));
+              HasSubstr("node 1 \"tf_idf\" (TfIdfVectorizer, opset 19): "
+                        "no converter for ONNX op TfIdfVectorizer"));
   EXPECT_THAT(message, HasSubstr("node 2 \"unique\" (Unique, opset 19): "
                                  "no converter for ONNX op Unique"));
   EXPECT_THAT(message, HasSubstr("node 3 \"drop_it\" (Dropout, opset 19): this "
@@ -409,10 +409,10 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
                                  "attribute \"no_such_attribute\" not "
                                  "supported"));
   EXPECT_THAT(message, AllOf(Not(HasSubstr("\"fine\"")),
-                             Not(HasSubstr("after_log_sum"))));
+                             Not(HasSubstr("after_tf_idf"))));
   ASSERT_THAT(report.problems, SizeIs(4));
   EXPECT_EQ(report.problems[0].node_index, 1);
-  EXPECT_EQ(report.problems[0].op_type, "ReduceLogSum");
+  EXPECT_EQ(report.problems[0].op_type, "TfIdfVectorizer");
   EXPECT_EQ(report.problems[0].opset, 19);
   EXPECT_THAT(report.inputs_needed_as_constants, ElementsAre("training"));
 }
@@ -769,7 +769,25 @@ TEST(OnnxImporterTest, OpsetOutsideTheRangeIsUnsupported) {
   absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
   EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(imported.status().message()),
-              HasSubstr("opset 6 is outside the supported range 7 to 25"));
+              HasSubstr("opset 6 is outside the supported range 7 to 27"));
+}
+
+TEST(OnnxImporterTest, OtherDomainsOnlyAreUnsupported) {
+  onnx::ModelProto model;
+  onnx::OperatorSetIdProto* id = model.add_opset_import();
+  id->set_domain("ai.onnx.ml");
+  id->set_version(3);
+  AddInput(model, "x", {2});
+  AddNode(model, "Binarizer", {"x"}, {"y"})->set_domain("ai.onnx.ml");
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("imports only the domain(s) ai.onnx.ml 3 and no "
+                        "version of the default ONNX domain"));
+  model.clear_opset_import();
+  imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(OnnxImporterTest, MalformedGraphsAreInvalid) {

@@ -78,9 +78,20 @@ absl::StatusOr<std::unique_ptr<Communicator>> NewMpiCommunicator() {
         "MPI is already initialised in this process: create one MPI "
         "communicator per process");
   }
-  // Errors come back as codes rather than aborting every process.
-  absl::Status status = MpiError(MPI_Init(nullptr, nullptr), "MPI_Init");
+  // Only the thread that initialises MPI calls it, but the replicas' threads
+  // run beside it (MPI_THREAD_SINGLE would promise there are none).
+  int provided = MPI_THREAD_SINGLE;
+  absl::Status status = MpiError(
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided),
+      "MPI_Init_thread");
   if (!status.ok()) return status;
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    return absl::FailedPreconditionError(
+        "this MPI does not let a process with several threads call it from "
+        "one of them (MPI_THREAD_FUNNELED)");
+  }
+  // Errors come back as codes rather than aborting every process.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
   int size = 1;

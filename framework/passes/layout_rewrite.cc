@@ -56,6 +56,16 @@ struct Target {
     const int64_t c = Channels(name);
     return c > 0 && c % block() == 0;
   }
+  // The NCHW dims of `name` where it is a rank-4 image of known dims that
+  // may take the layout (Fits); else null.
+  const Dims* Image(const std::string& name) const {
+    if (images == nullptr) return nullptr;
+    auto it = images->find(name);
+    if (it == images->end() || it->second.size() != 4 || !Fits(name)) {
+      return nullptr;
+    }
+    return &it->second;
+  }
   // -1 where unknown.
   int64_t Channels(const std::string& name) const {
     auto it = channels->find(name);
@@ -231,9 +241,9 @@ DataOp ImageBinaryOf(const OpDef& op, const Target& target) {
   std::vector<const Dims*> dims;
   for (const std::string* var :
        {data.ins[0].second, data.ins[1].second, data.outs[0].second}) {
-    auto it = target.images->find(*var);
-    if (it == target.images->end() || !target.Fits(*var)) return {};
-    dims.push_back(&it->second);
+    const Dims* image = target.Image(*var);
+    if (image == nullptr) return {};
+    dims.push_back(image);
   }
   const Dims& a = *dims[0];
   const Dims& b = *dims[1];
@@ -272,11 +282,9 @@ DataOp ChannelConcatOf(const OpDef& op, const Target& target) {
   data.outs.push_back({&op.outputs(0).slot(), &op.outputs(0).vars(0)});
   bool images = !data.ins.empty();
   data.ForEachVar([&](const std::string& var) {
-    auto it = target.images->find(var);
-    images = images && it != target.images->end() && it->second.size() == 4 &&
-             target.Fits(var);
+    images = images && target.Image(var) != nullptr;
   });
-  if (!images || data.ReadsAsData(&data.out())) return {};
+  if (!images) return {};
   for (const auto& [slot, var] : data.ins) {
     if (*var == data.out()) return {};
   }
@@ -311,11 +319,7 @@ DataOp BatchNormOf(const OpDef& op, const Target& target) {
   }
   const AttrDef* format = FindAttr(op, kDataFormatAttr);
   if (format != nullptr && format->s() != "NCHW") return {};
-  auto it = target.images->find(data.in());
-  if (it == target.images->end() || it->second.size() != 4 ||
-      !target.Fits(data.in())) {
-    return {};
-  }
+  if (target.Image(data.in()) == nullptr) return {};
   data.role = LayoutRole::kDataFormat;
   return data;
 }

@@ -88,6 +88,8 @@ absl::StatusOr<PreparedNet> PassPipeline::Run(const NetDef& net, int block,
   prepared->as_written_ =
       std::make_shared<const PreparedNet>(std::move(as_written));
   prepared->passes_ = std::move(changed_by);
+  // Its ops are not the block's as written: plans of its own.
+  prepared->memory_plans_ = std::make_shared<MemoryPlanCache>();
   return std::move(*prepared);
 }
 

@@ -7,13 +7,19 @@
 //
 // Cases: Trainer and 1 replica on one OpenMP thread, 1 replica on two
 // (threads inside each op), 2 replicas on one thread each (the goal: 2
-// replicas at least 1.8x one replica at one thread). Counters: examples/s,
-// CPU microseconds per example (all threads; what a loaded machine leaves
-// comparable), and per step the share of the gradient sum (none of it
-// hidden behind the backward pass: the executor has no per-op hook to
-// start it earlier).
+// replicas at least 1.8x one replica at one thread), with the default
+// gradient buckets (25 MiB, the first 1 MiB) and with 256 KiB ones.
+// Counters: examples/s, CPU microseconds per example (all threads; what a
+// loaded machine leaves comparable), the gradient sum and all-reduce per
+// step (reduce_us) and the share of it done while a replica's backward pass
+// still ran (hidden).
+//
+// Across processes, one replica each, a fixed number of steps:
+//
+//   mpirun -np 2 bazel-bin/framework/training/data_parallel_benchmark --mpi
 #include <sys/resource.h>
 
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "framework/net_io.h"
+#include "framework/parallel/mpi_communicator.h"
 #include "framework/training/data_parallel_trainer.h"
 #include "framework/training/trainer.h"
 #include "platform/host_memory.h"
@@ -137,17 +144,21 @@ TrainerOptions Options() {
 }
 
 // args: net (0 digits MLP, 1 784-1024-1024-10), replicas, OpenMP threads
-// of the caller (each replica gets threads / replicas).
-void BM_DataParallelStep(benchmark::State& state) {
+// of the caller (each replica gets threads / replicas), gradient bucket
+// KiB (0: the default). `communicator`: across processes (null: one).
+void DataParallelStep(benchmark::State& state, Communicator* communicator) {
   const std::vector<int64_t> widths = Widths(static_cast<int>(state.range(0)));
   const int replicas = static_cast<int>(state.range(1));
   ScopedMaxThreads threads(static_cast<int>(state.range(2)));
+  const int64_t bucket_bytes =
+      state.range(3) > 0 ? state.range(3) << 10 : kDefaultBucketBytes;
   NetDef startup;
   NetDef main;
   MlpNets(widths, startup, main);
   const Dataset batch = RandomBatch(widths[0]);
-  auto trainer =
-      DataParallelTrainer::Create(startup, main, Options(), replicas);
+  // The global batch: each process takes its rank's rows of it.
+  auto trainer = DataParallelTrainer::Create(startup, main, Options(), replicas,
+                                             communicator, bucket_bytes);
   if (!trainer.ok() || !(*trainer)->Initialize().ok()) {
     state.SkipWithError("could not create the trainer");
     return;
@@ -161,12 +172,17 @@ void BM_DataParallelStep(benchmark::State& state) {
     }
   }
   const DataParallelTimes& times = (*trainer)->times();
+  // Of the global batch, all processes together.
   state.counters["examples/s"] =
       benchmark::Counter(static_cast<double>(kBatch),
                          benchmark::Counter::kIsIterationInvariantRate);
-  const double total = times.forward_backward_seconds + times.reduce_seconds +
-                       times.update_seconds;
-  state.counters["sum_share"] = total > 0 ? times.reduce_seconds / total : 0;
+  const double reduce = times.reduce_seconds + times.all_reduce_seconds;
+  const double hidden =
+      times.reduce_hidden_seconds + times.all_reduce_hidden_seconds;
+  state.counters["reduce_us"] =
+      times.steps > 0 ? 1e6 * reduce / static_cast<double>(times.steps) : 0;
+  state.counters["hidden"] = reduce > 0 ? hidden / reduce : 0;
+  state.counters["buckets"] = (*trainer)->reducer().buckets();
   state.counters["cpu_us/example"] =
       1e6 * (ProcessCpuSeconds() - cpu_start) /
       (static_cast<double>(state.iterations()) * kBatch);
@@ -203,22 +219,50 @@ void BM_TrainerStep(benchmark::State& state) {
       (static_cast<double>(state.iterations()) * kBatch);
 }
 
-BENCHMARK(BM_TrainerStep)
-    ->ArgNames({"net", "threads"})
-    ->Args({0, 1})
-    ->Args({1, 1})
-    ->UseRealTime()
-    ->MinTime(1.0);
-BENCHMARK(BM_DataParallelStep)
-    ->ArgNames({"net", "replicas", "threads"})
-    ->Args({0, 1, 1})
-    ->Args({0, 2, 2})
-    ->Args({0, 1, 2})
-    ->Args({1, 1, 1})
-    ->Args({1, 2, 2})
-    ->Args({1, 1, 2})
-    ->UseRealTime()
-    ->MinTime(1.0);
+// Reports nothing: for every rank but 0.
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+void RegisterInProcess() {
+  benchmark::RegisterBenchmark("BM_TrainerStep", BM_TrainerStep)
+      ->ArgNames({"net", "threads"})
+      ->Args({0, 1})
+      ->Args({1, 1})
+      ->UseRealTime()
+      ->MinTime(1.0);
+  benchmark::RegisterBenchmark(
+      "BM_DataParallelStep",
+      [](benchmark::State& state) { DataParallelStep(state, nullptr); })
+      ->ArgNames({"net", "replicas", "threads", "bucket_kib"})
+      ->Args({0, 1, 1, 0})
+      ->Args({0, 2, 2, 0})
+      ->Args({0, 2, 2, 16})
+      ->Args({0, 1, 2, 0})
+      ->Args({1, 1, 1, 0})
+      ->Args({1, 2, 2, 0})
+      ->Args({1, 2, 2, 256})
+      ->Args({1, 1, 2, 0})
+      ->UseRealTime()
+      ->MinTime(1.0);
+}
+
+// Every rank must run the same steps: a fixed count, not a time.
+void RegisterAcrossProcesses(Communicator* communicator) {
+  benchmark::RegisterBenchmark("BM_DataParallelStepMpi",
+                               [communicator](benchmark::State& state) {
+                                 DataParallelStep(state, communicator);
+                               })
+      ->ArgNames({"net", "replicas", "threads", "bucket_kib"})
+      ->Args({0, 1, 1, 0})
+      ->Args({0, 1, 1, 16})
+      ->Args({1, 1, 1, 0})
+      ->Args({1, 1, 1, 256})
+      ->UseRealTime()
+      ->Iterations(200);
+}
 
 }  // namespace
 }  // namespace scopeflow
@@ -227,7 +271,35 @@ int main(int argc, char** argv) {
   // As the scopeflow command does: freed buffers are reused, not mapped
   // afresh (a page fault per 4 KiB) at every step.
   scopeflow::KeepFreedHostMemoryForReuse();
+  bool mpi = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--mpi") {
+      mpi = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
+  if (!mpi) {
+    scopeflow::RegisterInProcess();
+    benchmark::RunSpecifiedBenchmarks();
+    return 0;
+  }
+  absl::StatusOr<std::unique_ptr<scopeflow::Communicator>> communicator =
+      scopeflow::NewMpiCommunicator();
+  if (!communicator.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(communicator.status().message()).c_str());
+    return 1;
+  }
+  scopeflow::RegisterAcrossProcesses(communicator->get());
+  if ((*communicator)->rank() == 0) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    scopeflow::NullReporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  }
   return 0;
 }

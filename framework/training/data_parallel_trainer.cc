@@ -109,6 +109,69 @@ void DeclareGradientInputs(BlockDef& block, const std::vector<VarGrad>& grads) {
   }
 }
 
+// Hands the reducer each of a replica's gradients as soon as the op that
+// finishes it has run, so that its bucket can be summed while the backward
+// pass goes on. Owned by the trainer; runs on its replica's thread.
+class GradientTap final : public OpObserver {
+ public:
+  // Finds, in `plan` (the net a run fetching the gradients steps through),
+  // the op after which each gradient is final: the last op writing it, or
+  // a control-flow op after that (whose blocks may write it unlisted).
+  static absl::StatusOr<std::unique_ptr<GradientTap>> Create(
+      const PreparedNet& plan, const std::vector<VarGrad>& grads, int replica,
+      GradientReducer& reducer) {
+    auto tap = std::unique_ptr<GradientTap>(new GradientTap(replica, reducer));
+    tap->plan_ = &plan;
+    int last_control_flow = -1;
+    std::vector<int> last_writer(plan.var_names().size(), -1);
+    for (size_t p = 0; p < plan.ops().size(); ++p) {
+      const PreparedOp& op = plan.ops()[p];
+      if (op.spec->control_flow()) last_control_flow = static_cast<int>(p);
+      for (const std::vector<int>& slot : op.outputs) {
+        for (int v : slot) last_writer[v] = static_cast<int>(p);
+      }
+    }
+    tap->ready_after_.resize(plan.ops().size());
+    for (size_t g = 0; g < grads.size(); ++g) {
+      const int v = plan.VarIndex(grads[g].grad);
+      SF_CHECK(v >= 0, "the backward pass has no gradient \"%s\"",
+               grads[g].grad);
+      const int ready = std::max(last_writer[v], last_control_flow);
+      SF_CHECK(ready >= 0, "no op of the backward pass writes gradient \"%s\"",
+               grads[g].grad);
+      tap->ready_after_[ready].push_back({static_cast<int>(g), v});
+      tap->ready_at_.push_back(ready);
+    }
+    return tap;
+  }
+
+  absl::Status AfterOp(const PreparedNet& plan, size_t position,
+                       absl::Span<Tensor* const> tensors) override {
+    SF_CHECK_CODE(&plan == plan_, absl::StatusCode::kInternal,
+                  "replica %d ran another plan than its gradients were "
+                  "located in",
+                  replica_);
+    for (const auto& [grad, var] : ready_after_[position]) {
+      SF_RETURN_IF_ERROR(reducer_.Provide(replica_, grad, *tensors[var]));
+    }
+    return absl::OkStatus();
+  }
+
+  // Per gradient: the position of the op after which it is final.
+  const std::vector<int>& ready_at() const { return ready_at_; }
+
+ private:
+  GradientTap(int replica, GradientReducer& reducer)
+      : replica_(replica), reducer_(reducer) {}
+
+  const int replica_;
+  GradientReducer& reducer_;
+  const PreparedNet* plan_ = nullptr;
+  // Per op position: the (gradient, variable) pairs final after it.
+  std::vector<std::vector<std::pair<int, int>>> ready_after_;
+  std::vector<int> ready_at_;
+};
+
 }  // namespace
 
 DataParallelTrainer::~DataParallelTrainer() {
@@ -119,7 +182,7 @@ DataParallelTrainer::~DataParallelTrainer() {
 absl::StatusOr<std::unique_ptr<DataParallelTrainer>>
 DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
                             const TrainerOptions& options, int replicas,
-                            Communicator* communicator) {
+                            Communicator* communicator, int64_t bucket_bytes) {
   SF_CHECK(replicas >= 1, "replicas must be >= 1, got %d", replicas);
   SF_CHECK(options.place.is_cpu(),
            "data-parallel training runs its replicas on CPU threads; place "
@@ -131,10 +194,13 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
            "the batch of %d examples does not split evenly over %d replicas "
            "(%d per process, %d processes)",
            options.batch_size, shards, replicas, processes);
+  SF_CHECK(bucket_bytes > 0,
+           "gradient buckets of %d bytes: expected more than 0", bucket_bytes);
   auto dp = std::make_unique<DataParallelTrainer>(Key());
   dp->options_ = options;
   dp->replicas_ = replicas;
   dp->communicator_ = communicator;
+  dp->bucket_bytes_ = bucket_bytes;
   dp->processes_ = processes;
   dp->rank_ = communicator != nullptr ? communicator->rank() : 0;
   dp->replica_batch_ = options.batch_size / shards;
@@ -198,6 +264,29 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
              main.name(), input);
   }
 
+  if (replicas > 1 || processes > 1) {
+    std::vector<std::string> fetches;
+    for (const VarGrad& grad : dp->grads_) fetches.push_back(grad.grad);
+    fetches.push_back(options.loss);
+    for (int r = 0; r < replicas; ++r) {
+      SF_ASSIGN_OR_RETURN(
+          std::unique_ptr<GradientTap> tap,
+          GradientTap::Create(dp->replica_nets_[r].PlanFor(fetches), dp->grads_,
+                              r, dp->reducer_));
+      if (r == 0) {
+        // Stable: gradients finished by one op keep the net's order.
+        std::vector<int>& order = dp->production_order_;
+        for (size_t g = 0; g < dp->grads_.size(); ++g) {
+          order.push_back(static_cast<int>(g));
+        }
+        const std::vector<int>& ready = tap->ready_at();
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int a, int b) { return ready[a] < ready[b]; });
+      }
+      dp->taps_.push_back(std::move(tap));
+    }
+  }
+
   DataParallelTrainer* self = dp.get();
   dp->pool_ = std::make_unique<Parallel<ReplicaTask, ReplicaResult>>(
       replicas,
@@ -211,10 +300,6 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
 absl::StatusOr<DataParallelTrainer::ReplicaResult>
 DataParallelTrainer::RunReplica(int replica, ReplicaTask task) {
   ReplicaResult result;
-  if (task.reduce) {
-    reducer_.ReducePart(replica, replicas_);
-    return result;
-  }
   ScopedMaxThreads threads(threads_per_replica_);
   std::vector<std::string> fetches;
   fetches.reserve(grads_.size() + 1);
@@ -223,12 +308,23 @@ DataParallelTrainer::RunReplica(int replica, ReplicaTask task) {
   const std::vector<Feed> feeds = {
       {options_.features_feed, task.shard.features},
       {options_.labels_feed, task.shard.labels}};
-  SF_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                      executor_.Run(replica_nets_[replica],
-                                    *replica_scopes_[replica], feeds, fetches));
+  absl::StatusOr<std::vector<Tensor>> run =
+      taps_.empty()
+          ? executor_.Run(replica_nets_[replica], *replica_scopes_[replica],
+                          feeds, fetches)
+          : executor_.Run(replica_nets_[replica], *replica_scopes_[replica],
+                          feeds, fetches, *taps_[replica]);
+  result.finished = Clock::now();
+  if (!run.ok()) {
+    // The buckets it would have completed never will be.
+    if (!taps_.empty()) reducer_.Abort();
+    return run.status();
+  }
+  std::vector<Tensor>& out = *run;
   result.loss = Scalar(out.back());
   out.pop_back();
-  result.grads = std::move(out);
+  // With taps, the reducer holds views of the gradients already.
+  if (taps_.empty()) result.grads = std::move(out);
   return result;
 }
 
@@ -334,39 +430,45 @@ absl::Status DataParallelTrainer::SaveCheckpoint() {
   return trainer_->SaveCheckpoint();
 }
 
-absl::StatusOr<std::vector<Tensor>> DataParallelTrainer::SumGradients(
-    std::vector<std::vector<Tensor>>& replica_grads, double& loss) {
+absl::Status DataParallelTrainer::PlanBuckets() {
   std::vector<std::string> names;
-  for (const VarGrad& grad : grads_) names.push_back(grad.grad);
-  SF_RETURN_IF_ERROR(reducer_.Start(
-      replica_grads, names, 1.0f / static_cast<float>(replicas_ * processes_)));
-  replica_grads.clear();
-  // Waking the workers costs more than summing a small net's gradients.
-  const bool on_workers =
-      replicas_ > 1 && reducer_.total_elements() >= 2 * kElementsWorthAThread;
-  if (on_workers) {
-    for (int r = 0; r < replicas_; ++r) pool_->Put(ReplicaTask{true, {}});
-    for (int r = 0; r < replicas_; ++r) {
-      SF_RETURN_IF_ERROR(pool_->Get().status());
-    }
-  } else {
-    reducer_.ReducePart(0, 1);
+  std::vector<Dims> dims;
+  for (const VarGrad& grad : grads_) {
+    const Variable* var = scope().FindVar(grad.var);
+    SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
+                  "parameter \"%s\" is not in the root scope: initialise or "
+                  "resume first",
+                  grad.var);
+    SF_ASSIGN_OR_RETURN(const Tensor* param, var->Get<Tensor>());
+    names.push_back(grad.grad);
+    dims.push_back(param->dims());
   }
-  reducer_.ReleaseInputs();
-  if (communicator_ != nullptr && processes_ > 1) {
-    const Clock::time_point start = Clock::now();
-    Tensor& flat = reducer_.flat();
-    SF_RETURN_IF_ERROR(
-        communicator_->AllReduceSum(flat.data<float>(), flat.numel()));
-    float loss_sum = static_cast<float>(loss);
-    SF_RETURN_IF_ERROR(communicator_->AllReduceSum(&loss_sum, 1));
-    loss = loss_sum / processes_;
-    const double seconds = SecondsSince(start);
-    times_.all_reduce_seconds += seconds;
-    // The caller's timer of the whole sum includes it: counted once, here.
-    times_.reduce_seconds -= seconds;
+  return reducer_.Plan(names, dims, production_order_, bucket_bytes_,
+                       std::min(bucket_bytes_, kFirstBucketBytes));
+}
+
+absl::Status DataParallelTrainer::ReduceBuckets(
+    std::vector<Span>& sums, std::vector<Span>& all_reduces) {
+  const bool across_processes = communicator_ != nullptr && processes_ > 1;
+  for (int b = 0; b < reducer_.buckets(); ++b) {
+    if (!reducer_.WaitForBucket(b)) return absl::OkStatus();
+    Span sum{Clock::now(), {}};
+    const int64_t begin = reducer_.bucket_begin(b);
+    const int64_t end = reducer_.bucket_end(b);
+    // One thread: the replicas' threads are busy with the backward pass,
+    // and when they are done, their OpenMP teams still hold the cores
+    // (a team for the last bucket measured slower on a loaded machine).
+    reducer_.ReduceBucket(b);
+    sum.end = Clock::now();
+    sums.push_back(sum);
+    if (!across_processes) continue;
+    Span all_reduce{Clock::now(), {}};
+    SF_RETURN_IF_ERROR(communicator_->AllReduceSum(
+        reducer_.flat().data<float>() + begin, end - begin));
+    all_reduce.end = Clock::now();
+    all_reduces.push_back(all_reduce);
   }
-  return reducer_.sums();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
@@ -374,18 +476,31 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
            "a step takes a batch of %d examples, got %d", options_.batch_size,
            batch.size());
   SF_RETURN_IF_ERROR(ShadowReplicaState());
-  Clock::time_point start = Clock::now();
+  const bool reduce = !taps_.empty();
+  if (reduce) {
+    if (!reducer_.planned()) SF_RETURN_IF_ERROR(PlanBuckets());
+    SF_RETURN_IF_ERROR(reducer_.BeginStep(
+        replicas_, 1.0f / static_cast<float>(replicas_ * processes_)));
+  }
+  const Clock::time_point start = Clock::now();
   for (int r = 0; r < replicas_; ++r) {
     ReplicaTask task;
     const int64_t first = (int64_t{rank_} * replicas_ + r) * replica_batch_;
     SF_ASSIGN_OR_RETURN(task.shard, Rows(batch, first, first + replica_batch_));
     pool_->Put(std::move(task));
   }
+  // This thread sums (and all-reduces) the buckets as the replicas finish
+  // them.
+  std::vector<Span> sums;
+  std::vector<Span> all_reduces;
+  const absl::Status reduced =
+      reduce ? ReduceBuckets(sums, all_reduces) : absl::OkStatus();
   // Every replica's result is got, failed or not, so that none is left
   // running into the next step; the first error stops the step.
   absl::Status failure;
-  std::vector<std::vector<Tensor>> replica_grads(replicas_);
+  std::vector<Tensor> summed;
   double loss = 0;
+  Clock::time_point backward_end = start;
   for (int r = 0; r < replicas_; ++r) {
     absl::StatusOr<ReplicaResult> result = pool_->Get();
     if (!result.ok()) {
@@ -393,31 +508,57 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
       continue;
     }
     loss += result->loss;
-    replica_grads[r] = std::move(result->grads);
-  }
-  SF_RETURN_IF_ERROR(failure);
-  times_.forward_backward_seconds += SecondsSince(start);
-
-  start = Clock::now();
-  std::vector<Tensor> summed;
-  if (replicas_ == 1 && processes_ == 1) {
+    backward_end = std::max(backward_end, result->finished);
     // One replica's gradients are the sum: no copy.
-    summed = std::move(replica_grads[0]);
-  } else {
-    SF_ASSIGN_OR_RETURN(summed, SumGradients(replica_grads, loss));
+    if (!reduce) summed = std::move(result->grads);
   }
-  times_.reduce_seconds += SecondsSince(start);
-  start = Clock::now();
-  SF_RETURN_IF_ERROR(AverageReplicaState());
-  times_.reduce_seconds += SecondsSince(start);
+  if (reduce) reducer_.ReleaseInputs();
+  SF_RETURN_IF_ERROR(failure);
+  SF_RETURN_IF_ERROR(reduced);
+  times_.forward_backward_seconds +=
+      std::chrono::duration<double>(backward_end - start).count();
+  // Seconds of `spans`, and of their parts while a backward pass ran.
+  const auto AddSpans = [backward_end](const std::vector<Span>& spans,
+                                       double& total, double& hidden) {
+    for (const Span& span : spans) {
+      total += std::chrono::duration<double>(span.end - span.start).count();
+      if (span.start < backward_end) {
+        hidden += std::chrono::duration<double>(
+                      std::min(span.end, backward_end) - span.start)
+                      .count();
+      }
+    }
+  };
+  AddSpans(sums, times_.reduce_seconds, times_.reduce_hidden_seconds);
+  AddSpans(all_reduces, times_.all_reduce_seconds,
+           times_.all_reduce_hidden_seconds);
+  if (reduce) {
+    SF_CHECK_CODE(static_cast<int>(sums.size()) == reducer_.buckets(),
+                  absl::StatusCode::kInternal,
+                  "%d of %d gradient buckets were summed, and no replica "
+                  "failed",
+                  sums.size(), reducer_.buckets());
+    summed = reducer_.sums();
+  }
+  if (communicator_ != nullptr && processes_ > 1) {
+    const Clock::time_point all_reduce_start = Clock::now();
+    float loss_sum = static_cast<float>(loss);
+    SF_RETURN_IF_ERROR(communicator_->AllReduceSum(&loss_sum, 1));
+    loss = loss_sum / processes_;
+    times_.all_reduce_seconds += SecondsSince(all_reduce_start);
+  }
 
-  start = Clock::now();
+  Clock::time_point phase = Clock::now();
+  SF_RETURN_IF_ERROR(AverageReplicaState());
+  times_.reduce_seconds += SecondsSince(phase);
+
+  phase = Clock::now();
   std::vector<Feed> feeds;
   for (size_t g = 0; g < grads_.size(); ++g) {
     feeds.push_back({grads_[g].grad, std::move(summed[g])});
   }
   SF_RETURN_IF_ERROR(executor_.Run(update_net_, scope(), feeds, {}).status());
-  times_.update_seconds += SecondsSince(start);
+  times_.update_seconds += SecondsSince(phase);
   ++times_.steps;
   return loss / replicas_;
 }

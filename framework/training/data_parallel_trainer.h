@@ -4,6 +4,17 @@
 // the parameters and the optimizer state once; their gradients are summed
 // in a fixed order and one optimizer update follows.
 //
+// Gradient buckets (as PyTorch's DistributedDataParallel): the gradients
+// are cut, in the order the backward pass produces them, into buckets of
+// about `bucket_bytes` (the first of at most kFirstBucketBytes, so that
+// summing starts early). The executor tells each replica's run when the
+// last op writing a gradient has run (OpObserver); the thread that called
+// TrainStep sums a bucket as soon as every replica has produced all of its
+// gradients, and all-reduces it across processes, while the replicas go on
+// computing earlier layers' gradients. Buckets are summed in a fixed order
+// and each element adds replica 0, 1, ... N-1, so the results are the same
+// bits as summing everything at the end.
+//
 // The global batch (TrainerOptions::batch_size) is what one replica would
 // take: each of N replicas takes batch_size / N of its examples, and step s
 // still takes batch s of the epoch's order, so N replicas follow (within
@@ -32,6 +43,7 @@
 #ifndef SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
 #define SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,16 +65,23 @@ namespace scopeflow {
 // Added to a dropout op's seed attribute per replica index.
 inline constexpr int64_t kReplicaSeedStride = 1000003;
 
+// DistributedDataParallel's cap on the first bucket.
+inline constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
+
 // Where the time of the steps went, summed over the steps trained.
 struct DataParallelTimes {
   int64_t steps = 0;
-  // From handing the shards to the replicas until every replica's
-  // gradients are back (the slowest replica's forward and backward).
+  // From handing the shards to the replicas until the last replica's
+  // forward and backward pass ended.
   double forward_backward_seconds = 0;
-  // Summing the replicas' gradients (and the batch-norm statistics).
+  // Summing the replicas' gradients (and the batch-norm statistics), and
+  // the part of it done while some replica's backward pass still ran.
   double reduce_seconds = 0;
-  // Summing the processes' gradients (with a communicator).
+  double reduce_hidden_seconds = 0;
+  // Summing the processes' gradients (with a communicator), and the part
+  // of it done while some replica's backward pass still ran.
   double all_reduce_seconds = 0;
+  double all_reduce_hidden_seconds = 0;
   // The optimizer update.
   double update_seconds = 0;
 };
@@ -81,10 +100,12 @@ class DataParallelTrainer {
   // in each of the communicator's processes (it must divide). Runs on the
   // CPU only. Each replica's kernels get an equal share of the OpenMP
   // threads the caller may use (at least one). `communicator` (not owned,
-  // null for one process) must outlive the trainer.
+  // null for one process) must outlive the trainer. `bucket_bytes`: the
+  // size of the gradient buckets (above).
   static absl::StatusOr<std::unique_ptr<DataParallelTrainer>> Create(
       const NetDef& startup, const NetDef& main, const TrainerOptions& options,
-      int replicas, Communicator* communicator = nullptr);
+      int replicas, Communicator* communicator = nullptr,
+      int64_t bucket_bytes = kDefaultBucketBytes);
 
   // As Trainer's: the state lives once per process, in scope(); with a
   // communicator, every process then holds rank 0's.
@@ -125,25 +146,38 @@ class DataParallelTrainer {
   }
   // The parameters whose gradients are summed, in the net's order.
   const std::vector<VarGrad>& parameters() const { return grads_; }
+  // The gradient buckets: how many, and which elements of the gradients
+  // laid end to end in the order the backward pass produces them (known
+  // from the first step of more than one replica or process on).
+  const GradientReducer& reducer() const { return reducer_; }
   const DataParallelTimes& times() const { return times_; }
 
  private:
   struct ReplicaResult {
     double loss = 0;
     std::vector<Tensor> grads;
+    // When its forward and backward pass ended.
+    std::chrono::steady_clock::time_point finished;
+  };
+  // When buckets were summed and all-reduced in a step.
+  struct Span {
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::time_point end;
   };
   // What a replica worker is handed: a shard to run forward and backward
-  // on, or (shard unset) its part of the gradient sum.
+  // on.
   struct ReplicaTask {
-    bool reduce = false;
     Dataset shard;
   };
 
   absl::StatusOr<ReplicaResult> RunReplica(int replica, ReplicaTask task);
-  // The replicas' gradients summed (over processes too) and scaled to the
-  // mean over the global batch; `loss` becomes the mean over processes.
-  absl::StatusOr<std::vector<Tensor>> SumGradients(
-      std::vector<std::vector<Tensor>>& replica_grads, double& loss);
+  // Lays out the buckets for the parameters' shapes in the root scope.
+  absl::Status PlanBuckets();
+  // Sums each bucket once every replica has produced it (and all-reduces
+  // it across processes), in order; returns early, OK, when a replica
+  // fails (its error comes from the pool). Records when each ran.
+  absl::Status ReduceBuckets(std::vector<Span>& sums,
+                             std::vector<Span>& all_reduces);
   // Copies the root's values of the state the replica net writes (batch
   // norm's running statistics) into each replica's own variables.
   absl::Status ShadowReplicaState();
@@ -170,8 +204,13 @@ class DataParallelTrainer {
   // Kids of the root, one per replica, owned by the root scope.
   std::vector<Scope*> replica_scopes_;
   // The replicas' gradients of the step under way, then their sum.
-  std::vector<std::vector<Tensor>> replica_grads_;
   GradientReducer reducer_;
+  int64_t bucket_bytes_ = kDefaultBucketBytes;
+  // The gradients in the order replica 0's backward pass finishes them.
+  std::vector<int> production_order_;
+  // Per replica: hands its gradients to reducer_ as the ops finishing them
+  // run (with more than one replica or process).
+  std::vector<std::unique_ptr<OpObserver>> taps_;
   DataParallelTimes times_;
   // Last: its threads are joined before the rest goes.
   std::unique_ptr<Parallel<ReplicaTask, ReplicaResult>> pool_;

@@ -341,6 +341,52 @@ TEST(DataParallelTrainerTest, LearnsSeparableClusters) {
   EXPECT_EQ(trainer->times().steps, 5 * (240 / 16));
 }
 
+// Buckets of one gradient each are summed while the backward pass runs,
+// in the order it finishes them (the last layer's first): the same bits as
+// one bucket summed after it.
+TEST(DataParallelTrainerTest, GradientBucketsDoNotChangeTheBits) {
+  const Dataset data = Clusters(96);
+  const TrainerOptions options = Options("momentum", 24);
+  auto one_bucket = DataParallelTrainer::Create(
+      ToyStartupNet(), ToyMainNet(), options, 2, nullptr, int64_t{1} << 30);
+  auto small_buckets = DataParallelTrainer::Create(
+      ToyStartupNet(), ToyMainNet(), options, 2, nullptr, /*bucket_bytes=*/1);
+  ASSERT_TRUE(one_bucket.ok()) << one_bucket.status();
+  ASSERT_TRUE(small_buckets.ok()) << small_buckets.status();
+  for (auto* trainer : {&*one_bucket, &*small_buckets}) {
+    ASSERT_TRUE((*trainer)->Initialize().ok());
+    ASSERT_TRUE((*trainer)->TrainUntil(data, 8, nullptr).ok());
+  }
+  DataParallelTrainer& small = **small_buckets;
+  EXPECT_EQ((*one_bucket)->reducer().buckets(), 1);
+  const std::vector<VarGrad>& params = small.parameters();
+  ASSERT_EQ(small.reducer().buckets(), static_cast<int>(params.size()));
+  // The second fc's gradients come first in the buffer, the first fc's
+  // last.
+  const GradientReducer& reducer = small.reducer();
+  int64_t w2_at = -1;
+  int64_t w1_at = -1;
+  for (size_t g = 0; g < params.size(); ++g) {
+    const int64_t at =
+        reducer.sums()[g].data<float>() - reducer.flat().data<float>();
+    if (params[g].var == "w2") w2_at = at;
+    if (params[g].var == "w1") w1_at = at;
+  }
+  ASSERT_GE(w2_at, 0);
+  EXPECT_LT(w2_at, w1_at);
+  ExpectSameState((*one_bucket)->scope(), small.scope(), small.state_names(),
+                  0);
+  const DataParallelTimes& times = small.times();
+  EXPECT_EQ(times.steps, 8);
+  EXPECT_GT(times.reduce_seconds, 0);
+  EXPECT_LE(times.reduce_hidden_seconds, times.reduce_seconds);
+  auto zero = DataParallelTrainer::Create(ToyStartupNet(), ToyMainNet(),
+                                          options, 2, nullptr, 0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.status().message(),
+              HasSubstr("gradient buckets of 0 bytes"));
+}
+
 TEST(DataParallelTrainerTest, CheckpointResumesWithAnotherReplicaCount) {
   const Dataset data = Clusters(120);
   TrainerOptions options = Options("adam", 12);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -97,6 +98,135 @@ TEST(GradientReducerTest, MismatchesNameTheGradientAndReplica) {
   ASSERT_FALSE(count.ok());
   EXPECT_THAT(count.message(),
               HasSubstr("replica 1 returned 0 gradients, expected 1"));
+}
+
+// Gradients in the order the backward pass finishes them, cut into buckets
+// once each holds the cap (the first its own cap).
+TEST(GradientReducerTest, PlansBucketsInProductionOrder) {
+  GradientReducer reducer;
+  // 4-byte floats: a 10, b 3, c 100, d 1 elements; produced d, c, b, a.
+  ASSERT_TRUE(reducer
+                  .Plan({"a", "b", "c", "d"}, {{10}, {3}, {100}, {1}},
+                        {3, 2, 1, 0}, /*bucket_bytes=*/40,
+                        /*first_bucket_bytes=*/4)
+                  .ok());
+  // [d] (4 bytes: the first cap), [c] (400 bytes), [b, a] (52 bytes).
+  ASSERT_EQ(reducer.buckets(), 3);
+  EXPECT_EQ(reducer.bucket_begin(0), 0);
+  EXPECT_EQ(reducer.bucket_end(0), 1);
+  EXPECT_EQ(reducer.bucket_end(1), 101);
+  EXPECT_EQ(reducer.bucket_end(2), 114);
+  EXPECT_EQ(reducer.total_elements(), 114);
+  ASSERT_TRUE(reducer.BeginStep(2, 1.0f).ok());
+  const std::vector<Tensor> grads = {Random({10}, 1), Random({3}, 2),
+                                     Random({100}, 3), Random({1}, 4)};
+  for (int r = 0; r < 2; ++r) {
+    for (int g = 0; g < 4; ++g)
+      ASSERT_TRUE(reducer.Provide(r, g, grads[g]).ok());
+  }
+  for (int b = 0; b < 3; ++b) {
+    ASSERT_TRUE(reducer.WaitForBucket(b));
+    reducer.ReduceBucket(b);
+  }
+  // The flat buffer holds d first; sums() stay in the names' order.
+  EXPECT_EQ(reducer.flat().data<float>()[0], 2 * grads[3].data<float>()[0]);
+  EXPECT_EQ(Values(reducer.sums()[0])[9], 2 * grads[0].data<float>()[9]);
+  EXPECT_EQ(reducer.sums()[2].dims(), (Dims{100}));
+
+  ASSERT_FALSE(reducer.Plan({"a", "b"}, {{1}, {1}}, {0, 0}, 4).ok());
+  ASSERT_FALSE(reducer.Plan({"a"}, {{1}}, {0}, 0).ok());
+}
+
+// Replica threads provide their gradients in production order while this
+// thread sums each bucket as it completes: the same bits as one sum of
+// everything at the end.
+TEST(GradientReducerTest, BucketsSummedAsTheyCompleteGiveTheSameBits) {
+  constexpr int kReplicas = 3;
+  const std::vector<std::string> names = {"w0", "b0", "w1", "b1", "w2"};
+  const std::vector<Dims> dims = {{40, 8}, {8}, {8, 16}, {16}, {16, 3}};
+  std::vector<std::vector<Tensor>> grads(kReplicas);
+  for (int r = 0; r < kReplicas; ++r) {
+    for (size_t g = 0; g < names.size(); ++g) {
+      grads[r].push_back(Random(dims[g], 100 * r + g));
+    }
+  }
+  GradientReducer whole;
+  ASSERT_TRUE(whole.Start(grads, names, 1.0f / kReplicas).ok());
+  whole.ReducePart(0, 1);
+  const std::vector<int> order = {4, 3, 2, 1, 0};
+  for (int64_t bucket_bytes : {int64_t{1}, int64_t{100}, int64_t{1} << 20}) {
+    SCOPED_TRACE(bucket_bytes);
+    GradientReducer buckets;
+    ASSERT_TRUE(buckets.Plan(names, dims, order, bucket_bytes).ok());
+    for (int step = 0; step < 2; ++step) {
+      ASSERT_TRUE(buckets.BeginStep(kReplicas, 1.0f / kReplicas).ok());
+      std::vector<std::thread> replicas;
+      for (int r = 0; r < kReplicas; ++r) {
+        replicas.emplace_back([&, r] {
+          for (int g : order) {
+            EXPECT_TRUE(buckets.Provide(r, g, grads[r][g]).ok());
+          }
+        });
+      }
+      for (int b = 0; b < buckets.buckets(); ++b) {
+        ASSERT_TRUE(buckets.WaitForBucket(b));
+        buckets.ReduceBucket(b);
+      }
+      for (std::thread& replica : replicas) replica.join();
+      buckets.ReleaseInputs();
+      for (size_t g = 0; g < names.size(); ++g) {
+        const std::vector<float> want = Values(whole.sums()[g]);
+        const std::vector<float> got = Values(buckets.sums()[g]);
+        ASSERT_EQ(want.size(), got.size());
+        EXPECT_EQ(
+            std::memcmp(want.data(), got.data(), want.size() * sizeof(float)),
+            0)
+            << names[g];
+      }
+    }
+  }
+}
+
+// A replica that stops early wakes the thread waiting for its buckets.
+TEST(GradientReducerTest, AbortWakesTheWaitingThread) {
+  GradientReducer reducer;
+  ASSERT_TRUE(reducer.Plan({"a", "b"}, {{2}, {2}}, {1, 0}, 1).ok());
+  ASSERT_TRUE(reducer.BeginStep(2, 1.0f).ok());
+  ASSERT_TRUE(reducer.Provide(0, 1, Random({2}, 1)).ok());
+  ASSERT_TRUE(reducer.Provide(1, 1, Random({2}, 2)).ok());
+  EXPECT_TRUE(reducer.WaitForBucket(0));
+  std::thread failing([&] {
+    ASSERT_TRUE(reducer.Provide(0, 0, Random({2}, 3)).ok());
+    reducer.Abort();
+  });
+  EXPECT_FALSE(reducer.WaitForBucket(1));
+  failing.join();
+  reducer.ReleaseInputs();
+  // The next step starts afresh.
+  ASSERT_TRUE(reducer.BeginStep(1, 1.0f).ok());
+  ASSERT_TRUE(reducer.Provide(0, 1, Random({2}, 1)).ok());
+  ASSERT_TRUE(reducer.Provide(0, 0, Random({2}, 1)).ok());
+  EXPECT_TRUE(reducer.WaitForBucket(1));
+}
+
+TEST(GradientReducerTest, ProvideNamesTheGradientAndReplica) {
+  GradientReducer reducer;
+  ASSERT_TRUE(reducer.Plan({"w@GRAD"}, {{2}}, {0}, 4).ok());
+  ASSERT_TRUE(reducer.BeginStep(2, 1.0f).ok());
+  absl::Status shape = reducer.Provide(1, 0, Filled({3}, {1, 2, 3}));
+  ASSERT_FALSE(shape.ok());
+  EXPECT_THAT(shape.message(),
+              HasSubstr("gradient \"w@GRAD\" of replica 1 has shape [3], "
+                        "its parameter [2]"));
+  ASSERT_TRUE(reducer.Provide(1, 0, Filled({2}, {1, 2})).ok());
+  absl::Status twice = reducer.Provide(1, 0, Filled({2}, {1, 2}));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.message(),
+              HasSubstr("gradient \"w@GRAD\" of replica 1 was provided "
+                        "twice"));
+  absl::Status index = reducer.Provide(2, 0, Filled({2}, {1, 2}));
+  ASSERT_FALSE(index.ok());
+  EXPECT_THAT(index.message(), HasSubstr("there are 1 gradients and 2"));
 }
 
 }  // namespace

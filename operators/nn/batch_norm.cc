@@ -26,6 +26,7 @@
 #include "operators/nn/kernel_util.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
+#include "platform/vector_clones.h"
 
 namespace scopeflow {
 namespace {
@@ -151,6 +152,54 @@ ChannelView ChannelViewOf(const Tensor& x, absl::string_view format) {
 // Rows of about this many elements are worth a thread.
 constexpr int64_t kElementsWorthAThread = 1 << 15;
 
+// dst = src * a + b over `inner` pixels of `block` channels (a and b one
+// per channel), then max(0, .) where `relu`, in one pass. kBlock, where not
+// 0, is `block` known at compile time: 16 channels fill an AVX-512 vector.
+template <typename T, int64_t kBlock = 0>
+inline __attribute__((always_inline)) void NormalizeRowLoop(
+    const T* __restrict src, T* __restrict dst, const T* __restrict a,
+    const T* __restrict b, int64_t inner, int64_t block, bool relu) {
+  const int64_t n = kBlock > 0 ? kBlock : block;
+  if (n == 1) {
+    const T a0 = a[0], b0 = b[0];
+    if (relu) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T v = src[i] * a0 + b0;
+        dst[i] = v > T{0} ? v : T{0};
+      }
+    } else {
+      for (int64_t i = 0; i < inner; ++i) dst[i] = src[i] * a0 + b0;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < inner; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const T v = src[i * n + j] * a[j] + b[j];
+      dst[i * n + j] = relu && !(v > T{0}) ? T{0} : v;
+    }
+  }
+}
+
+// NormalizeRowLoop on the widest vectors the CPU has
+// (platform/vector_clones.h; GCC clones non-template functions only), for
+// the channel blocks' sizes and any other.
+SF_WIDEST_VECTORS void NormalizeRow(const float* src, float* dst,
+                                    const float* a, const float* b,
+                                    int64_t inner, int64_t block, bool relu) {
+  if (block == 16) {
+    NormalizeRowLoop<float, 16>(src, dst, a, b, inner, block, relu);
+  } else if (block == 8) {
+    NormalizeRowLoop<float, 8>(src, dst, a, b, inner, block, relu);
+  } else {
+    NormalizeRowLoop<float>(src, dst, a, b, inner, block, relu);
+  }
+}
+SF_WIDEST_VECTORS void NormalizeRow(const double* src, double* dst,
+                                    const double* a, const double* b,
+                                    int64_t inner, int64_t block, bool relu) {
+  NormalizeRowLoop<double>(src, dst, a, b, inner, block, relu);
+}
+
 // Y = (X - mean) * inv_std * scale + bias per channel, folded into
 // Y = X * a + b, over rows of `block` channels (one row per pixel in NHWC)
 // or of one channel's pixels (NCHW), on the threads of ParallelFor.
@@ -175,20 +224,10 @@ void Normalize(const Tensor& x, absl::string_view format, const T* scale,
       std::max<int64_t>(1, kElementsWorthAThread / std::max<int64_t>(row, 1)),
       [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-          const T* ga = a.data() + (r % v.groups) * v.block;
-          const T* gb = b.data() + (r % v.groups) * v.block;
-          const T* src = in + r * row;
-          T* dst = out + r * row;
-          for (int64_t i = 0; i < v.inner; ++i) {
-            for (int64_t j = 0; j < v.block; ++j) {
-              dst[i * v.block + j] = src[i * v.block + j] * ga[j] + gb[j];
-            }
-          }
-          if (relu) {
-            for (int64_t i = 0; i < row; ++i) {
-              dst[i] = dst[i] > T{0} ? dst[i] : T{0};
-            }
-          }
+          const int64_t group = r % v.groups;
+          NormalizeRow(in + r * row, out + r * row,
+                       a.data() + group * v.block, b.data() + group * v.block,
+                       v.inner, v.block, relu);
         }
       });
 }

@@ -109,22 +109,40 @@ absl::Status InferLayerNormGrad(InferContext& context) {
   return GradsLikeInputs({"X", "Scale", "Bias"})(context);
 }
 
-// Sum of f(in[i]) for i < n, in double, over kLanes partial sums that the
-// compiler keeps in vector registers (one chain of additions, which it may
-// not reorder, would run one element at a time).
-template <typename T, typename F>
-inline __attribute__((always_inline)) double LaneSum(const T* in, int64_t n,
-                                                     F f) {
+// The sum of a row's values and of their squares, in double.
+struct RowSums {
+  double sum = 0;
+  double squares = 0;
+};
+
+// RowSums of in[0, n), over kLanes partial sums of each that the compiler
+// keeps in vector registers (one chain of additions, which it may not
+// reorder, would run one element at a time).
+template <typename T>
+inline __attribute__((always_inline)) RowSums SumsAndSquares(const T* in,
+                                                             int64_t n) {
   constexpr int kLanes = 8;
-  double lanes[kLanes] = {};
+  double sums[kLanes] = {};
+  double squares[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) lanes[j] += f(in[i + j]);
+    for (int j = 0; j < kLanes; ++j) {
+      const double v = in[i + j];
+      sums[j] += v;
+      squares[j] += v * v;
+    }
   }
-  double sum = 0;
-  for (; i < n; ++i) sum += f(in[i]);
-  for (int j = 0; j < kLanes; ++j) sum += lanes[j];
-  return sum;
+  RowSums total;
+  for (; i < n; ++i) {
+    const double v = in[i];
+    total.sum += v;
+    total.squares += v * v;
+  }
+  for (int j = 0; j < kLanes; ++j) {
+    total.sum += sums[j];
+    total.squares += squares[j];
+  }
+  return total;
 }
 
 // What LayerNormRows reads and writes: rows of `normalized` values.
@@ -140,7 +158,12 @@ struct LayerNormArgs {
   T* inv_std_out;  // null if not wanted
 };
 
-// Rows [begin, end): statistics in double, then the normalized row.
+// Rows [begin, end): statistics in double, then the normalized row in T.
+// One pass sums the values and their squares (each square of a float is
+// exact in double, so the variance E[x^2] - mean^2 loses digits only where
+// the mean is thousands of standard deviations from 0); the second writes
+// (x - mean) * inv_std * scale + bias in T, as the decomposed form an
+// exporter writes computes it (16 floats a vector rather than 8 doubles).
 template <typename T>
 inline __attribute__((always_inline)) void LayerNormRowsLoop(
     const LayerNormArgs<T>& a, int64_t begin, int64_t end) {
@@ -148,19 +171,25 @@ inline __attribute__((always_inline)) void LayerNormRowsLoop(
   for (int64_t r = begin; r < end; ++r) {
     const T* in = a.x + r * n;
     T* out = a.y + r * n;
-    const double mean = LaneSum(in, n, [](T v) { return double(v); }) / n;
-    const double squares = LaneSum(in, n, [mean](T v) {
-      const double d = double(v) - mean;
-      return d * d;
-    });
-    const double inv_std = 1.0 / std::sqrt(squares / n + a.epsilon);
+    const RowSums sums = SumsAndSquares(in, n);
+    const double mean = sums.sum / n;
+    const double variance = std::max(0.0, sums.squares / n - mean * mean);
+    const double inv_std = 1.0 / std::sqrt(variance + a.epsilon);
     if (a.mean_out != nullptr) a.mean_out[r] = static_cast<T>(mean);
     if (a.inv_std_out != nullptr) a.inv_std_out[r] = static_cast<T>(inv_std);
-    for (int64_t i = 0; i < n; ++i) {
-      double v = (in[i] - mean) * inv_std;
-      if (a.scale != nullptr) v *= a.scale[i];
-      if (a.bias != nullptr) v += a.bias[i];
-      out[i] = static_cast<T>(v);
+    const T mean_t = static_cast<T>(mean);
+    const T inv_std_t = static_cast<T>(inv_std);
+    if (a.scale != nullptr && a.bias != nullptr) {
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = (in[i] - mean_t) * inv_std_t * a.scale[i] + a.bias[i];
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        T v = (in[i] - mean_t) * inv_std_t;
+        if (a.scale != nullptr) v *= a.scale[i];
+        if (a.bias != nullptr) v += a.bias[i];
+        out[i] = v;
+      }
     }
   }
 }

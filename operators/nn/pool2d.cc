@@ -425,6 +425,14 @@ void AddInto(const T* __restrict src, T* __restrict dst, int64_t n) {
   for (int64_t c = 0; c < n; ++c) dst[c] += src[c];
 }
 
+// AddInto for floats on the widest vectors the CPU has: average pooling
+// with the channels last adds a cell's channels at a time (a global pool
+// of 1152 channels: 72 AVX-512 additions a cell, against 288 SSE2 ones).
+SF_WIDEST_VECTORS void AddFloatsInto(const float* __restrict src,
+                                     float* __restrict dst, int64_t n) {
+  AddInto(src, dst, n);
+}
+
 // The maxima of `n` float channels over the cells of `windows` windows,
 // into `dst` one window after the other, by MaxInto: window o's cells lie
 // at value offsets `cells` from in + o * window_stride. With the channels
@@ -508,6 +516,8 @@ void PoolChannelsLast(const Geometry& g, bool is_max, bool exclusive,
             first = false;
           } else if (is_max) {
             MaxInto(src, dst, channels);
+          } else if constexpr (std::is_same_v<T, float>) {
+            AddFloatsInto(src, dst, channels);
           } else {
             AddInto(src, dst, channels);
           }

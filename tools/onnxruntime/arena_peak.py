@@ -1,10 +1,13 @@
 """Peak resident memory of `scopeflow run` with the arena plan on and off.
 
-For each ONNX model (MODEL.onnx[:dim=N,...], free dimensions default to
-1): fixes its free input dimensions so that Prepare knows every shape,
-imports it, prints `scopeflow plan`'s arena and peak lines, then runs it
-(--repeat 5) with and without --noplan_memory, interleaved over ROUNDS,
-under GNU time, and prints a table row of the peaks in MiB (min-max).
+For each ONNX model (MODEL.onnx[:dim=N,...][,free], free dimensions
+default to 1): fixes its free input dimensions so that Prepare knows every
+shape (or, with `free`, leaves them free, so that runs plan their arena for
+the fed shapes), imports it, prints `scopeflow plan`'s arena and peak lines
+(with `free`: of the net with its batch set and the parameters' values),
+then runs it (--repeat 5) with and without --noplan_memory, interleaved
+over ROUNDS, under GNU time, and prints a table row of the peaks in MiB
+(min-max).
 Usage: python3 arena_peak.py SCOPEFLOW WORK_DIR ROUNDS MODEL...
 """
 
@@ -32,7 +35,8 @@ def main():
     scopeflow, work, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     for index, spec in enumerate(sys.argv[4:]):
         path, _, dims = spec.partition(":")
-        sizes = dict(d.split("=") for d in dims.split(",") if d)
+        sizes = dict(d.split("=") for d in dims.split(",") if "=" in d)
+        free = "free" in dims.split(",")
         model_dir = os.path.join(work, str(index))
         os.makedirs(model_dir, exist_ok=True)
         model = onnx.load(path)
@@ -44,9 +48,13 @@ def main():
                 continue
             shape = []
             for dim in value.type.tensor_type.shape.dim:
-                if not dim.HasField("dim_value"):
-                    dim.dim_value = int(sizes.get(dim.dim_param, 1))
-                shape.append(dim.dim_value)
+                if dim.HasField("dim_value"):
+                    shape.append(dim.dim_value)
+                    continue
+                size = int(sizes.get(dim.dim_param, 1))
+                shape.append(size)
+                if not free:
+                    dim.dim_value = size
             dtype = mapping.TENSOR_TYPE_TO_NP_TYPE[
                 value.type.tensor_type.elem_type]
             arrays.append(rng.standard_normal(shape).astype(dtype)
@@ -67,8 +75,11 @@ def main():
             npy = os.path.join(model_dir, f"in{i}.npy")
             np.save(npy, array)
             feeds.append(f"{names[i]}={npy}")
-        plan = subprocess.run([scopeflow, "plan", net], capture_output=True,
-                              text=True)
+        plan_command = [scopeflow, "plan", net]
+        if free:
+            plan_command += [f"--batch={sizes.get('batch', 1)}",
+                             "--params", params]
+        plan = subprocess.run(plan_command, capture_output=True, text=True)
         print(spec, [line for line in (plan.stdout + plan.stderr).splitlines()
                      if line.startswith(("arena", "peak", "scopeflow:"))],
               flush=True)

@@ -9,7 +9,11 @@ dtype are torch's and
 
 (1e-4 unless the model says why it needs more; the error is taken relative
 to the output's largest magnitude, as elements near zero have no useful
-relative error of their own). Prints a table; --write-docs puts it in
+relative error of their own). A detector's outputs are rows ranked by a
+score (the catalog's `ranked_by`): rows whose torch scores lie within
+rtol of each other may come in either order (the order of near-equal
+scores is rounding's), so within each such group our rows are first
+matched to torch's, each to the closest. Prints a table; --write-docs puts it in
 docs/MODELS.md between its markers, replacing the rows of the models run.
 
 tools/zoo/expected.txt lists, one `model@opset reason` a line, what is known
@@ -97,10 +101,46 @@ def read_names(import_output, label):
     return []
 
 
-def compare(ours_path, reference):
-    if not os.path.exists(ours_path):
+def align_near_ties(ours, references, ranked_by, rtol):
+    """Reorders the rows of `ours` (output name -> array) within each group
+    of rows whose reference scores `references[ranked_by]` lie within rtol
+    (of the largest score) of the group's first, so that each reference row
+    faces the closest of ours; returns the reordered arrays. Arrays that
+    cannot be aligned (missing, other shapes) are returned as they are."""
+    scores = references[ranked_by].astype(np.float64)
+    rows = scores.shape[0] if scores.ndim else 0
+    if any(name not in ours or ours[name].shape != ref.shape or
+           ref.ndim == 0 or ref.shape[0] != rows
+           for name, ref in references.items()):
+        return ours
+    scales = {name: max(np.abs(ref.astype(np.float64)).max(initial=0.0),
+                        np.finfo(np.float32).tiny)
+              for name, ref in references.items()}
+    tolerance = rtol * scales[ranked_by]
+    order = list(range(rows))
+    start = 0
+    while start < rows:
+        end = start + 1
+        while end < rows and abs(scores[end] - scores[start]) <= tolerance:
+            end += 1
+        free = list(range(start, end))
+        for row in range(start, end):
+            def distance(candidate):
+                return max(float(np.abs(
+                    ours[name][candidate].astype(np.float64) -
+                    ref[row].astype(np.float64)).max(initial=0.0)) /
+                    scales[name] for name, ref in references.items())
+            best = min(free, key=distance)
+            free.remove(best)
+            order[row] = best
+        start = end
+    return {name: array[order] if name in references else array
+            for name, array in ours.items()}
+
+
+def compare(ours, reference):
+    if ours is None:
         return None, "no output written"
-    ours = np.load(ours_path)
     if ours.shape != reference.shape:
         return None, f"shape {list(ours.shape)}, torch {list(reference.shape)}"
     if ours.dtype != reference.dtype:
@@ -134,7 +174,8 @@ class Result:
                 and all(v == "match" for v in self.cases.values()))
 
 
-def run_model(scopeflow, folder, manifest, opset, rtol, work):
+def run_model(scopeflow, folder, manifest, opset, rtol, work,
+              ranked_by=None):
     result = Result(manifest["name"], opset)
     entry = manifest["opsets"].get(str(opset))
     if entry is None:
@@ -172,11 +213,17 @@ def run_model(scopeflow, folder, manifest, opset, rtol, work):
             result.cases[label] = "run error: " + first_error_line(text)
             continue
         worst, problem = 0.0, None
+        references, written = {}, {}
         for ours, theirs in zip(outputs, manifest["outputs"]):
-            reference = np.load(
+            references[theirs] = np.load(
                 os.path.join(folder, f"{label}.out.{theirs}.npy"))
-            rel, problem = compare(os.path.join(out_dir, f"{ours}.npy"),
-                                   reference)
+            path = os.path.join(out_dir, f"{ours}.npy")
+            if os.path.exists(path):
+                written[theirs] = np.load(path)
+        if ranked_by is not None:
+            written = align_near_ties(written, references, ranked_by, rtol)
+        for theirs, reference in references.items():
+            rel, problem = compare(written.get(theirs), reference)
             if problem:
                 problem = f"{theirs}: {problem}"
                 break
@@ -301,8 +348,9 @@ def main():
             manifest = json.load(f)
         for opset in opsets:
             with tempfile.TemporaryDirectory() as work:
+                entry = zoo_catalog.CATALOG[name]
                 result = run_model(args.scopeflow, folder, manifest, opset,
-                                   zoo_catalog.CATALOG[name].rtol, work)
+                                   entry.rtol, work, entry.ranked_by)
             results.append(result)
             print(f"{name}@{opset}: "
                   f"{'pass' if result.passed else 'FAIL'} "

@@ -2,13 +2,16 @@
 
 zoo_models.py says how each is built and fed. `small` marks the CI subset
 (tools/zoo/zoo_test.sh); `rtol` is the relative error an output may have
-(run_zoo.py says how it is measured), larger than 1e-4 only with a reason.
+(run_zoo.py says how it is measured), larger than 1e-4 only with a reason;
+`ranked_by` names the output a detector ranks its rows by (run_zoo.py
+matches rows of near-equal scores in either order).
 """
 
 import collections
 
-Entry = collections.namedtuple("Entry", "title small rtol rtol_reason",
-                               defaults=(False, 1e-4, ""))
+Entry = collections.namedtuple(
+    "Entry", "title small rtol rtol_reason ranked_by",
+    defaults=(False, 1e-4, "", None))
 
 CATALOG = collections.OrderedDict([
     ("resnet18", Entry("ResNet-18")),
@@ -36,7 +39,7 @@ CATALOG = collections.OrderedDict([
     ("gru", Entry("torch.nn GRU (2 layers, bidirectional, 64 to 128, seq 32)",
                   small=True)),
     ("ssdlite", Entry("SSDlite320 MobileNet V3 large: detection with NMS, "
-                      "one image of dynamic size")),
+                      "one image of dynamic size", ranked_by="scores")),
 ])
 
 

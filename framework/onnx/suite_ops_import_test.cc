@@ -1,0 +1,214 @@
+// Importing the ops added for the whole ONNX node suite: Size, CastLike,
+// the losses, RMSNormalization, Attention, the reductions around
+// reduce_sum and the compositions (framework/onnx/convert_composed.cc):
+// the ops they map to and what runs, against hand-computed values.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "framework/onnx/onnx_importer.h"
+#include "framework/onnx/onnx_test_models.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace scopeflow {
+namespace {
+
+using onnx_testing::AddInput;
+using onnx_testing::AddNode;
+using onnx_testing::AddOutput;
+using onnx_testing::MakeTensor;
+using onnx_testing::Model;
+using onnx_testing::OpTypes;
+using onnx_testing::RunNet;
+using onnx_testing::SetFloat;
+using onnx_testing::SetInt;
+using onnx_testing::SetString;
+using onnx_testing::Values;
+using ::testing::ElementsAre;
+using ::testing::FloatNear;
+using ::testing::HasSubstr;
+using ::testing::Pointwise;
+
+// Imports `model` and runs it with `feeds`; the outputs.
+std::vector<Tensor> ImportAndRun(const onnx::ModelProto& model,
+                                 std::vector<Feed> feeds) {
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_TRUE(imported.ok()) << imported.status();
+  if (!imported.ok()) return {};
+  absl::StatusOr<std::vector<Tensor>> out = RunNet(*imported, feeds);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<Tensor>{};
+}
+
+TEST(SuiteOpsImportTest, SizeFoldsForKnownDimsAndRunsForSymbolicOnes) {
+  onnx::ModelProto model = Model(21);
+  AddInput(model, "x", {2, 3});
+  AddNode(model, "Size", {"x"}, {"n"});
+  AddOutput(model, "n");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ::testing::IsEmpty());
+
+  onnx::ModelProto batched = Model(21);
+  AddInput(batched, "x", {-1, 3});
+  AddNode(batched, "Size", {"x"}, {"n"});
+  AddOutput(batched, "n");
+  const std::vector<Tensor> out = ImportAndRun(
+      batched, {{"x", MakeTensor<float>({4, 3}, std::vector<float>(12, 0))}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(Values<int64_t>(out[0]), ElementsAre(12));
+}
+
+TEST(SuiteOpsImportTest, CastLikeTakesTheSecondInputsDtype) {
+  onnx::ModelProto model = Model(21);
+  AddInput(model, "x", {3}, onnx::TensorProto::INT64);
+  AddInput(model, "like", {1}, onnx::TensorProto::DOUBLE);
+  AddNode(model, "CastLike", {"x", "like"}, {"y"});
+  AddOutput(model, "y");
+  // Only the dtype of "like" is read: the net does not take it.
+  const std::vector<Tensor> out =
+      ImportAndRun(model, {{"x", MakeTensor<int64_t>({3}, {-2, 0, 7})}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(Values<double>(out[0]), ElementsAre(-2.0, 0.0, 7.0));
+}
+
+TEST(SuiteOpsImportTest, SoftmaxCrossEntropyIsLogSoftmaxThenNllLoss) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "scores", {2, 2});
+  AddInput(model, "labels", {2}, onnx::TensorProto::INT64);
+  onnx::NodeProto* node = AddNode(model, "SoftmaxCrossEntropyLoss",
+                                  {"scores", "labels"}, {"loss", "log_prob"});
+  SetString(node, "reduction", "sum");
+  AddOutput(model, "loss");
+  AddOutput(model, "log_prob");
+  // Row 0: equal scores, -log(1/2) each; row 1: log(1 + e^-2) for class 0.
+  const std::vector<Tensor> out =
+      ImportAndRun(model, {{"scores", MakeTensor<float>({2, 2}, {1, 1, 3, 1})},
+                           {"labels", MakeTensor<int64_t>({2}, {1, 0})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(Values<float>(out[0]),
+              Pointwise(FloatNear(1e-6),
+                        std::vector<float>{static_cast<float>(
+                            std::log(2.0) + std::log1p(std::exp(-2.0)))}));
+  EXPECT_NEAR(Values<float>(out[1])[0], -std::log(2.0), 1e-6);
+}
+
+TEST(SuiteOpsImportTest, NllLossRejectsAnUnknownReduction) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2, 2});
+  AddInput(model, "labels", {2}, onnx::TensorProto::INT64);
+  SetString(AddNode(model, "NegativeLogLikelihoodLoss", {"x", "labels"},
+                    {"loss"}, "nll"),
+            "reduction", "average");
+  AddOutput(model, "loss");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("attribute \"reduction\" = \"average\": expected "
+                        "\"none\", \"sum\" or \"mean\""));
+}
+
+TEST(SuiteOpsImportTest, RmsNormalizationOverTheTrailingAxes) {
+  onnx::ModelProto model = Model(23);
+  AddInput(model, "x", {1, 2});
+  AddInput(model, "scale", {2});
+  SetFloat(AddNode(model, "RMSNormalization", {"x", "scale"}, {"y"}), "epsilon",
+           0.0f);
+  AddOutput(model, "y");
+  // rms([3, 4]) = sqrt(12.5).
+  const std::vector<Tensor> out =
+      ImportAndRun(model, {{"x", MakeTensor<float>({1, 2}, {3, 4})},
+                           {"scale", MakeTensor<float>({2}, {1, 2})}});
+  ASSERT_EQ(out.size(), 1u);
+  const float rms = std::sqrt(12.5f);
+  EXPECT_THAT(Values<float>(out[0]),
+              Pointwise(FloatNear(1e-6), std::vector<float>{3 / rms, 8 / rms}));
+}
+
+TEST(SuiteOpsImportTest, ReduceSumSquareAndLogSum) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "x", {2, 2});
+  SetInt(AddNode(model, "ReduceSumSquare", {"x"}, {"squares"}), "keepdims", 0);
+  SetInt(AddNode(model, "ReduceLogSum", {"x"}, {"log_sum"}), "keepdims", 0);
+  AddOutput(model, "squares");
+  AddOutput(model, "log_sum");
+  const std::vector<Tensor> out =
+      ImportAndRun(model, {{"x", MakeTensor<float>({2, 2}, {1, 2, 3, 4})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(30.0f));
+  EXPECT_THAT(Values<float>(out[1]),
+              Pointwise(FloatNear(1e-6), std::vector<float>{std::log(10.0f)}));
+}
+
+TEST(SuiteOpsImportTest, CompositionsMatchHandComputedValues) {
+  onnx::ModelProto model = Model(13);
+  AddInput(model, "x", {2, 3});
+  AddInput(model, "keep", {2}, onnx::TensorProto::BOOL);
+  AddNode(model, "Hardmax", {"x"}, {"hardmax"});
+  SetFloat(AddNode(model, "ThresholdedRelu", {"x"}, {"thresholded"}), "alpha",
+           2.0f);
+  AddNode(model, "IsInf", {"x"}, {"inf"});
+  SetInt(AddNode(model, "Compress", {"x", "keep"}, {"kept"}), "axis", 0);
+  SetInt(AddNode(model, "EyeLike", {"x"}, {"eye"}), "k", 1);
+  for (const char* name : {"hardmax", "thresholded", "inf", "kept", "eye"}) {
+    AddOutput(model, name);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<Tensor> out = ImportAndRun(
+      model, {{"x", MakeTensor<float>({2, 3}, {1, 3, 2, 5, 5, -inf})},
+              {"keep", MakeTensor<bool>({2}, {false, true})}});
+  ASSERT_EQ(out.size(), 5u);
+  // Ties go to the first index.
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(0, 1, 0, 1, 0, 0));
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(0, 3, 0, 5, 5, 0));
+  EXPECT_THAT(Values<bool>(out[2]),
+              ElementsAre(false, false, false, false, false, true));
+  EXPECT_THAT(Values<float>(out[3]), ElementsAre(5, 5, -inf));
+  EXPECT_THAT(Values<float>(out[4]), ElementsAre(0, 1, 0, 0, 0, 1));
+}
+
+TEST(SuiteOpsImportTest, AttentionGroupsHeadsAndSoftcaps) {
+  // One query, two keys, two query heads sharing one key/value head; with
+  // scale 1 and q . k = [0, 0] and [ln 3, 0] the weights are [1/2, 1/2]
+  // and [3/4, 1/4].
+  for (const float softcap : {0.0f, 100.0f}) {
+    SCOPED_TRACE(softcap);
+    onnx::ModelProto model = Model(23);
+    AddInput(model, "q", {1, 2, 1, 1});
+    AddInput(model, "k", {1, 1, 2, 1});
+    AddInput(model, "v", {1, 1, 2, 1});
+    onnx::NodeProto* node = AddNode(model, "Attention", {"q", "k", "v"}, {"y"});
+    SetFloat(node, "scale", 1.0f);
+    if (softcap != 0) SetFloat(node, "softcap", softcap);
+    AddOutput(model, "y");
+    const float ln3 = std::log(3.0f);
+    const std::vector<Tensor> out =
+        ImportAndRun(model, {{"q", MakeTensor<float>({1, 2, 1, 1}, {0, 1})},
+                             {"k", MakeTensor<float>({1, 1, 2, 1}, {ln3, 0})},
+                             {"v", MakeTensor<float>({1, 1, 2, 1}, {4, 8})}});
+    ASSERT_EQ(out.size(), 1u);
+    // A softcap of 100 changes ln 3 by under 1e-5.
+    EXPECT_THAT(Values<float>(out[0]),
+                Pointwise(FloatNear(1e-4), std::vector<float>{6.0f, 5.0f}));
+  }
+}
+
+TEST(SuiteOpsImportTest, AttentionWithKeyLengthsIsUnsupported) {
+  onnx::ModelProto model = Model(24);
+  AddInput(model, "q", {1, 1, 1, 1});
+  AddInput(model, "lengths", {1}, onnx::TensorProto::INT64);
+  AddNode(model, "Attention", {"q", "q", "q", "", "", "", "lengths"}, {"y"},
+          "attention");
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("nonpad_kv_seqlen"));
+}
+
+}  // namespace
+}  // namespace scopeflow
