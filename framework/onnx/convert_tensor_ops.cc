@@ -1,12 +1,14 @@
 // Converters of ONNX ops that generate, scan or rearrange tensors: Range,
-// CumSum, CumProd, OneHot, Trilu, DepthToSpace, SpaceToDepth and Einsum,
-// each onto the scopeflow op of the same meaning.
+// CumSum, CumProd, OneHot, Trilu, DepthToSpace, SpaceToDepth, Einsum and
+// the windows (HannWindow, HammingWindow, BlackmanWindow), each onto the
+// scopeflow op of the same meaning.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "framework/onnx/converters.h"
+#include "framework/onnx/onnx_tensor.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -177,6 +179,36 @@ absl::Status ConvertEinsum(NodeContext& context) {
                           .Attr("equation", equation));
 }
 
+// HannWindow, HammingWindow and BlackmanWindow (17): the window op of that
+// kind; "output_datatype" is an ONNX element type, float or double here.
+absl::Status ConvertWindow(NodeContext& context, const char* window) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 17));
+  SF_ASSIGN_OR_RETURN(const int64_t periodic, context.IntAttr("periodic", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t onnx_dtype,
+                      context.IntAttr("output_datatype", 1));
+  SF_ASSIGN_OR_RETURN(const DataType dtype,
+                      DataTypeFromOnnx(static_cast<int32_t>(onnx_dtype)));
+  SF_ASSIGN_OR_RETURN(const std::string size, context.Input(0));
+  return context.Emit(OpBuilder("window")
+                          .In("Size", size)
+                          .Out("Out", context.Output(0))
+                          .Attr("window", std::string(window))
+                          .Attr("periodic", periodic != 0)
+                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
+}
+
+absl::Status ConvertHannWindow(NodeContext& context) {
+  return ConvertWindow(context, "hann");
+}
+
+absl::Status ConvertHammingWindow(NodeContext& context) {
+  return ConvertWindow(context, "hamming");
+}
+
+absl::Status ConvertBlackmanWindow(NodeContext& context) {
+  return ConvertWindow(context, "blackman");
+}
+
 }  // namespace
 
 void AddTensorOpConverters(ConverterMap& map) {
@@ -188,6 +220,9 @@ void AddTensorOpConverters(ConverterMap& map) {
   map["DepthToSpace"] = &ConvertDepthToSpace;
   map["SpaceToDepth"] = &ConvertSpaceToDepth;
   map["Einsum"] = &ConvertEinsum;
+  map["HannWindow"] = &ConvertHannWindow;
+  map["HammingWindow"] = &ConvertHammingWindow;
+  map["BlackmanWindow"] = &ConvertBlackmanWindow;
 }
 
 }  // namespace onnx_import

@@ -25,6 +25,7 @@ using onnx_testing::RunNet;
 using onnx_testing::SetInt;
 using onnx_testing::SetString;
 using onnx_testing::Values;
+using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -177,6 +178,35 @@ TEST(TensorOpsImportTest, MalformedEinsumNamesTheEquation) {
   ASSERT_FALSE(imported.ok());
   EXPECT_THAT(std::string(imported.status().message()),
               HasSubstr("output label 'k' is in no input term"));
+}
+
+TEST(TensorOpsImportTest, WindowsOfAFedLength) {
+  onnx::ModelProto model = Model(17);
+  AddInput(model, "n", {}, onnx::TensorProto::INT64);
+  onnx::NodeProto* node = AddNode(model, "HannWindow", {"n"}, {"y"});
+  SetInt(node, "periodic", 0);
+  SetInt(node, "output_datatype", onnx::TensorProto::DOUBLE);
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("window"));
+  // Symmetric, M = 2: 0.5 - 0.5 cos(pi n) = 0, 1, 0.
+  auto out = RunNet(*imported, {{"n", MakeTensor<int64_t>({}, {3})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<double>((*out)[0]),
+              ElementsAre(DoubleNear(0, 1e-15), DoubleNear(1, 1e-15),
+                          DoubleNear(0, 1e-15)));
+}
+
+TEST(TensorOpsImportTest, WindowBeforeOpset17IsRejected) {
+  onnx::ModelProto model = Model(16);
+  AddInput(model, "n", {}, onnx::TensorProto::INT64);
+  AddNode(model, "BlackmanWindow", {"n"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("ONNX BlackmanWindow exists from opset 17 on"));
 }
 
 }  // namespace
