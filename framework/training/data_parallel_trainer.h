@@ -35,6 +35,16 @@
 // step counter as in Trainer, so replicas never share a mask and a run is
 // reproducible.
 //
+// On CUDA devices (Create with CUDA places; a device may take several
+// replicas): the parameters and optimizer state live once per device. The
+// startup net (or Resume) fills the first device's, which NCCL broadcasts
+// to the others; each replica runs on its device in a child scope of that
+// device's root, from its own thread; a device sums its replicas'
+// gradients of a bucket there (in replica order), then NCCL sums the
+// bucket over the devices; every device applies the same update to its
+// copy. Checkpoints and Evaluate use the first device's. Batch norm's
+// running statistics are averaged on the host and copied to every device.
+//
 // Across processes (a Communicator, e.g. MPI): the global batch is split
 // over processes x replicas; each process sums its replicas' gradients as
 // above, then the processes sum theirs (all-reduce) and every process
@@ -51,16 +61,23 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "framework/executor.h"
 #include "framework/parallel/communicator.h"
 #include "framework/parallel/parallel.h"
 #include "framework/scope.h"
 #include "framework/training/dataset.h"
+#include "framework/training/device_replicas.h"
 #include "framework/training/gradient_reducer.h"
 #include "framework/training/trainer.h"
+#include "platform/place.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
+
+// Replicas' places from a comma-separated list ("cpu,cpu",
+// "cuda:0,cuda:1", "cuda:0,cuda:0"); errors name the place not understood.
+absl::StatusOr<std::vector<Place>> ParsePlaces(absl::string_view text);
 
 // Added to a dropout op's seed attribute per replica index.
 inline constexpr int64_t kReplicaSeedStride = 1000003;
@@ -107,6 +124,17 @@ class DataParallelTrainer {
       int replicas, Communicator* communicator = nullptr,
       int64_t bucket_bytes = kDefaultBucketBytes);
 
+  // One replica per place of `places`: all the CPU (as `replicas` CPU
+  // threads above), or all CUDA devices, a device given once per replica
+  // it runs (see the top; options.place is then ignored, the state going
+  // to the first device). Errors: CPU and CUDA places mixed, a build
+  // without GPU code, a device this process does not see, CUDA places with
+  // a communicator of more than one process.
+  static absl::StatusOr<std::unique_ptr<DataParallelTrainer>> Create(
+      const NetDef& startup, const NetDef& main, const TrainerOptions& options,
+      const std::vector<Place>& places, Communicator* communicator = nullptr,
+      int64_t bucket_bytes = kDefaultBucketBytes);
+
   // As Trainer's: the state lives once per process, in scope(); with a
   // communicator, every process then holds rank 0's.
   absl::Status Initialize();
@@ -136,6 +164,11 @@ class DataParallelTrainer {
                    const std::function<void(const EvalReport&)>& on_epoch);
 
   int replicas() const { return replicas_; }
+  const std::vector<Place>& places() const { return places_; }
+  // The devices the state lives on (1 on the CPU).
+  int devices() const { return static_cast<int>(device_scopes_.size()); }
+  // Device `device`'s root scope: its copy of the state (scope() for 0).
+  Scope& device_scope(int device) { return *device_scopes_[device]; }
   int processes() const { return processes_; }
   int64_t replica_batch() const { return replica_batch_; }
   int threads_per_replica() const { return threads_per_replica_; }
@@ -187,8 +220,20 @@ class DataParallelTrainer {
   // Gives every process rank 0's state.
   absl::Status BroadcastState();
 
+  // Which of device_scopes_ replica `replica`'s state lives in.
+  int device_of(int replica) const {
+    return devices_ != nullptr ? devices_->device_of(replica) : 0;
+  }
+
   TrainerOptions options_;
   int replicas_ = 1;
+  std::vector<Place> places_;
+  // Null on the CPU.
+  std::unique_ptr<DeviceReplicas> devices_;
+  // The roots of the devices after the first (the first's is the
+  // trainer's); then, per device, its root.
+  std::vector<std::unique_ptr<Scope>> device_roots_;
+  std::vector<Scope*> device_scopes_;
   Communicator* communicator_ = nullptr;
   int processes_ = 1;
   int rank_ = 0;
@@ -200,8 +245,9 @@ class DataParallelTrainer {
   std::vector<std::string> replica_state_;
   Executor executor_;
   std::vector<PreparedNet> replica_nets_;
-  PreparedNet update_net_;
-  // Kids of the root, one per replica, owned by the root scope.
+  // Per device (one on the CPU): the optimizer's ops.
+  std::vector<PreparedNet> update_nets_;
+  // Kids of their device's root, one per replica, owned by that scope.
   std::vector<Scope*> replica_scopes_;
   // The replicas' gradients of the step under way, then their sum.
   GradientReducer reducer_;

@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "framework/tensor.h"
+#include "platform/place.h"
 
 namespace scopeflow {
 
@@ -64,6 +65,13 @@ class GradientReducer {
   // Begins a step: every bucket waits for `replicas` replicas' gradients;
   // the sums will be scale * (g_0 + g_1 + ... + g_{replicas-1}).
   absl::Status BeginStep(int replicas, float scale);
+
+  // Where each replica's gradients are (one place per replica; without a
+  // call, every replica's on the CPU). With a CUDA place among them the
+  // reducer only keeps the views and tells when buckets are complete: the
+  // caller sums them on the devices (input(), gradient_offset()) and
+  // sums() stays empty.
+  absl::Status SetReplicaPlaces(std::vector<Place> places);
 
   // Replica `replica`'s gradient `grad` (an index of `names`) is final: the
   // reducer keeps a view of it. Checks that it is a float32 CPU tensor of
@@ -117,6 +125,20 @@ class GradientReducer {
   // The elements of all gradients together.
   int64_t total_elements() const { return total_; }
 
+  // Gradient `grad`'s elements in the planned layout: [offset, offset +
+  // numel), all in one bucket.
+  int64_t gradient_offset(int grad) const { return offsets_[grad]; }
+  int64_t gradient_elements(int grad) const { return numel_[grad]; }
+  const Dims& gradient_dims(int grad) const { return dims_[grad]; }
+  int bucket_of(int grad) const { return bucket_of_[grad]; }
+  // The gradients in the planned order.
+  const std::vector<int>& order() const { return order_; }
+  // Replica `replica`'s gradient `grad`, once provided (between Provide
+  // and ReleaseInputs).
+  const Tensor& input(int replica, int grad) const {
+    return inputs_[replica][grad];
+  }
+
  private:
   bool planned_ = false;
   std::vector<std::string> names_;
@@ -135,6 +157,9 @@ class GradientReducer {
   std::vector<Tensor> sums_;
   float scale_ = 1;
   int replicas_ = 0;
+  // Empty: every replica on the CPU.
+  std::vector<Place> places_;
+  bool on_devices_ = false;
 
   std::mutex mu_;
   std::condition_variable bucket_done_;
