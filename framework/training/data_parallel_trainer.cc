@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -155,6 +156,7 @@ class GradientTap final : public OpObserver {
 
   absl::Status AfterOp(const PreparedNet& plan, size_t position,
                        absl::Span<Tensor* const> tensors) override {
+    last_op_end_ = Clock::now();
     SF_CHECK_CODE(&plan == plan_, absl::StatusCode::kInternal,
                   "replica %d ran another plan than its gradients were "
                   "located in",
@@ -165,10 +167,25 @@ class GradientTap final : public OpObserver {
       SF_RETURN_IF_ERROR(SynchronizeCudaStream(place_.device()));
     }
     for (const auto& [grad, var] : ready_after_[position]) {
-      SF_RETURN_IF_ERROR(reducer_.Provide(replica_, grad, *tensors[var]));
+      int completed = -1;
+      SF_RETURN_IF_ERROR(
+          reducer_.Provide(replica_, grad, *tensors[var], &completed));
+      if (completed >= 0 && bucket_complete_ != nullptr) {
+        bucket_complete_(completed);
+      }
     }
     return absl::OkStatus();
   }
+
+  // Called on this replica's thread when its gradient completes a bucket
+  // (every replica has provided all of its gradients).
+  void set_bucket_complete(std::function<void(int bucket)> bucket_complete) {
+    bucket_complete_ = std::move(bucket_complete);
+  }
+
+  // When the last op so far of this replica's run ended (before any sum
+  // this thread then did).
+  Clock::time_point last_op_end() const { return last_op_end_; }
 
   // Per gradient: the position of the op after which it is final.
   const std::vector<int>& ready_at() const { return ready_at_; }
@@ -181,6 +198,8 @@ class GradientTap final : public OpObserver {
   const Place place_;
   GradientReducer& reducer_;
   const PreparedNet* plan_ = nullptr;
+  std::function<void(int bucket)> bucket_complete_;
+  Clock::time_point last_op_end_;
   // Per op position: the (gradient, variable) pairs final after it.
   std::vector<std::vector<std::pair<int, int>>> ready_after_;
   std::vector<int> ready_at_;
@@ -360,6 +379,11 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
         std::stable_sort(order.begin(), order.end(),
                          [&](int a, int b) { return ready[a] < ready[b]; });
       }
+      if (dp->devices_ == nullptr) {
+        DataParallelTrainer* trainer = dp.get();
+        tap->set_bucket_complete(
+            [trainer](int bucket) { trainer->SumCompletedBucket(bucket); });
+      }
       dp->taps_.push_back(std::move(tap));
     }
   }
@@ -391,12 +415,18 @@ DataParallelTrainer::RunReplica(int replica, ReplicaTask task) {
                           feeds, fetches)
           : executor_.Run(replica_nets_[replica], *replica_scopes_[replica],
                           feeds, fetches, *taps_[replica]);
-  result.finished = Clock::now();
+  // The end of its own ops: sums this thread did after them are not hidden
+  // behind its backward pass.
+  result.finished =
+      taps_.empty()
+          ? Clock::now()
+          : static_cast<const GradientTap&>(*taps_[replica]).last_op_end();
   if (!run.ok()) {
     // The buckets it would have completed never will be.
     if (!taps_.empty()) reducer_.Abort();
     return run.status();
   }
+  if (!taps_.empty() && SumsOnReplicaThreads()) SumLastBucketPart(replica);
   std::vector<Tensor>& out = *run;
   result.loss = Scalar(out.back());
   out.pop_back();
@@ -559,7 +589,21 @@ absl::Status DataParallelTrainer::ReduceBuckets(
     std::vector<Span>& sums, std::vector<Span>& all_reduces) {
   const bool across_processes = communicator_ != nullptr && processes_ > 1;
   const float scale = 1.0f / static_cast<float>(replicas_ * processes_);
+  const bool on_replicas = SumsOnReplicaThreads();
   for (int b = 0; b < reducer_.buckets(); ++b) {
+    if (on_replicas) {
+      // The replicas' threads sum the buckets; this one all-reduces them.
+      if (!reducer_.WaitForSum(b)) return absl::OkStatus();
+      sums.push_back(bucket_sums_[b]);
+      if (!across_processes) continue;
+      Span all_reduce{Clock::now(), {}};
+      SF_RETURN_IF_ERROR(communicator_->AllReduceSum(
+          reducer_.flat().data<float>() + reducer_.bucket_begin(b),
+          reducer_.bucket_end(b) - reducer_.bucket_begin(b)));
+      all_reduce.end = Clock::now();
+      all_reduces.push_back(all_reduce);
+      continue;
+    }
     if (!reducer_.WaitForBucket(b)) return absl::OkStatus();
     if (devices_ != nullptr) {
       // Each device sums its replicas (queued), then NCCL sums the
@@ -604,7 +648,14 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
     SF_RETURN_IF_ERROR(reducer_.BeginStep(
         replicas_, 1.0f / static_cast<float>(replicas_ * processes_)));
     if (devices_ != nullptr) SF_RETURN_IF_ERROR(devices_->BeginStep(reducer_));
+    bucket_sums_.assign(reducer_.buckets(), Span{});
+    last_bucket_parts_.assign(replicas_, Span{});
+    last_bucket_parts_done_ = 0;
   }
+  // The pool's first round runs serially on this thread: a replica waiting
+  // there for the others to finish the last bucket would wait forever.
+  step_on_replicas_ =
+      sum_on_replica_threads_ && devices_ == nullptr && rounds_put_ > 0;
   const Clock::time_point start = Clock::now();
   for (int r = 0; r < replicas_; ++r) {
     ReplicaTask task;
@@ -612,6 +663,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
     SF_ASSIGN_OR_RETURN(task.shard, Rows(batch, first, first + replica_batch_));
     pool_->Put(std::move(task));
   }
+  ++rounds_put_;
   // This thread sums (and all-reduces) the buckets as the replicas finish
   // them.
   std::vector<Span> sums;
@@ -691,6 +743,53 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   times_.update_seconds += SecondsSince(phase);
   ++times_.steps;
   return loss / replicas_;
+}
+
+bool DataParallelTrainer::SumsOnReplicaThreads() const {
+  return step_on_replicas_;
+}
+
+void DataParallelTrainer::SumCompletedBucket(int bucket) {
+  // A large last bucket completes as the backward passes end: every
+  // replica sums a part of it then (SumLastBucketPart).
+  if (!SumsOnReplicaThreads() ||
+      (bucket == reducer_.buckets() - 1 && SplitLastBucket())) {
+    return;
+  }
+  Span sum{Clock::now(), {}};
+  reducer_.ReduceBucket(bucket);
+  sum.end = Clock::now();
+  bucket_sums_[bucket] = sum;
+  reducer_.MarkSummed(bucket);
+}
+
+bool DataParallelTrainer::SplitLastBucket() const {
+  const int last = reducer_.buckets() - 1;
+  return replicas_ > 1 &&
+         (reducer_.bucket_end(last) - reducer_.bucket_begin(last)) *
+                 int64_t{sizeof(float)} >=
+             kSplitLastBucketBytes;
+}
+
+void DataParallelTrainer::SumLastBucketPart(int replica) {
+  if (!SplitLastBucket()) return;
+  const int last = reducer_.buckets() - 1;
+  // False: another replica failed, and the step stops.
+  if (!reducer_.WaitForBucket(last)) return;
+  Span part{Clock::now(), {}};
+  reducer_.ReduceBucketPart(last, replica, replicas_);
+  part.end = Clock::now();
+  last_bucket_parts_[replica] = part;
+  if (last_bucket_parts_done_.fetch_add(1) + 1 < replicas_) return;
+  // The last part: the bucket's span is from the first part's start to
+  // the last one's end.
+  Span whole = last_bucket_parts_[0];
+  for (const Span& each : last_bucket_parts_) {
+    whole.start = std::min(whole.start, each.start);
+    whole.end = std::max(whole.end, each.end);
+  }
+  bucket_sums_[last] = whole;
+  reducer_.MarkSummed(last);
 }
 
 absl::Status DataParallelTrainer::TrainUntil(

@@ -8,10 +8,13 @@
 // are cut, in the order the backward pass produces them, into buckets of
 // about `bucket_bytes` (the first of at most kFirstBucketBytes, so that
 // summing starts early). The executor tells each replica's run when the
-// last op writing a gradient has run (OpObserver); the thread that called
-// TrainStep sums a bucket as soon as every replica has produced all of its
-// gradients, and all-reduces it across processes, while the replicas go on
-// computing earlier layers' gradients. Buckets are summed in a fixed order
+// last op writing a gradient has run (OpObserver); the replica thread whose
+// gradient completes a bucket (every replica has produced all of it) sums
+// it there and then, while the others go on computing earlier layers'
+// gradients, and the thread that called TrainStep all-reduces it across
+// processes. The last bucket completes as the backward passes end: when it
+// is large, every replica's thread sums a part of it (as a reduce-scatter
+// would), rather than one thread all of it. Buckets are summed in a fixed order
 // and each element adds replica 0, 1, ... N-1, so the results are the same
 // bits as summing everything at the end.
 //
@@ -53,6 +56,7 @@
 #ifndef SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
 #define SCOPEFLOW_FRAMEWORK_TRAINING_DATA_PARALLEL_TRAINER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -84,6 +88,11 @@ inline constexpr int64_t kReplicaSeedStride = 1000003;
 
 // DistributedDataParallel's cap on the first bucket.
 inline constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
+
+// A last bucket this large is summed in parts, one per replica thread;
+// a smaller one by one thread (waking the others cost more than it saves
+// on the digits MLP's 33 KiB).
+inline constexpr int64_t kSplitLastBucketBytes = int64_t{1} << 20;
 
 // Where the time of the steps went, summed over the steps trained.
 struct DataParallelTimes {
@@ -185,11 +194,19 @@ class DataParallelTrainer {
   const GradientReducer& reducer() const { return reducer_; }
   const DataParallelTimes& times() const { return times_; }
 
+  // On the CPU: true (the default), each bucket is summed by the replica
+  // thread whose gradient completes it, while the others go on, and the
+  // last one by every replica's thread, a part each, as their backward
+  // passes end; false, by the thread that called TrainStep (a third thread
+  // the replicas' cores are shared with). The same bits either way. Set
+  // before a step, not during one.
+  void set_sum_on_replica_threads(bool on) { sum_on_replica_threads_ = on; }
+
  private:
   struct ReplicaResult {
     double loss = 0;
     std::vector<Tensor> grads;
-    // When its forward and backward pass ended.
+    // When its forward and backward pass's last op ended.
     std::chrono::steady_clock::time_point finished;
   };
   // When buckets were summed and all-reduced in a step.
@@ -219,6 +236,16 @@ class DataParallelTrainer {
   absl::Status AverageReplicaState();
   // Gives every process rank 0's state.
   absl::Status BroadcastState();
+  bool SumsOnReplicaThreads() const;
+  // On the replica thread that completed bucket `bucket`: sums it (all but
+  // the last).
+  void SumCompletedBucket(int bucket);
+  // Whether the last bucket is summed in parts, one per replica thread
+  // (else by the thread completing it, as the others).
+  bool SplitLastBucket() const;
+  // On replica `replica`'s thread once its backward pass ended: sums its
+  // part of the last bucket once every replica has provided it.
+  void SumLastBucketPart(int replica);
 
   // Which of device_scopes_ replica `replica`'s state lives in.
   int device_of(int replica) const {
@@ -258,6 +285,16 @@ class DataParallelTrainer {
   // run (with more than one replica or process).
   std::vector<std::unique_ptr<OpObserver>> taps_;
   DataParallelTimes times_;
+  bool sum_on_replica_threads_ = true;
+  // Whether the step under way sums on the replicas' threads (set before
+  // its items are put), and the rounds of items put so far.
+  bool step_on_replicas_ = false;
+  int64_t rounds_put_ = 0;
+  // When each bucket was summed in the step under way (written by the
+  // thread that summed it before MarkSummed), and the last bucket's parts.
+  std::vector<Span> bucket_sums_;
+  std::vector<Span> last_bucket_parts_;
+  std::atomic<int> last_bucket_parts_done_{0};
   // Last: its threads are joined before the rest goes.
   std::unique_ptr<Parallel<ReplicaTask, ReplicaResult>> pool_;
 };

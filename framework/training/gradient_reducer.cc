@@ -82,6 +82,7 @@ absl::Status GradientReducer::BeginStep(int replicas, float scale) {
   const std::lock_guard<std::mutex> lock(mu_);
   inputs_.assign(replicas, std::vector<Tensor>(names_.size()));
   missing_.resize(bucket_grads_.size());
+  summed_.assign(bucket_grads_.size(), false);
   for (size_t b = 0; b < bucket_grads_.size(); ++b) {
     missing_[b] = bucket_grads_[b] * replicas;
   }
@@ -102,7 +103,8 @@ absl::Status GradientReducer::SetReplicaPlaces(std::vector<Place> places) {
 }
 
 absl::Status GradientReducer::Provide(int replica, int grad,
-                                      const Tensor& tensor) {
+                                      const Tensor& tensor, int* completed) {
+  if (completed != nullptr) *completed = -1;
   SF_CHECK(replica >= 0 && replica < replicas_ && grad >= 0 &&
                grad < static_cast<int>(names_.size()),
            "gradient %d of replica %d: there are %d gradients and %d "
@@ -126,7 +128,10 @@ absl::Status GradientReducer::Provide(int replica, int grad,
            "gradient \"%s\" of replica %d was provided twice", names_[grad],
            replica);
   inputs_[replica][grad] = tensor;
-  if (--missing_[bucket] == 0) bucket_done_.notify_all();
+  if (--missing_[bucket] == 0) {
+    if (completed != nullptr) *completed = bucket;
+    bucket_done_.notify_all();
+  }
   return absl::OkStatus();
 }
 
@@ -144,6 +149,25 @@ bool GradientReducer::WaitForBucket(int bucket) {
 
 void GradientReducer::ReduceBucket(int bucket) {
   ReduceElements(bucket_offsets_[bucket], bucket_offsets_[bucket + 1]);
+}
+
+void GradientReducer::ReduceBucketPart(int bucket, int part, int parts) {
+  const int64_t begin = bucket_offsets_[bucket];
+  const int64_t size = bucket_offsets_[bucket + 1] - begin;
+  ReduceElements(begin + size * part / parts,
+                 begin + size * (part + 1) / parts);
+}
+
+void GradientReducer::MarkSummed(int bucket) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  summed_[bucket] = true;
+  bucket_done_.notify_all();
+}
+
+bool GradientReducer::WaitForSum(int bucket) {
+  std::unique_lock<std::mutex> lock(mu_);
+  bucket_done_.wait(lock, [&] { return summed_[bucket] || aborted_; });
+  return summed_[bucket];
 }
 
 void GradientReducer::ReducePart(int part, int parts) {

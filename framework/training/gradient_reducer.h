@@ -77,7 +77,9 @@ class GradientReducer {
   // reducer keeps a view of it. Checks that it is a float32 CPU tensor of
   // the planned shape (errors name the gradient and the replica). When this
   // completes a bucket, the thread waiting for it wakes.
-  absl::Status Provide(int replica, int grad, const Tensor& tensor);
+  // `*completed` (where given): the bucket this call completed, or -1.
+  absl::Status Provide(int replica, int grad, const Tensor& tensor,
+                       int* completed = nullptr);
 
   // Wakes WaitForBucket with false: a replica stopped before providing all
   // its gradients.
@@ -89,6 +91,16 @@ class GradientReducer {
 
   // Sums bucket `bucket`.
   void ReduceBucket(int bucket);
+  // Sums part `part` of `parts` of bucket `bucket` (complete): several
+  // threads share a bucket so.
+  void ReduceBucketPart(int bucket, int part, int parts);
+
+  // Bucket `bucket` is summed (by whichever threads summed it): wakes
+  // WaitForSum. The summing threads' writes happen before WaitForSum
+  // returns.
+  void MarkSummed(int bucket);
+  // Blocks until MarkSummed(bucket) (true) or Abort (false).
+  bool WaitForSum(int bucket);
 
   // Sums elements [begin, end) of flat(), whose buckets are complete:
   // parts of a bucket may be summed on several threads at once.
@@ -165,8 +177,10 @@ class GradientReducer {
   std::condition_variable bucket_done_;
   // Per replica and gradient: its view once provided.
   std::vector<std::vector<Tensor>> inputs_;
-  // Per bucket: the (replica, gradient) pairs not provided yet.
+  // Per bucket: the (replica, gradient) pairs not provided yet, and
+  // whether it is summed.
   std::vector<int> missing_;
+  std::vector<bool> summed_;
   bool aborted_ = false;
 };
 
