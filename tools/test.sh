@@ -36,6 +36,7 @@ tsan=(//platform/... //framework:scope_test //framework:variable_test
   //framework:step_scopes_test //framework:run_scope_cache_test
   //framework:run_buffer_pool_test //framework/serving/...
   //framework/parallel/... //framework/training:data_parallel_trainer_test
+  //framework/training:data_parallel_places_test
   //framework/training:gradient_reducer_test //framework/memory/...
   //operators/control/... //tests:scope_stress_test //tests:executor_test
   //tests:kept_weights_test //tests:thread_defaults_test

@@ -26,6 +26,24 @@ fi
 grep -q 'batch of 32 examples does not split evenly over 3 replicas' <<<"$out" \
   || fail "uneven split error: $out"
 
+# Places: an unknown one, more CUDA devices than the process sees (or no
+# GPU code at all), and a replica count that disagrees are refused by name.
+if out=$("$scopeflow" train "${flags[@]}" --places=cuda:0,tpu:1 2>&1); then
+  fail "--places=cuda:0,tpu:1 was accepted"
+fi
+grep -q 'train: --places: places "cuda:0,tpu:1": unknown place "tpu:1"' \
+  <<<"$out" || fail "unknown place error: $out"
+if out=$("$scopeflow" train "${flags[@]}" --places=cuda:0,cuda:64 2>&1); then
+  fail "--places=cuda:0,cuda:64 was accepted"
+fi
+grep -q -E 'places cuda:0,cuda:64: (this build has no GPU code|replica [01] is on cuda:(0|64), and this process sees [0-9]+ CUDA device)' \
+  <<<"$out" || fail "missing device error: $out"
+if out=$("$scopeflow" train "${flags[@]}" --replicas=3 --places=cuda:0,cuda:0 2>&1); then
+  fail "--replicas=3 with two places was accepted"
+fi
+grep -q 'train: --replicas=3 and --places with 2 places' <<<"$out" ||
+  fail "replicas and places error: $out"
+
 # A checkpoint of 2 replicas resumes on 4.
 ckpt="$tmp/ckpt"
 "$scopeflow" train "${flags[@]}" --epochs=1 --replicas=2 --checkpoint_dir="$ckpt" >/dev/null
