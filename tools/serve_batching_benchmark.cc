@@ -285,10 +285,8 @@ BENCHMARK(BM_InProcessBatchOne)
     ->Unit(benchmark::kMillisecond);
 
 // The same load over gRPC: each client its own channel, calling KServe's
-// ModelInfer with the image as raw bytes (no JSON), batching off and on,
-// with gRPC's default of 2 threads kept waiting for calls and with
-// GrpcServerOptions' default.
-// Args: max_batch_size (0: off), batch_timeout_micros, max_waiting_threads.
+// ModelInfer with the image as raw bytes (no JSON), batching off and on.
+// Args: max_batch_size (0: off), batch_timeout_micros.
 void BM_GrpcBatchOne(benchmark::State& state) {
   ModelRepository models(CnnSources(), PredictorOptions(), nullptr);
   if (!models.Load().ok()) std::abort();
@@ -299,7 +297,6 @@ void BM_GrpcBatchOne(benchmark::State& state) {
   RequestAdmission admission{AdmissionOptions()};
   GrpcServerOptions options;
   options.port = 0;
-  options.max_waiting_threads = static_cast<int>(state.range(2));
   GrpcServer server(models, options, &admission, &batcher);
   if (!server.Start().ok()) std::abort();
   Load load = RunLoad(state, [&](int c) -> SendOne {
@@ -331,14 +328,12 @@ void BM_GrpcBatchOne(benchmark::State& state) {
   ReportLoad(state, load, batcher);
 }
 BENCHMARK(BM_GrpcBatchOne)
-    ->Args({0, 0, 2})
-    ->Args({64, 2000, 2})
-    ->Args({0, 0, 64})
-    ->Args({64, 2000, 64})
-    ->Args({0, 0, 2})
-    ->Args({64, 2000, 2})
-    ->Args({0, 0, 64})
-    ->Args({64, 2000, 64})
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({64, 2000})
+    ->Args({0, 0})
+    ->Args({64, 0})
+    ->Args({64, 2000})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

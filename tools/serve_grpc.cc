@@ -47,8 +47,6 @@ absl::Status GrpcServer::Start() {
   builder.SetMaxReceiveMessageSize(static_cast<int>(
       std::min<int64_t>(options_.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(INT32_MAX);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
-                              std::max(2, options_.max_waiting_threads));
   builder.RegisterService(tfserving_.get());
   builder.RegisterService(kserve_.get());
   server_ = builder.BuildAndStart();

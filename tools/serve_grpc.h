@@ -41,12 +41,6 @@ struct GrpcServerOptions {
   int port = 8500;
   // Larger requests are refused (RESOURCE_EXHAUSTED).
   int64_t max_message_bytes = int64_t{64} << 20;
-  // Threads kept waiting for calls. gRPC's synchronous server runs each
-  // call on a thread of a pool that grows on demand: a call that takes the
-  // last waiting thread starts a new one, and a thread that ends a call
-  // while this many others wait exits. gRPC's default of 2 makes a server
-  // under concurrent load start and end a thread for nearly every call.
-  int max_waiting_threads = 64;
 };
 
 // Start and Stop may be called from any thread, Stop more than once; the
