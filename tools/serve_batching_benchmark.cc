@@ -50,6 +50,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kClients = 64;
+constexpr auto kWarmUpTime = std::chrono::milliseconds(500);
 constexpr auto kLoadTime = std::chrono::seconds(3);
 
 // MODEL_DIR/1/{model.pbtxt, params} for the CNN, its parameters from its
@@ -112,32 +113,44 @@ double ProcessCpuSeconds() {
 }
 
 // Each iteration of `state`: kClients threads, each sending its request
-// one at a time for kLoadTime. The loop every protocol shares.
+// one at a time, for kWarmUpTime unmeasured (connections, threads and
+// memory made; the first runs of a process were otherwise the slowest) and
+// then kLoadTime measured. The loop every protocol shares.
 Load RunLoad(benchmark::State& state, const MakeClient& make_client) {
   Load load;
   for (auto _ : state) {
+    std::atomic<bool> measuring{false};
     std::atomic<bool> stop{false};
     std::vector<std::vector<double>> per_client(kClients);
     std::vector<double> client_cpu(kClients);
     std::atomic<int64_t> errors{0};
-    const double process_cpu = ProcessCpuSeconds();
     std::vector<std::thread> clients;
     for (int c = 0; c < kClients; ++c) {
       clients.emplace_back([&, c] {
-        const double cpu = ThreadCpuSeconds();
         const SendOne send = make_client(c);
+        bool measured = false;
+        double cpu = 0;
         while (!stop.load(std::memory_order_relaxed)) {
+          if (!measured && measuring.load(std::memory_order_relaxed)) {
+            measured = true;
+            cpu = ThreadCpuSeconds();
+          }
           const Clock::time_point start = Clock::now();
-          if (!send()) {
+          const bool ok = send();
+          if (!measured) continue;
+          if (!ok) {
             errors.fetch_add(1);
             continue;
           }
           per_client[c].push_back(
               std::chrono::duration<double>(Clock::now() - start).count());
         }
-        client_cpu[c] = ThreadCpuSeconds() - cpu;
+        if (measured) client_cpu[c] = ThreadCpuSeconds() - cpu;
       });
     }
+    std::this_thread::sleep_for(kWarmUpTime);
+    const double process_cpu = ProcessCpuSeconds();
+    measuring = true;
     std::this_thread::sleep_for(kLoadTime);
     stop = true;
     for (std::thread& client : clients) client.join();
