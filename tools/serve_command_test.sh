@@ -178,6 +178,16 @@ if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
 else
   echo "python gRPC client: skipped (no python3-grpcio)"
 fi
+# REST clients in Python as the protocols' documentation writes them
+# (Debian's python3-requests), where there is one.
+if /usr/bin/python3 -c 'import requests' 2>/dev/null; then
+  out=$(/usr/bin/python3 tools/serve_rest_client_test.py "$port" 2>&1) ||
+    fail "python REST clients: $out"
+  grep -q '^PASS' <<<"$out" || fail "python REST clients: $out"
+  echo "python REST clients: PASS"
+else
+  echo "python REST clients: skipped (no python3-requests)"
+fi
 kill -TERM "$server"
 status=0
 wait "$server" || status=$?
