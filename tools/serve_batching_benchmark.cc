@@ -328,9 +328,8 @@ void BM_GrpcBatchOne(benchmark::State& state) {
     input->add_shape(1);
     input->add_shape(64);
     const std::vector<float> image = ClientImage(c);
-    request->add_raw_input_contents(
-        reinterpret_cast<const char*>(image.data()),
-        image.size() * sizeof(float));
+    request->add_raw_input_contents(reinterpret_cast<const char*>(image.data()),
+                                    image.size() * sizeof(float));
     return [stub, request] {
       grpc::ClientContext context;
       inference::ModelInferResponse response;
