@@ -86,7 +86,7 @@ const std::vector<CommandHelp>& Commands() {
         "loss",          "accuracy",       "features_feed", "labels_feed",
         "test_fraction", "split",          "split_seed",    "feature_scale",
         "replicas",      "distributed",    "trace",         "check_numerics",
-        "reset_optimizer_state", "bucket_mb"}},
+        "reset_optimizer_state", "bucket_mb",     "places"}},
       {"import-onnx",
        "MODEL.onnx -o NET.pb [flags]",
        "convert an ONNX model (opsets 7 to 27) into a net and parameters",

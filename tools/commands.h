@@ -69,6 +69,9 @@ struct TrainCommandOptions {
   // Data-parallel training: the batch split over this many replicas, each
   // on its own thread (1: the plain Trainer).
   int replicas = 1;
+  // Or one replica per place of this comma-separated list (ParsePlaces):
+  // CUDA devices, NCCL summing their gradients ("" for --replicas).
+  std::string places;
   // The size of the gradient buckets summed while the backward pass runs
   // (DataParallelTrainer).
   int64_t bucket_bytes = kDefaultBucketBytes;

@@ -432,6 +432,14 @@ void HttpTransport::Loop::Read(Connection& connection) {
     connection.close_after_write = true;
     break;
   }
+  // A request begun but not whole: acknowledge what came at once. A client
+  // that writes a request's head and body apart with Nagle's algorithm on
+  // (cpp-httplib's default) holds the body back until the head is
+  // acknowledged, which the kernel would delay by up to 40 ms.
+  if (connection.parser.InRequest()) {
+    const int one = 1;
+    setsockopt(connection.fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+  }
   Process(connection);
 }
 

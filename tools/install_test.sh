@@ -29,14 +29,15 @@ for file in lib/libscopeflow.so lib/libscopeflow.so.0 \
   [[ -e $prefix/$file ]] || fail "$file is not installed"
 done
 
-# The loader, the CPU engine and everything they load: no CUDA library.
+# The loader, the CPU engine and everything they load: no CUDA library, and
+# no NCCL (only the command, which trains on devices, links it).
 engines=()
 [[ -e $prefix/lib/scopeflow/libscopeflow_cuda.so ]] &&
   engines=("$prefix/lib/scopeflow/libscopeflow_cuda.so")
 bash c_api/libscopeflow_test.sh "$prefix/lib/libscopeflow.so" \
   "$prefix/lib/scopeflow/libscopeflow_cpu.so" "${engines[@]}"
 for lib in "$prefix/lib/libscopeflow.so" "$prefix/lib/scopeflow/libscopeflow_cpu.so"; do
-  if ldd "$lib" | grep -i -E 'cuda|cublas|cudnn|nvrtc'; then
+  if ldd "$lib" | grep -i -E 'cuda|cublas|cudnn|nvrtc|nccl'; then
     fail "$lib loads a CUDA library"
   fi
   if ldd "$lib" | grep 'not found'; then
@@ -131,7 +132,7 @@ done
 # LD_LIBRARY_PATH, where the machine lets one be made; in any case the
 # dynamic loader's log (LD_DEBUG=libs) must show no CUDA library
 # initialised.
-cuda_libraries='lib(cuda|cudart|cublas|cublasLt|cudnn[a-z_]*|curand|cufft|cusparse|nvrtc|nvJitLink)\.so'
+cuda_libraries='lib(cuda|cudart|cublas|cublasLt|cudnn[a-z_]*|curand|cufft|cusparse|nvrtc|nvJitLink|nccl)\.so'
 mapfile -t cuda_files < <(ldconfig -p | awk '{print $NF}' |
   grep -E "/$cuda_libraries" | xargs -r readlink -f | sort -u)
 without_cuda() {

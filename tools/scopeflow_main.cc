@@ -131,6 +131,9 @@ ABSL_FLAG(int64_t, warmup_steps, 0, "train: linear warm-up steps");
 ABSL_FLAG(int64_t, seed, 1, "train: seeds the order of the examples");
 ABSL_FLAG(int, replicas, 1,
           "train: split each batch over this many replicas on threads");
+ABSL_FLAG(std::string, places, "",
+          "train: one data-parallel replica per place, comma-separated: "
+          "cuda:0,cuda:1 (one per device) or cuda:0,cuda:0 (two on one)");
 ABSL_FLAG(double, bucket_mb, 25,
           "train: data-parallel gradient buckets of this many MiB, each summed "
           "as soon as the backward pass has produced it");
@@ -231,6 +234,7 @@ scopeflow::TrainCommandOptions TrainOptionsFromFlags() {
   options.save_params = absl::GetFlag(FLAGS_save_params);
   options.replicas = absl::GetFlag(FLAGS_replicas);
   options.distributed = absl::GetFlag(FLAGS_distributed);
+  options.places = absl::GetFlag(FLAGS_places);
   options.bucket_bytes =
       static_cast<int64_t>(absl::GetFlag(FLAGS_bucket_mb) * (1 << 20));
   scopeflow::TrainerOptions& trainer = options.trainer;
@@ -276,7 +280,7 @@ constexpr char kUsage[] =
     "              --reset_optimizer_state\n"
     "              --optimizer sgd|momentum|adam --learning_rate X ...\n"
     "              --place cpu|cuda:N --replicas N --distributed mpi\n"
-    "              --bucket_mb M\n"
+    "              --places cuda:0,cuda:1 --bucket_mb M\n"
     "  import-onnx MODEL.onnx -o NET.pb --params FILE\n"
     "              convert an ONNX model (opsets 7 to 27, external data\n"
     "              read beside it) into a net and a parameter file\n"

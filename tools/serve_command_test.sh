@@ -14,6 +14,15 @@ cp "$mlp/main.pbtxt" "$models/1/model.pbtxt"
 "$scopeflow" run "$mlp/main.pbtxt" --startup="$mlp/startup.pbtxt" \
   --feed="image=$mlp/digit.npy" --save_params="$models/1/params" >/dev/null
 
+# The local addresses of the sockets listening on PORT, as the kernel lists
+# them (hex: 0100007F is 127.0.0.1; all zeros, v4 or v6, is every address).
+listening_on() {  # PORT
+  local port_hex
+  port_hex=$(printf '%04X' "$1")
+  awk -v port=":$port_hex" '$4 == "0A" && substr($2, length($2) - 4) == port { print $2 }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u | tr '\n' ' '
+}
+
 # An HTTP/1.0 request (the server closes after replying); prints the reply.
 request() {  # METHOD PATH [BODY]
   local body=${3:-}
@@ -133,6 +142,12 @@ line=$(grep '^serving gRPC' "$log") || fail "no gRPC address printed"
 [[ $line =~ ^serving\ gRPC\ at\ 127\.0\.0\.1:([0-9]+)\ \(models:\ a,\ b\)$ ]] ||
   fail "unexpected gRPC line: $line"
 grpc_port=${BASH_REMATCH[1]}
+# Without --host, both protocols listen on the loopback address only
+# (127.0.0.1, or as gRPC binds it, ::ffff:127.0.0.1 on an IPv6 socket).
+for p in "$port" "$grpc_port"; do
+  [[ $(listening_on "$p") =~ ^(0100007F|0000000000000000FFFF00000100007F):$(printf '%04X' "$p")\ $ ]] ||
+    fail "port $p listens on $(listening_on "$p"), not 127.0.0.1 alone"
+done
 grep -q 'a/2 has neither model.pb nor model.pbtxt (serving version 1 instead)' "$log" ||
   fail "broken version not reported"
 request GET /v1/models/a | grep -q '"version":"1"' || fail "version 0001 not served"
@@ -163,10 +178,46 @@ if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
 else
   echo "python gRPC client: skipped (no python3-grpcio)"
 fi
+# REST clients in Python as the protocols' documentation writes them
+# (Debian's python3-requests), where there is one.
+if /usr/bin/python3 -c 'import requests' 2>/dev/null; then
+  out=$(/usr/bin/python3 tools/serve_rest_client_test.py "$port" 2>&1) ||
+    fail "python REST clients: $out"
+  grep -q '^PASS' <<<"$out" || fail "python REST clients: $out"
+  echo "python REST clients: PASS"
+else
+  echo "python REST clients: skipped (no python3-requests)"
+fi
 kill -TERM "$server"
 status=0
 wait "$server" || status=$?
 [[ $status -eq 0 ]] || fail "exit status $status after SIGTERM (repository)"
+
+# --host=0.0.0.0 listens on every address, for both protocols.
+log="$TEST_TMPDIR/all.log"
+"$scopeflow" serve "$models" --host=0.0.0.0 --port=0 --grpc_port=0 \
+  --threads=1 >"$log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  grep -q '^serving gRPC' "$log" && break
+  sleep 0.1
+done
+line=$(grep '^serving model' "$log") || fail "no address printed (--host)"
+[[ $line =~ ^serving\ models\ mlp\ at\ http://0\.0\.0\.0:([0-9]+)\  ]] ||
+  fail "unexpected start line: $line"
+port=${BASH_REMATCH[1]}
+line=$(grep '^serving gRPC' "$log") || fail "no gRPC address printed (--host)"
+[[ $line =~ ^serving\ gRPC\ at\ 0\.0\.0\.0:([0-9]+)\  ]] ||
+  fail "unexpected gRPC line: $line"
+grpc_port=${BASH_REMATCH[1]}
+for p in "$port" "$grpc_port"; do
+  [[ $(listening_on "$p") =~ ^0+:$(printf '%04X' "$p")\ $ ]] ||
+    fail "--host=0.0.0.0: port $p listens on $(listening_on "$p")"
+done
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+[[ $status -eq 0 ]] || fail "exit status $status after SIGTERM (--host)"
 
 # Errors at start exit 1 and name the problem.
 status=0

@@ -2,7 +2,9 @@
 // serve_admission.h): the client's deadline, else the server's default,
 // stops the run; a call the client cancels stops its run; a model's full
 // queue answers UNAVAILABLE; with batching on, concurrent calls run in
-// batches. The slow model is a while loop that would count for hours; the
+// batches; stopping the server (SIGTERM) answers the calls in flight,
+// refuses new ones and cancels what still runs at the drain timeout. The
+// slow model is a while loop that would count for hours; the
 // run is known to have stopped when its call gives its queue place back.
 #include <atomic>
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "framework/serving/mlp_fixture.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -24,6 +27,7 @@
 #include "tools/serve_admission.h"
 #include "tools/serve_batcher.h"
 #include "tools/serve_grpc.h"
+#include "tools/serve_metrics.h"
 #include "tools/serve_testing.h"
 
 namespace scopeflow {
@@ -59,7 +63,7 @@ class GrpcRunTest : public ::testing::Test {
     ASSERT_TRUE(WriteLoopVersion(root_ + "/loop").ok());
     models_ = std::make_unique<ModelRepository>(
         [this] { return ListModelRepository(root_); }, PredictorOptions(),
-        nullptr);
+        &metrics_);
     const absl::Status loaded = models_->Load();
     ASSERT_TRUE(loaded.ok()) << loaded;
   }
@@ -127,6 +131,7 @@ class GrpcRunTest : public ::testing::Test {
   }
 
   std::string root_;
+  ServeMetrics metrics_;
   std::unique_ptr<ModelRepository> models_;
   std::unique_ptr<RequestAdmission> admission_;
   std::unique_ptr<ServeBatcher> batcher_;
@@ -227,13 +232,19 @@ TEST_F(GrpcRunTest, FullQueueIsUnavailableAndOtherModelsGoOn) {
   EXPECT_TRUE(QueueEmpties("loop"));
 }
 
+// The calls join batches whatever the machine's speed: a request of the
+// model admitted but never arriving keeps each batch open (a batch whose
+// model has nothing else on the way runs at once) until it is full, with
+// all kCalls calls, or has waited out the timeout.
 TEST_F(GrpcRunTest, ConcurrentCallsRunInBatches) {
-  BatchingOptions batching;
-  batching.max_batch_size = 64;
-  // Long enough for every call to join the first batch.
-  batching.batch_timeout_micros = 300'000;
-  Start(AdmissionOptions(), batching);
   constexpr int kCalls = 8;
+  BatchingOptions batching;
+  batching.max_batch_size = kCalls;
+  batching.batch_timeout_micros = 2'000'000;
+  Start(AdmissionOptions(), batching);
+  absl::StatusOr<std::unique_ptr<RequestAdmission::Admitted>> on_the_way =
+      admission_->Admit("mlp", RequestAdmission::Clock::now(), 0);
+  ASSERT_TRUE(on_the_way.ok());
   const std::shared_ptr<const ServedModel> mlp = *models_->Resolve("mlp", 0);
   std::vector<grpc::Status> statuses(kCalls);
   std::vector<inference::ModelInferResponse> responses(kCalls);
@@ -261,6 +272,99 @@ TEST_F(GrpcRunTest, ConcurrentCallsRunInBatches) {
   }
   EXPECT_EQ(batcher_->rows_run(), kCalls);
   EXPECT_LT(batcher_->batches_run(), kCalls);
+  // gRPC's runs count in the model version's metrics as REST's do.
+  const std::string page = metrics_.Render();
+  const std::string labels = R"({model="mlp",version="1"} )";
+  EXPECT_THAT(page, HasSubstr(absl::StrCat("scopeflow_batch_size_count", labels,
+                                           batcher_->batches_run(), "\n")));
+  EXPECT_THAT(page, HasSubstr(absl::StrCat("scopeflow_batch_size_sum", labels,
+                                           kCalls, "\n")));
+  EXPECT_THAT(page,
+              HasSubstr(absl::StrCat("scopeflow_queue_duration_seconds_count",
+                                     labels, kCalls, "\n")));
+}
+
+// What SIGTERM does to the gRPC server (ServeCommand calls Stop with
+// --drain_timeout_ms): a call in flight is answered, a call made after the
+// stop began is refused at once with UNAVAILABLE. The call in flight is
+// held in the batcher for 1.5 s by a second request of its model that is
+// admitted but never arrives (the batch waits out its timeout for it), so
+// that it is still in flight, whatever the machine's speed, when the stop
+// and the refused call come.
+TEST_F(GrpcRunTest, StopAnswersTheCallInFlightAndRefusesNewOnes) {
+  BatchingOptions batching;
+  batching.max_batch_size = 8;
+  batching.batch_timeout_micros = 1'500'000;
+  Start(AdmissionOptions(), batching);
+  absl::StatusOr<std::unique_ptr<RequestAdmission::Admitted>> on_the_way =
+      admission_->Admit("mlp", RequestAdmission::Clock::now(), 0);
+  ASSERT_TRUE(on_the_way.ok());
+  const Tensor image = MlpInput(1, 5);
+  grpc::Status in_flight_status;
+  inference::ModelInferResponse in_flight;
+  std::thread caller([&] {
+    grpc::ClientContext context;
+    in_flight_status =
+        kserve_->ModelInfer(&context, MlpRequest(image), &in_flight);
+  });
+  AwaitQueued("mlp", 2);
+  // The rows the batcher had run when Stop returned: the call's, if Stop
+  // waited for it. (The client may see its answer after Stop returns.)
+  int64_t rows_run_when_stopped = -1;
+  std::thread stopper([&] {
+    server_->Stop(absl::Seconds(20));
+    rows_run_when_stopped = batcher_->rows_run();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  const Clock::time_point refused_at = Clock::now();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  inference::ModelInferResponse response;
+  const grpc::Status refused =
+      kserve_->ModelInfer(&context, MlpRequest(image), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << refused.error_message();
+  EXPECT_LT(Clock::now() - refused_at, std::chrono::seconds(1));
+  // Refused while the first call was still in flight.
+  EXPECT_EQ(admission_->queued("mlp"), 2);
+
+  caller.join();
+  stopper.join();
+  ASSERT_TRUE(in_flight_status.ok()) << in_flight_status.error_message();
+  absl::StatusOr<std::vector<Tensor>> alone =
+      (*models_->Resolve("mlp", 0))->predictor.Run({Feed{"image", image}});
+  ASSERT_TRUE(alone.ok());
+  const Tensor& expected = (*alone)[0];
+  ASSERT_EQ(in_flight.raw_output_contents(0).size(), expected.nbytes());
+  const float* got =
+      reinterpret_cast<const float*>(in_flight.raw_output_contents(0).data());
+  for (int64_t k = 0; k < expected.numel(); ++k) {
+    EXPECT_EQ(got[k], expected.data<float>()[k]) << k;
+  }
+  // Stop waited for the call's run.
+  EXPECT_EQ(rows_run_when_stopped, 1);
+  on_the_way->reset();
+}
+
+// A call still running when the drain timeout passes is cancelled: Stop
+// returns soon after the timeout and the run stops.
+TEST_F(GrpcRunTest, DrainTimeoutCancelsTheCallStillRunning) {
+  Start(AdmissionOptions());
+  grpc::Status status;
+  std::thread caller([&] {
+    grpc::ClientContext context;
+    inference::ModelInferResponse response;
+    status = kserve_->ModelInfer(&context, LoopRequest(kForever), &response);
+  });
+  AwaitQueued("loop", 1);
+  const Clock::time_point stop = Clock::now();
+  server_->Stop(absl::Milliseconds(100));
+  EXPECT_LT(Clock::now() - stop, std::chrono::seconds(2));
+  caller.join();
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(QueueEmpties("loop"));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ packages=(
   cmake
   python3-dev python3-pybind11 python3-pytest
   python3-numpy binutils
+  python3-requests
 )
 
 missing=()

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "framework/net_io.h"
@@ -183,6 +185,17 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
   SF_CHECK(options.distributed.empty() || options.distributed == "mpi",
            "train: --distributed must be mpi or empty, got \"%s\"",
            options.distributed);
+  std::vector<Place> places;
+  if (!options.places.empty()) {
+    absl::StatusOr<std::vector<Place>> parsed = ParsePlaces(options.places);
+    SF_CHECK(parsed.ok(), "train: --places: %s", parsed.status().message());
+    places = *std::move(parsed);
+    SF_CHECK(options.replicas == 1 ||
+                 options.replicas == static_cast<int>(places.size()),
+             "train: --replicas=%d and --places with %d places: a replica "
+             "per place, give one of the two",
+             options.replicas, places.size());
+  }
   std::unique_ptr<Communicator> communicator;
   if (options.distributed == "mpi") {
     SF_ASSIGN_OR_RETURN(communicator, NewMpiCommunicator());
@@ -223,7 +236,7 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
   if (trainer_options.optimizer.total_steps == 0) {
     trainer_options.optimizer.total_steps = per_epoch * trainer_options.epochs;
   }
-  if (options.replicas == 1 && communicator == nullptr) {
+  if (options.replicas == 1 && places.empty() && communicator == nullptr) {
     SF_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                         Trainer::Create(startup, main, trainer_options));
     SF_RETURN_IF_ERROR(InitializeOrResume(*trainer, options, print));
@@ -231,10 +244,21 @@ absl::Status TrainCommand(const TrainCommandOptions& options) {
         TrainAndReport(*trainer, options, trainer_options, split, print));
     return WriteTrace(trace, options.trace, print);
   }
-  SF_ASSIGN_OR_RETURN(std::unique_ptr<DataParallelTrainer> trainer,
-                      DataParallelTrainer::Create(
-                          startup, main, trainer_options, options.replicas,
-                          communicator.get(), options.bucket_bytes));
+  absl::StatusOr<std::unique_ptr<DataParallelTrainer>> created =
+      places.empty()
+          ? DataParallelTrainer::Create(startup, main, trainer_options,
+                                        options.replicas, communicator.get(),
+                                        options.bucket_bytes)
+          : DataParallelTrainer::Create(startup, main, trainer_options, places,
+                                        communicator.get(),
+                                        options.bucket_bytes);
+  SF_RETURN_IF_ERROR(created.status());
+  std::unique_ptr<DataParallelTrainer> trainer = *std::move(created);
+  if (print && !places.empty()) {
+    std::printf("places: %s (%d device%s holding the state)\n",
+                options.places.c_str(), trainer->devices(),
+                trainer->devices() == 1 ? "" : "s");
+  }
   if (print) {
     std::printf(
         "data parallel: global batch %lld = %d process%s x %d replica%s x "

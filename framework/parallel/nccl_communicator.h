@@ -7,7 +7,9 @@
 #ifndef SCOPEFLOW_FRAMEWORK_PARALLEL_NCCL_COMMUNICATOR_H_
 #define SCOPEFLOW_FRAMEWORK_PARALLEL_NCCL_COMMUNICATOR_H_
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/parallel/communicator.h"
@@ -30,6 +32,37 @@ bool NcclAvailable();
 // One thread at a time calls them, in the same order in every process.
 absl::StatusOr<std::unique_ptr<Communicator>> NewNcclCommunicator(
     int device, Communicator* bootstrap = nullptr);
+
+// The CUDA devices of one process as NCCL ranks (ncclCommInitAll): data-
+// parallel replicas on several devices of one machine sum their gradients
+// through it, one thread driving every device.
+//
+// Ownership: owns one NCCL communicator per device. Thread safety: one
+// thread at a time calls the collectives; they run on the calling thread's
+// stream of each device (in stream order after the work that thread queued
+// there) and return once done.
+class NcclDeviceGroup {
+ public:
+  virtual ~NcclDeviceGroup() = default;
+
+  // The devices, in rank order.
+  virtual const std::vector<int>& devices() const = 0;
+
+  // data[k]: `count` floats on devices()[k]; each becomes their sum over
+  // the devices.
+  virtual absl::Status AllReduceSum(const std::vector<float*>& data,
+                                    int64_t count) = 0;
+
+  // data[k]: `bytes` bytes on devices()[k]; each becomes data[root]'s.
+  virtual absl::Status Broadcast(const std::vector<void*>& data, int64_t bytes,
+                                 int root) = 0;
+};
+
+// A group of `devices` (distinct, each one this process sees). Errors: a
+// build without GPU code, a device out of range or given twice, NCCL
+// failing to initialise.
+absl::StatusOr<std::unique_ptr<NcclDeviceGroup>> NewNcclDeviceGroup(
+    const std::vector<int>& devices);
 
 }  // namespace scopeflow
 

@@ -145,7 +145,8 @@ TrainerOptions Options() {
 
 // args: net (0 digits MLP, 1 784-1024-1024-10), replicas, OpenMP threads
 // of the caller (each replica gets threads / replicas), gradient bucket
-// KiB (0: the default). `communicator`: across processes (null: one).
+// KiB (0: the default), who sums the buckets (1: the replicas' threads,
+// 0: the training thread). `communicator`: across processes (null: one).
 void DataParallelStep(benchmark::State& state, Communicator* communicator) {
   const std::vector<int64_t> widths = Widths(static_cast<int>(state.range(0)));
   const int replicas = static_cast<int>(state.range(1));
@@ -163,6 +164,7 @@ void DataParallelStep(benchmark::State& state, Communicator* communicator) {
     state.SkipWithError("could not create the trainer");
     return;
   }
+  (*trainer)->set_sum_on_replica_threads(state.range(4) != 0);
   const double cpu_start = ProcessCpuSeconds();
   for (auto _ : state) {
     absl::StatusOr<double> loss = (*trainer)->TrainStep(batch);
@@ -236,15 +238,18 @@ void RegisterInProcess() {
   benchmark::RegisterBenchmark(
       "BM_DataParallelStep",
       [](benchmark::State& state) { DataParallelStep(state, nullptr); })
-      ->ArgNames({"net", "replicas", "threads", "bucket_kib"})
-      ->Args({0, 1, 1, 0})
-      ->Args({0, 2, 2, 0})
-      ->Args({0, 2, 2, 16})
-      ->Args({0, 1, 2, 0})
-      ->Args({1, 1, 1, 0})
-      ->Args({1, 2, 2, 0})
-      ->Args({1, 2, 2, 256})
-      ->Args({1, 1, 2, 0})
+      ->ArgNames({"net", "replicas", "threads", "bucket_kib", "on_replicas"})
+      ->Args({0, 1, 1, 0, 1})
+      ->Args({0, 2, 2, 0, 1})
+      ->Args({0, 2, 2, 16, 0})
+      ->Args({0, 2, 2, 16, 1})
+      ->Args({0, 1, 2, 0, 1})
+      ->Args({1, 1, 1, 0, 1})
+      ->Args({1, 2, 2, 0, 0})
+      ->Args({1, 2, 2, 0, 1})
+      ->Args({1, 2, 2, 256, 0})
+      ->Args({1, 2, 2, 256, 1})
+      ->Args({1, 1, 2, 0, 1})
       ->UseRealTime()
       ->MinTime(1.0);
 }
@@ -255,11 +260,11 @@ void RegisterAcrossProcesses(Communicator* communicator) {
                                [communicator](benchmark::State& state) {
                                  DataParallelStep(state, communicator);
                                })
-      ->ArgNames({"net", "replicas", "threads", "bucket_kib"})
-      ->Args({0, 1, 1, 0})
-      ->Args({0, 1, 1, 16})
-      ->Args({1, 1, 1, 0})
-      ->Args({1, 1, 1, 256})
+      ->ArgNames({"net", "replicas", "threads", "bucket_kib", "on_replicas"})
+      ->Args({0, 1, 1, 0, 1})
+      ->Args({0, 1, 1, 16, 1})
+      ->Args({1, 1, 1, 0, 1})
+      ->Args({1, 1, 1, 256, 1})
       ->UseRealTime()
       ->Iterations(200);
 }

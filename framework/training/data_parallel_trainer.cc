@@ -4,11 +4,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "framework/backward.h"
+#include "platform/cuda_runtime.h"
 #include "platform/parallel.h"
 #include "platform/status_macros.h"
 
@@ -21,7 +25,11 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double Scalar(const Tensor& tensor) {
+double Scalar(const Tensor& fetched) {
+  absl::StatusOr<Tensor> host =
+      fetched.place().is_cpu() ? fetched : fetched.CopyTo(CPUPlace());
+  if (!host.ok()) return std::nan("");
+  const Tensor& tensor = *host;
   switch (tensor.dtype()) {
     case kFloat32:
       return tensor.data<float>()[0];
@@ -119,8 +127,9 @@ class GradientTap final : public OpObserver {
   // a control-flow op after that (whose blocks may write it unlisted).
   static absl::StatusOr<std::unique_ptr<GradientTap>> Create(
       const PreparedNet& plan, const std::vector<VarGrad>& grads, int replica,
-      GradientReducer& reducer) {
-    auto tap = std::unique_ptr<GradientTap>(new GradientTap(replica, reducer));
+      const Place& place, GradientReducer& reducer) {
+    auto tap =
+        std::unique_ptr<GradientTap>(new GradientTap(replica, place, reducer));
     tap->plan_ = &plan;
     int last_control_flow = -1;
     std::vector<int> last_writer(plan.var_names().size(), -1);
@@ -147,26 +156,50 @@ class GradientTap final : public OpObserver {
 
   absl::Status AfterOp(const PreparedNet& plan, size_t position,
                        absl::Span<Tensor* const> tensors) override {
+    last_op_end_ = Clock::now();
     SF_CHECK_CODE(&plan == plan_, absl::StatusCode::kInternal,
                   "replica %d ran another plan than its gradients were "
                   "located in",
                   replica_);
+    // On a CUDA device the gradients are final once this thread's stream
+    // has run the op; the thread summing them reads them on its own.
+    if (place_.is_cuda() && !ready_after_[position].empty()) {
+      SF_RETURN_IF_ERROR(SynchronizeCudaStream(place_.device()));
+    }
     for (const auto& [grad, var] : ready_after_[position]) {
-      SF_RETURN_IF_ERROR(reducer_.Provide(replica_, grad, *tensors[var]));
+      int completed = -1;
+      SF_RETURN_IF_ERROR(
+          reducer_.Provide(replica_, grad, *tensors[var], &completed));
+      if (completed >= 0 && bucket_complete_ != nullptr) {
+        bucket_complete_(completed);
+      }
     }
     return absl::OkStatus();
   }
+
+  // Called on this replica's thread when its gradient completes a bucket
+  // (every replica has provided all of its gradients).
+  void set_bucket_complete(std::function<void(int bucket)> bucket_complete) {
+    bucket_complete_ = std::move(bucket_complete);
+  }
+
+  // When the last op so far of this replica's run ended (before any sum
+  // this thread then did).
+  Clock::time_point last_op_end() const { return last_op_end_; }
 
   // Per gradient: the position of the op after which it is final.
   const std::vector<int>& ready_at() const { return ready_at_; }
 
  private:
-  GradientTap(int replica, GradientReducer& reducer)
-      : replica_(replica), reducer_(reducer) {}
+  GradientTap(int replica, const Place& place, GradientReducer& reducer)
+      : replica_(replica), place_(place), reducer_(reducer) {}
 
   const int replica_;
+  const Place place_;
   GradientReducer& reducer_;
   const PreparedNet* plan_ = nullptr;
+  std::function<void(int bucket)> bucket_complete_;
+  Clock::time_point last_op_end_;
   // Per op position: the (gradient, variable) pairs final after it.
   std::vector<std::vector<std::pair<int, int>>> ready_after_;
   std::vector<int> ready_at_;
@@ -179,15 +212,57 @@ DataParallelTrainer::~DataParallelTrainer() {
   pool_.reset();
 }
 
+absl::StatusOr<std::vector<Place>> ParsePlaces(absl::string_view text) {
+  std::vector<Place> places;
+  for (absl::string_view name : absl::StrSplit(text, ',')) {
+    absl::StatusOr<Place> place = ParsePlace(name);
+    SF_CHECK(place.ok(), "places \"%s\": %s", text, place.status().message());
+    places.push_back(*place);
+  }
+  return places;
+}
+
 absl::StatusOr<std::unique_ptr<DataParallelTrainer>>
 DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
                             const TrainerOptions& options, int replicas,
                             Communicator* communicator, int64_t bucket_bytes) {
   SF_CHECK(replicas >= 1, "replicas must be >= 1, got %d", replicas);
   SF_CHECK(options.place.is_cpu(),
-           "data-parallel training runs its replicas on CPU threads; place "
-           "%s is not supported",
+           "data-parallel training with a replica count runs its replicas "
+           "on CPU threads; place %s: give the replicas' places instead",
            options.place.ToString());
+  return Create(startup, main, options,
+                std::vector<Place>(replicas, CPUPlace()), communicator,
+                bucket_bytes);
+}
+
+absl::StatusOr<std::unique_ptr<DataParallelTrainer>>
+DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
+                            const TrainerOptions& given_options,
+                            const std::vector<Place>& places,
+                            Communicator* communicator, int64_t bucket_bytes) {
+  SF_CHECK(!places.empty(), "data-parallel training on no place");
+  const int replicas = static_cast<int>(places.size());
+  TrainerOptions options = given_options;
+  std::unique_ptr<DeviceReplicas> devices;
+  if (!places[0].is_cpu()) {
+    SF_ASSIGN_OR_RETURN(devices, DeviceReplicas::Create(places));
+    SF_CHECK_CODE(communicator == nullptr || communicator->size() == 1,
+                  absl::StatusCode::kUnimplemented,
+                  "replicas on CUDA devices across %d processes: only one "
+                  "process drives CUDA devices (NCCL across processes is not "
+                  "wired into the trainer)",
+                  communicator->size());
+    options.place = devices->place(0);
+  } else {
+    for (const Place& place : places) {
+      SF_CHECK(place.is_cpu(),
+               "replica places begin with the CPU, then %s: replicas run "
+               "either all on the CPU or all on CUDA devices",
+               place.ToString());
+    }
+    options.place = CPUPlace();
+  }
   const int processes = communicator != nullptr ? communicator->size() : 1;
   const int64_t shards = int64_t{replicas} * processes;
   SF_CHECK(options.batch_size > 0 && options.batch_size % shards == 0,
@@ -199,12 +274,16 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
   auto dp = std::make_unique<DataParallelTrainer>(Key());
   dp->options_ = options;
   dp->replicas_ = replicas;
+  dp->places_ = places;
+  dp->devices_ = std::move(devices);
   dp->communicator_ = communicator;
   dp->bucket_bytes_ = bucket_bytes;
   dp->processes_ = processes;
   dp->rank_ = communicator != nullptr ? communicator->rank() : 0;
   dp->replica_batch_ = options.batch_size / shards;
-  dp->threads_per_replica_ = std::max(1, MaxParallelThreads() / replicas);
+  dp->threads_per_replica_ = dp->devices_ != nullptr
+                                 ? 1
+                                 : std::max(1, MaxParallelThreads() / replicas);
   // Every process reads the checkpoint; only rank 0 writes it, and locks
   // the folder.
   TrainerOptions trainer_options = options;
@@ -245,19 +324,35 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
   executor_options.run = options.run;
   dp->executor_ = Executor(executor_options);
   const Executor& executor = dp->executor_;
+  // The state lives in the root on the CPU or the first device, and in a
+  // root of its own on every other device.
+  dp->device_scopes_.push_back(&dp->trainer_->scope());
+  const int device_count =
+      dp->devices_ != nullptr ? dp->devices_->devices() : 1;
+  for (int k = 1; k < device_count; ++k) {
+    dp->device_roots_.push_back(std::make_unique<Scope>());
+    dp->device_scopes_.push_back(dp->device_roots_.back().get());
+  }
   for (int r = 0; r < replicas; ++r) {
     NetDef net = replica_net;
     SeedDropoutForReplica(net, r);
     SF_ASSIGN_OR_RETURN(PreparedNet prepared,
-                        executor.Prepare(net, 0, options.place));
+                        executor.Prepare(net, 0, places[r]));
     dp->replica_nets_.push_back(std::move(prepared));
-    dp->replica_scopes_.push_back(&dp->trainer_->scope().NewScope());
+    dp->replica_scopes_.push_back(
+        &dp->device_scopes_[dp->device_of(r)]->NewScope());
   }
-  SF_ASSIGN_OR_RETURN(dp->update_net_,
-                      executor.Prepare(update_net, 0, options.place));
+  for (int k = 0; k < device_count; ++k) {
+    SF_ASSIGN_OR_RETURN(
+        PreparedNet prepared,
+        executor.Prepare(
+            update_net, 0,
+            dp->devices_ != nullptr ? dp->devices_->place(k) : CPUPlace()));
+    dp->update_nets_.push_back(std::move(prepared));
+  }
   std::set<std::string> grad_names;
   for (const VarGrad& grad : dp->grads_) grad_names.insert(grad.grad);
-  for (const std::string& input : dp->update_net_.input_names()) {
+  for (const std::string& input : dp->update_nets_[0].input_names()) {
     SF_CHECK(grad_names.count(input) > 0,
              "the optimizer's ops of \"%s\" read \"%s\", which is neither a "
              "gradient nor persistable state",
@@ -265,6 +360,7 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
   }
 
   if (replicas > 1 || processes > 1) {
+    SF_RETURN_IF_ERROR(dp->reducer_.SetReplicaPlaces(places));
     std::vector<std::string> fetches;
     for (const VarGrad& grad : dp->grads_) fetches.push_back(grad.grad);
     fetches.push_back(options.loss);
@@ -272,7 +368,7 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
       SF_ASSIGN_OR_RETURN(
           std::unique_ptr<GradientTap> tap,
           GradientTap::Create(dp->replica_nets_[r].PlanFor(fetches), dp->grads_,
-                              r, dp->reducer_));
+                              r, places[r], dp->reducer_));
       if (r == 0) {
         // Stable: gradients finished by one op keep the net's order.
         std::vector<int>& order = dp->production_order_;
@@ -282,6 +378,11 @@ DataParallelTrainer::Create(const NetDef& startup, const NetDef& main,
         const std::vector<int>& ready = tap->ready_at();
         std::stable_sort(order.begin(), order.end(),
                          [&](int a, int b) { return ready[a] < ready[b]; });
+      }
+      if (dp->devices_ == nullptr) {
+        DataParallelTrainer* trainer = dp.get();
+        tap->set_bucket_complete(
+            [trainer](int bucket) { trainer->SumCompletedBucket(bucket); });
       }
       dp->taps_.push_back(std::move(tap));
     }
@@ -314,12 +415,18 @@ DataParallelTrainer::RunReplica(int replica, ReplicaTask task) {
                           feeds, fetches)
           : executor_.Run(replica_nets_[replica], *replica_scopes_[replica],
                           feeds, fetches, *taps_[replica]);
-  result.finished = Clock::now();
+  // The end of its own ops: sums this thread did after them are not hidden
+  // behind its backward pass.
+  result.finished =
+      taps_.empty()
+          ? Clock::now()
+          : static_cast<const GradientTap&>(*taps_[replica]).last_op_end();
   if (!run.ok()) {
     // The buckets it would have completed never will be.
     if (!taps_.empty()) reducer_.Abort();
     return run.status();
   }
+  if (!taps_.empty() && SumsOnReplicaThreads()) SumLastBucketPart(replica);
   std::vector<Tensor>& out = *run;
   result.loss = Scalar(out.back());
   out.pop_back();
@@ -330,22 +437,25 @@ DataParallelTrainer::RunReplica(int replica, ReplicaTask task) {
 
 absl::Status DataParallelTrainer::ShadowReplicaState() {
   for (const std::string& name : replica_state_) {
-    const Variable* var = scope().FindLocalVar(name);
-    SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
-                  "state \"%s\" is not in the root scope: initialise or "
-                  "resume first",
-                  name);
-    SF_ASSIGN_OR_RETURN(const Tensor* root, var->Get<Tensor>());
-    SF_CHECK_CODE(root->initialized() && root->place().is_cpu(),
-                  absl::StatusCode::kFailedPrecondition,
-                  "state \"%s\" holds %s: expected a tensor on the CPU", name,
-                  root->DebugString());
-    for (Scope* replica : replica_scopes_) {
+    for (int r = 0; r < replicas_; ++r) {
+      Scope& device_root = *device_scopes_[device_of(r)];
+      const Variable* var = device_root.FindLocalVar(name);
+      SF_CHECK_CODE(var != nullptr, absl::StatusCode::kFailedPrecondition,
+                    "state \"%s\" is not in the root scope of %s: "
+                    "initialise or resume first",
+                    name, places_[r].ToString());
+      SF_ASSIGN_OR_RETURN(const Tensor* root, var->Get<Tensor>());
+      SF_CHECK_CODE(root->initialized(), absl::StatusCode::kFailedPrecondition,
+                    "state \"%s\" holds no tensor", name);
       SF_ASSIGN_OR_RETURN(Tensor * copy,
-                          replica->Var(name)->GetMutable<Tensor>());
-      SF_RETURN_IF_ERROR(
-          copy->Allocate(CPUPlace(), root->dtype(), root->dims()));
-      std::memcpy(copy->raw_data(), root->raw_data(), root->nbytes());
+                          replica_scopes_[r]->Var(name)->GetMutable<Tensor>());
+      if (root->place().is_cpu() && places_[r].is_cpu()) {
+        SF_RETURN_IF_ERROR(
+            copy->Allocate(CPUPlace(), root->dtype(), root->dims()));
+        std::memcpy(copy->raw_data(), root->raw_data(), root->nbytes());
+      } else {
+        SF_ASSIGN_OR_RETURN(*copy, root->CopyTo(places_[r]));
+      }
     }
   }
   return absl::OkStatus();
@@ -353,12 +463,28 @@ absl::Status DataParallelTrainer::ShadowReplicaState() {
 
 absl::Status DataParallelTrainer::AverageReplicaState() {
   for (const std::string& name : replica_state_) {
-    SF_ASSIGN_OR_RETURN(Tensor * root,
+    SF_ASSIGN_OR_RETURN(Tensor * first_root,
                         scope().FindLocalVar(name)->GetMutable<Tensor>());
+    // On CUDA devices the average is taken on the host (the state is
+    // small: batch norm's running statistics), then copied to each device.
+    Tensor host_root;
+    Tensor* root = first_root;
+    if (devices_ != nullptr) {
+      SF_RETURN_IF_ERROR(host_root.Allocate(CPUPlace(), first_root->dtype(),
+                                            first_root->dims()));
+      root = &host_root;
+    }
+    std::vector<Tensor> host_copies;
+    host_copies.reserve(replica_scopes_.size());
     std::vector<const Tensor*> copies;
     for (Scope* replica : replica_scopes_) {
       SF_ASSIGN_OR_RETURN(const Tensor* copy,
                           replica->FindLocalVar(name)->Get<Tensor>());
+      if (!copy->place().is_cpu()) {
+        SF_ASSIGN_OR_RETURN(Tensor host, copy->CopyTo(CPUPlace()));
+        host_copies.push_back(std::move(host));
+        copy = &host_copies.back();
+      }
       SF_CHECK(copy->dtype() == root->dtype() && copy->dims() == root->dims(),
                "state \"%s\": a replica wrote %s over %s", name,
                copy->DebugString(), root->DebugString());
@@ -393,11 +519,23 @@ absl::Status DataParallelTrainer::AverageReplicaState() {
       SF_RETURN_IF_ERROR(communicator_->AllReduceSum(out, n));
       for (int64_t i = 0; i < n; ++i) out[i] /= static_cast<float>(processes_);
     }
+    if (devices_ != nullptr) {
+      for (Scope* device_root : device_scopes_) {
+        SF_ASSIGN_OR_RETURN(Tensor * state,
+                            device_root->Var(name)->GetMutable<Tensor>());
+        const Place place =
+            state->initialized() ? state->place() : first_root->place();
+        SF_ASSIGN_OR_RETURN(*state, host_root.CopyTo(place));
+      }
+    }
   }
   return absl::OkStatus();
 }
 
 absl::Status DataParallelTrainer::BroadcastState() {
+  if (devices_ != nullptr) {
+    return devices_->Broadcast(device_scopes_, state_names());
+  }
   if (communicator_ == nullptr || processes_ == 1) return absl::OkStatus();
   for (const std::string& name : state_names()) {
     // State the training net computes before reading it (the learning
@@ -450,8 +588,36 @@ absl::Status DataParallelTrainer::PlanBuckets() {
 absl::Status DataParallelTrainer::ReduceBuckets(
     std::vector<Span>& sums, std::vector<Span>& all_reduces) {
   const bool across_processes = communicator_ != nullptr && processes_ > 1;
+  const float scale = 1.0f / static_cast<float>(replicas_ * processes_);
+  const bool on_replicas = SumsOnReplicaThreads();
   for (int b = 0; b < reducer_.buckets(); ++b) {
+    if (on_replicas) {
+      // The replicas' threads sum the buckets; this one all-reduces them.
+      if (!reducer_.WaitForSum(b)) return absl::OkStatus();
+      sums.push_back(bucket_sums_[b]);
+      if (!across_processes) continue;
+      Span all_reduce{Clock::now(), {}};
+      SF_RETURN_IF_ERROR(communicator_->AllReduceSum(
+          reducer_.flat().data<float>() + reducer_.bucket_begin(b),
+          reducer_.bucket_end(b) - reducer_.bucket_begin(b)));
+      all_reduce.end = Clock::now();
+      all_reduces.push_back(all_reduce);
+      continue;
+    }
     if (!reducer_.WaitForBucket(b)) return absl::OkStatus();
+    if (devices_ != nullptr) {
+      // Each device sums its replicas (queued), then NCCL sums the
+      // devices (waited for): one span each.
+      Span sum{Clock::now(), {}};
+      SF_RETURN_IF_ERROR(devices_->SumBucket(reducer_, b, scale));
+      sum.end = Clock::now();
+      sums.push_back(sum);
+      Span all_reduce{Clock::now(), {}};
+      SF_RETURN_IF_ERROR(devices_->AllReduceBucket(reducer_, b));
+      all_reduce.end = Clock::now();
+      all_reduces.push_back(all_reduce);
+      continue;
+    }
     Span sum{Clock::now(), {}};
     const int64_t begin = reducer_.bucket_begin(b);
     const int64_t end = reducer_.bucket_end(b);
@@ -481,7 +647,15 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
     if (!reducer_.planned()) SF_RETURN_IF_ERROR(PlanBuckets());
     SF_RETURN_IF_ERROR(reducer_.BeginStep(
         replicas_, 1.0f / static_cast<float>(replicas_ * processes_)));
+    if (devices_ != nullptr) SF_RETURN_IF_ERROR(devices_->BeginStep(reducer_));
+    bucket_sums_.assign(reducer_.buckets(), Span{});
+    last_bucket_parts_.assign(replicas_, Span{});
+    last_bucket_parts_done_ = 0;
   }
+  // The pool's first round runs serially on this thread: a replica waiting
+  // there for the others to finish the last bucket would wait forever.
+  step_on_replicas_ =
+      sum_on_replica_threads_ && devices_ == nullptr && rounds_put_ > 0;
   const Clock::time_point start = Clock::now();
   for (int r = 0; r < replicas_; ++r) {
     ReplicaTask task;
@@ -489,6 +663,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
     SF_ASSIGN_OR_RETURN(task.shard, Rows(batch, first, first + replica_batch_));
     pool_->Put(std::move(task));
   }
+  ++rounds_put_;
   // This thread sums (and all-reduces) the buckets as the replicas finish
   // them.
   std::vector<Span> sums;
@@ -538,7 +713,7 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
                   "%d of %d gradient buckets were summed, and no replica "
                   "failed",
                   sums.size(), reducer_.buckets());
-    summed = reducer_.sums();
+    if (devices_ == nullptr) summed = reducer_.sums();
   }
   if (communicator_ != nullptr && processes_ > 1) {
     const Clock::time_point all_reduce_start = Clock::now();
@@ -553,14 +728,68 @@ absl::StatusOr<double> DataParallelTrainer::TrainStep(const Dataset& batch) {
   times_.reduce_seconds += SecondsSince(phase);
 
   phase = Clock::now();
-  std::vector<Feed> feeds;
-  for (size_t g = 0; g < grads_.size(); ++g) {
-    feeds.push_back({grads_[g].grad, std::move(summed[g])});
+  // Every device applies the same update to its own copy of the state.
+  for (size_t k = 0; k < update_nets_.size(); ++k) {
+    std::vector<Tensor>& device_sums = reduce && devices_ != nullptr
+                                           ? devices_->sums(static_cast<int>(k))
+                                           : summed;
+    std::vector<Feed> feeds;
+    for (size_t g = 0; g < grads_.size(); ++g) {
+      feeds.push_back({grads_[g].grad, std::move(device_sums[g])});
+    }
+    SF_RETURN_IF_ERROR(
+        executor_.Run(update_nets_[k], *device_scopes_[k], feeds, {}).status());
   }
-  SF_RETURN_IF_ERROR(executor_.Run(update_net_, scope(), feeds, {}).status());
   times_.update_seconds += SecondsSince(phase);
   ++times_.steps;
   return loss / replicas_;
+}
+
+bool DataParallelTrainer::SumsOnReplicaThreads() const {
+  return step_on_replicas_;
+}
+
+void DataParallelTrainer::SumCompletedBucket(int bucket) {
+  // A large last bucket completes as the backward passes end: every
+  // replica sums a part of it then (SumLastBucketPart).
+  if (!SumsOnReplicaThreads() ||
+      (bucket == reducer_.buckets() - 1 && SplitLastBucket())) {
+    return;
+  }
+  Span sum{Clock::now(), {}};
+  reducer_.ReduceBucket(bucket);
+  sum.end = Clock::now();
+  bucket_sums_[bucket] = sum;
+  reducer_.MarkSummed(bucket);
+}
+
+bool DataParallelTrainer::SplitLastBucket() const {
+  const int last = reducer_.buckets() - 1;
+  return replicas_ > 1 &&
+         (reducer_.bucket_end(last) - reducer_.bucket_begin(last)) *
+                 int64_t{sizeof(float)} >=
+             kSplitLastBucketBytes;
+}
+
+void DataParallelTrainer::SumLastBucketPart(int replica) {
+  if (!SplitLastBucket()) return;
+  const int last = reducer_.buckets() - 1;
+  // False: another replica failed, and the step stops.
+  if (!reducer_.WaitForBucket(last)) return;
+  Span part{Clock::now(), {}};
+  reducer_.ReduceBucketPart(last, replica, replicas_);
+  part.end = Clock::now();
+  last_bucket_parts_[replica] = part;
+  if (last_bucket_parts_done_.fetch_add(1) + 1 < replicas_) return;
+  // The last part: the bucket's span is from the first part's start to
+  // the last one's end.
+  Span whole = last_bucket_parts_[0];
+  for (const Span& each : last_bucket_parts_) {
+    whole.start = std::min(whole.start, each.start);
+    whole.end = std::max(whole.end, each.end);
+  }
+  bucket_sums_[last] = whole;
+  reducer_.MarkSummed(last);
 }
 
 absl::Status DataParallelTrainer::TrainUntil(

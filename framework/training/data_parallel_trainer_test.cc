@@ -380,6 +380,16 @@ TEST(DataParallelTrainerTest, GradientBucketsDoNotChangeTheBits) {
   EXPECT_EQ(times.steps, 8);
   EXPECT_GT(times.reduce_seconds, 0);
   EXPECT_LE(times.reduce_hidden_seconds, times.reduce_seconds);
+  // Summed by the training thread instead of the replicas' threads: the
+  // same bits.
+  auto by_caller = DataParallelTrainer::Create(
+      ToyStartupNet(), ToyMainNet(), options, 2, nullptr, /*bucket_bytes=*/1);
+  ASSERT_TRUE(by_caller.ok()) << by_caller.status();
+  (*by_caller)->set_sum_on_replica_threads(false);
+  ASSERT_TRUE((*by_caller)->Initialize().ok());
+  ASSERT_TRUE((*by_caller)->TrainUntil(data, 8, nullptr).ok());
+  ExpectSameState(small.scope(), (*by_caller)->scope(), small.state_names(), 0);
+  EXPECT_GT((*by_caller)->times().reduce_seconds, 0);
   auto zero = DataParallelTrainer::Create(ToyStartupNet(), ToyMainNet(),
                                           options, 2, nullptr, 0);
   ASSERT_FALSE(zero.ok());

@@ -1,5 +1,6 @@
 #include "framework/training/device_gradient_sum.h"
 
+#include "absl/strings/str_format.h"
 #include "platform/cuda_runtime.h"
 #include "platform/status_macros.h"
 
@@ -41,6 +42,30 @@ absl::Status SumReplicasOnDevice(const std::vector<const Tensor*>& replicas,
   (void)out;
   return absl::FailedPreconditionError(
       "summing gradients on a CUDA device: this build has no GPU code");
+#endif
+}
+
+absl::Status QueueSumReplicasOnDevice(int device,
+                                      const std::vector<const float*>& replicas,
+                                      int64_t count, float scale, float* out) {
+  SF_CHECK(!replicas.empty(), "no replica gradients to sum on cuda:%d", device);
+#ifdef SCOPEFLOW_HAVE_CUDA_KERNELS
+  SF_CHECK(replicas.size() <= static_cast<size_t>(cuda::kMaxDeviceReplicas),
+           "%d replicas on cuda:%d: at most %d are summed there",
+           replicas.size(), device, cuda::kMaxDeviceReplicas);
+  if (count == 0) return absl::OkStatus();
+  cuda::ReplicaBuffers in;
+  for (const float* grad : replicas) in.data[in.count++] = grad;
+  SF_ASSIGN_OR_RETURN(CudaStream stream, CurrentCudaStream(device));
+  cuda::LaunchSumReplicas(in, scale, out, count,
+                          static_cast<cudaStream_t>(stream));
+  return absl::OkStatus();
+#else
+  (void)count;
+  (void)scale;
+  (void)out;
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "summing gradients on cuda:%d: this build has no GPU code", device));
 #endif
 }
 

@@ -6,6 +6,7 @@
 #ifndef SCOPEFLOW_FRAMEWORK_TRAINING_DEVICE_GRADIENT_SUM_H_
 #define SCOPEFLOW_FRAMEWORK_TRAINING_DEVICE_GRADIENT_SUM_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +21,14 @@ namespace scopeflow {
 // fit, or say that the build has no GPU code.
 absl::Status SumReplicasOnDevice(const std::vector<const Tensor*>& replicas,
                                  float scale, Tensor& out);
+
+// out[0, count) = scale * (replicas[0][i] + replicas[1][i] + ...), the same
+// floats, for buffers on CUDA device `device` (a bucket's slices): queued on
+// the calling thread's stream of the device and not waited for; the inputs
+// must be final in that stream's order (their writers synchronised).
+absl::Status QueueSumReplicasOnDevice(int device,
+                                      const std::vector<const float*>& replicas,
+                                      int64_t count, float scale, float* out);
 
 }  // namespace scopeflow
 

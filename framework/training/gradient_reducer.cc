@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "platform/status_macros.h"
 
@@ -61,13 +62,17 @@ absl::Status GradientReducer::Plan(const std::vector<std::string>& names,
 absl::Status GradientReducer::BeginStep(int replicas, float scale) {
   SF_CHECK(planned_, "BeginStep before Plan");
   SF_CHECK(replicas >= 1, "%d replicas: expected at least one", replicas);
+  SF_CHECK(places_.empty() || static_cast<int>(places_.size()) == replicas,
+           "%d replicas, and places for %d", replicas, places_.size());
   // The sums are views of one buffer, so that a bucket's sum across
   // processes is one call. Dropping the old views first lets Allocate
   // reuse the buffer where the caller holds none of last step's.
   sums_.clear();
-  SF_RETURN_IF_ERROR(flat_.Allocate(CPUPlace(), kFloat32, {total_}));
-  sums_.resize(names_.size());
-  for (size_t g = 0; g < names_.size(); ++g) {
+  if (!on_devices_) {
+    SF_RETURN_IF_ERROR(flat_.Allocate(CPUPlace(), kFloat32, {total_}));
+    sums_.resize(names_.size());
+  }
+  for (size_t g = 0; g < sums_.size(); ++g) {
     SF_ASSIGN_OR_RETURN(sums_[g],
                         flat_.Slice(offsets_[g], offsets_[g] + numel_[g]));
     SF_RETURN_IF_ERROR(sums_[g].Reshape(dims_[g]));
@@ -77,6 +82,7 @@ absl::Status GradientReducer::BeginStep(int replicas, float scale) {
   const std::lock_guard<std::mutex> lock(mu_);
   inputs_.assign(replicas, std::vector<Tensor>(names_.size()));
   missing_.resize(bucket_grads_.size());
+  summed_.assign(bucket_grads_.size(), false);
   for (size_t b = 0; b < bucket_grads_.size(); ++b) {
     missing_[b] = bucket_grads_[b] * replicas;
   }
@@ -84,18 +90,34 @@ absl::Status GradientReducer::BeginStep(int replicas, float scale) {
   return absl::OkStatus();
 }
 
+absl::Status GradientReducer::SetReplicaPlaces(std::vector<Place> places) {
+  on_devices_ = false;
+  for (const Place& place : places) {
+    SF_CHECK(place.is_cpu() || place.is_cuda(),
+             "a replica on %s: expected the CPU or a CUDA device",
+             place.ToString());
+    if (place.is_cuda()) on_devices_ = true;
+  }
+  places_ = std::move(places);
+  return absl::OkStatus();
+}
+
 absl::Status GradientReducer::Provide(int replica, int grad,
-                                      const Tensor& tensor) {
+                                      const Tensor& tensor, int* completed) {
+  if (completed != nullptr) *completed = -1;
   SF_CHECK(replica >= 0 && replica < replicas_ && grad >= 0 &&
                grad < static_cast<int>(names_.size()),
            "gradient %d of replica %d: there are %d gradients and %d "
            "replicas",
            grad, replica, names_.size(), replicas_);
-  SF_CHECK(tensor.initialized() && tensor.dtype() == kFloat32 &&
-               tensor.place().is_cpu(),
-           "gradient \"%s\" of replica %d is %s: expected a float32 tensor "
-           "on the CPU",
-           names_[grad], replica, tensor.DebugString());
+  const Place place = places_.empty() ? CPUPlace() : places_[replica];
+  SF_CHECK(
+      tensor.initialized() && tensor.dtype() == kFloat32 &&
+          (place.is_cpu() ? tensor.place().is_cpu() : tensor.place() == place),
+      "gradient \"%s\" of replica %d is %s: expected a float32 tensor "
+      "on %s",
+      names_[grad], replica, tensor.DebugString(),
+      place.is_cpu() ? "the CPU" : place.ToString());
   SF_CHECK(tensor.dims() == dims_[grad],
            "gradient \"%s\" of replica %d has shape %s, its parameter %s",
            names_[grad], replica, DimsToString(tensor.dims()),
@@ -106,7 +128,10 @@ absl::Status GradientReducer::Provide(int replica, int grad,
            "gradient \"%s\" of replica %d was provided twice", names_[grad],
            replica);
   inputs_[replica][grad] = tensor;
-  if (--missing_[bucket] == 0) bucket_done_.notify_all();
+  if (--missing_[bucket] == 0) {
+    if (completed != nullptr) *completed = bucket;
+    bucket_done_.notify_all();
+  }
   return absl::OkStatus();
 }
 
@@ -124,6 +149,25 @@ bool GradientReducer::WaitForBucket(int bucket) {
 
 void GradientReducer::ReduceBucket(int bucket) {
   ReduceElements(bucket_offsets_[bucket], bucket_offsets_[bucket + 1]);
+}
+
+void GradientReducer::ReduceBucketPart(int bucket, int part, int parts) {
+  const int64_t begin = bucket_offsets_[bucket];
+  const int64_t size = bucket_offsets_[bucket + 1] - begin;
+  ReduceElements(begin + size * part / parts,
+                 begin + size * (part + 1) / parts);
+}
+
+void GradientReducer::MarkSummed(int bucket) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  summed_[bucket] = true;
+  bucket_done_.notify_all();
+}
+
+bool GradientReducer::WaitForSum(int bucket) {
+  std::unique_lock<std::mutex> lock(mu_);
+  bucket_done_.wait(lock, [&] { return summed_[bucket] || aborted_; });
+  return summed_[bucket];
 }
 
 void GradientReducer::ReducePart(int part, int parts) {

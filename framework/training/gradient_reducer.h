@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "framework/tensor.h"
+#include "platform/place.h"
 
 namespace scopeflow {
 
@@ -65,11 +66,20 @@ class GradientReducer {
   // the sums will be scale * (g_0 + g_1 + ... + g_{replicas-1}).
   absl::Status BeginStep(int replicas, float scale);
 
+  // Where each replica's gradients are (one place per replica; without a
+  // call, every replica's on the CPU). With a CUDA place among them the
+  // reducer only keeps the views and tells when buckets are complete: the
+  // caller sums them on the devices (input(), gradient_offset()) and
+  // sums() stays empty.
+  absl::Status SetReplicaPlaces(std::vector<Place> places);
+
   // Replica `replica`'s gradient `grad` (an index of `names`) is final: the
   // reducer keeps a view of it. Checks that it is a float32 CPU tensor of
   // the planned shape (errors name the gradient and the replica). When this
   // completes a bucket, the thread waiting for it wakes.
-  absl::Status Provide(int replica, int grad, const Tensor& tensor);
+  // `*completed` (where given): the bucket this call completed, or -1.
+  absl::Status Provide(int replica, int grad, const Tensor& tensor,
+                       int* completed = nullptr);
 
   // Wakes WaitForBucket with false: a replica stopped before providing all
   // its gradients.
@@ -81,6 +91,16 @@ class GradientReducer {
 
   // Sums bucket `bucket`.
   void ReduceBucket(int bucket);
+  // Sums part `part` of `parts` of bucket `bucket` (complete): several
+  // threads share a bucket so.
+  void ReduceBucketPart(int bucket, int part, int parts);
+
+  // Bucket `bucket` is summed (by whichever threads summed it): wakes
+  // WaitForSum. The summing threads' writes happen before WaitForSum
+  // returns.
+  void MarkSummed(int bucket);
+  // Blocks until MarkSummed(bucket) (true) or Abort (false).
+  bool WaitForSum(int bucket);
 
   // Sums elements [begin, end) of flat(), whose buckets are complete:
   // parts of a bucket may be summed on several threads at once.
@@ -117,6 +137,20 @@ class GradientReducer {
   // The elements of all gradients together.
   int64_t total_elements() const { return total_; }
 
+  // Gradient `grad`'s elements in the planned layout: [offset, offset +
+  // numel), all in one bucket.
+  int64_t gradient_offset(int grad) const { return offsets_[grad]; }
+  int64_t gradient_elements(int grad) const { return numel_[grad]; }
+  const Dims& gradient_dims(int grad) const { return dims_[grad]; }
+  int bucket_of(int grad) const { return bucket_of_[grad]; }
+  // The gradients in the planned order.
+  const std::vector<int>& order() const { return order_; }
+  // Replica `replica`'s gradient `grad`, once provided (between Provide
+  // and ReleaseInputs).
+  const Tensor& input(int replica, int grad) const {
+    return inputs_[replica][grad];
+  }
+
  private:
   bool planned_ = false;
   std::vector<std::string> names_;
@@ -135,13 +169,18 @@ class GradientReducer {
   std::vector<Tensor> sums_;
   float scale_ = 1;
   int replicas_ = 0;
+  // Empty: every replica on the CPU.
+  std::vector<Place> places_;
+  bool on_devices_ = false;
 
   std::mutex mu_;
   std::condition_variable bucket_done_;
   // Per replica and gradient: its view once provided.
   std::vector<std::vector<Tensor>> inputs_;
-  // Per bucket: the (replica, gradient) pairs not provided yet.
+  // Per bucket: the (replica, gradient) pairs not provided yet, and
+  // whether it is summed.
   std::vector<int> missing_;
+  std::vector<bool> summed_;
   bool aborted_ = false;
 };
 

@@ -229,5 +229,48 @@ TEST(GradientReducerTest, ProvideNamesTheGradientAndReplica) {
   EXPECT_THAT(index.message(), HasSubstr("there are 1 gradients and 2"));
 }
 
+// Replicas on CUDA devices: the reducer checks where each replica's
+// gradients are and tells when buckets complete; the devices hold the sums
+// (DeviceReplicas), so sums() stays empty. Runs without a device.
+TEST(GradientReducerTest, ReplicaPlacesAreChecked) {
+  GradientReducer reducer;
+  ASSERT_TRUE(reducer.Plan({"a", "b"}, {{2}, {1}}, {1, 0}, 4).ok());
+  ASSERT_TRUE(reducer.SetReplicaPlaces({CUDAPlace(0), CUDAPlace(0)}).ok());
+  absl::Status count = reducer.BeginStep(3, 1.0f);
+  ASSERT_FALSE(count.ok());
+  EXPECT_THAT(count.message(), HasSubstr("3 replicas, and places for 2"));
+  ASSERT_TRUE(reducer.BeginStep(2, 1.0f).ok());
+  EXPECT_TRUE(reducer.sums().empty());
+  absl::Status host = reducer.Provide(1, 0, Filled({2}, {1, 2}));
+  ASSERT_FALSE(host.ok());
+  EXPECT_THAT(host.message(),
+              HasSubstr("gradient \"a\" of replica 1 is Tensor<float32, [2], "
+                        "cpu>: expected a float32 tensor on cuda:0"));
+  // The layout the devices' buffers follow: b first.
+  EXPECT_EQ(reducer.order(), (std::vector<int>{1, 0}));
+  EXPECT_EQ(reducer.gradient_offset(1), 0);
+  EXPECT_EQ(reducer.gradient_offset(0), 1);
+  EXPECT_EQ(reducer.gradient_elements(0), 2);
+  EXPECT_EQ(reducer.gradient_dims(0), (Dims{2}));
+  EXPECT_EQ(reducer.bucket_of(1), 0);
+  EXPECT_EQ(reducer.bucket_of(0), 1);
+
+  // Back on the CPU: the sums are the reducer's again.
+  ASSERT_TRUE(reducer.SetReplicaPlaces({CPUPlace(), CPUPlace()}).ok());
+  ASSERT_TRUE(reducer.BeginStep(2, 0.5f).ok());
+  ASSERT_EQ(reducer.sums().size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(reducer.Provide(r, 0, Filled({2}, {1, 2})).ok());
+    ASSERT_TRUE(reducer.Provide(r, 1, Filled({1}, {4})).ok());
+  }
+  EXPECT_EQ(reducer.input(1, 1).data<float>()[0], 4.0f);
+  for (int b = 0; b < reducer.buckets(); ++b) {
+    ASSERT_TRUE(reducer.WaitForBucket(b));
+    reducer.ReduceBucket(b);
+  }
+  EXPECT_EQ(Values(reducer.sums()[0]), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Values(reducer.sums()[1]), (std::vector<float>{4}));
+}
+
 }  // namespace
 }  // namespace scopeflow

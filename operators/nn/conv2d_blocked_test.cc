@@ -289,6 +289,17 @@ std::vector<BlockedCase> Cases() {
        true,
        true,
        true},
+      // More NCHW channels than the first-convolution kernels read (an
+      // EfficientNet's 24): oneDNN reorders them into its blocks instead
+      // of running its reference kernel.
+      {"WideNchwInputPointwise",
+       {1, 24, 6, 6},
+       {32, 24, 1, 1},
+       {1, 1},
+       {0, 0},
+       1,
+       true,
+       true},
   };
 }
 

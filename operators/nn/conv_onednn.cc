@@ -1,5 +1,7 @@
 #include "operators/nn/conv_onednn.h"
 
+#include "absl/strings/match.h"
+
 namespace scopeflow {
 namespace {
 
@@ -50,15 +52,37 @@ bool DirectRunsOnNhwc(const OneDnnConv& c) {
 // descriptor is made, so trying is how to find out.
 template <typename Make>
 auto WinogradWherePays(const OneDnnConv& c, const Make& make)
-    -> decltype(make(dnnl::algorithm::convolution_direct)) {
+    -> decltype(make(c, dnnl::algorithm::convolution_direct)) {
   if (WinogradPays(c)) {
     try {
-      return make(dnnl::algorithm::convolution_winograd);
+      return make(c, dnnl::algorithm::convolution_winograd);
     } catch (const dnnl::error&) {
       // No Winograd kernel on this CPU (or for these paddings): direct.
     }
   }
-  return make(dnnl::algorithm::convolution_direct);
+  return make(c, dnnl::algorithm::convolution_direct);
+}
+
+// Whether `pd` is oneDNN's reference implementation: a plain loop, 100 to
+// 1000 times slower than its JIT kernels.
+bool IsReference(const dnnl::primitive_desc_base& pd) {
+  return absl::StartsWith(pd.impl_info_str(), "ref");
+}
+
+// WinogradWherePays's primitive, unless only oneDNN's reference kernel
+// takes our layouts (a blocked op's NCHW Input of more channels than the
+// first-convolution kernels read, say): then the primitive on the layouts
+// oneDNN chooses, which the callers reorder to and from.
+template <typename Make>
+auto FastestOnAnyLayout(const OneDnnConv& c, const Make& make)
+    -> decltype(make(c, dnnl::algorithm::convolution_direct)) {
+  auto pd = WinogradWherePays(c, make);
+  if (!IsReference(pd)) return pd;
+  OneDnnConv chosen_by_onednn = c;
+  chosen_by_onednn.src_want = AnyLayout(c.src);
+  chosen_by_onednn.dst_want = AnyLayout(c.dst);
+  auto reordered = WinogradWherePays(chosen_by_onednn, make);
+  return IsReference(reordered) ? pd : reordered;
 }
 
 // The forward-training primitive the backward ones of `algorithm` are
@@ -158,9 +182,11 @@ dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
     const OneDnnConv& c, bool has_bias, const ConvEpilogue& epilogue,
     const dnnl::engine& engine) {
-  return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
-    return ForwardPrimitiveOf(c, algorithm, has_bias, epilogue, engine);
-  });
+  return FastestOnAnyLayout(
+      c, [&](const OneDnnConv& layouts, dnnl::algorithm algorithm) {
+        return ForwardPrimitiveOf(layouts, algorithm, has_bias, epilogue,
+                                  engine);
+      });
 }
 
 dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitiveOf(
@@ -179,16 +205,18 @@ dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPrimitiveOf(
 
 dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitive(
     const OneDnnConv& c, const dnnl::engine& engine) {
-  return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
-    return BackwardDataPrimitiveOf(c, algorithm, engine);
-  });
+  return FastestOnAnyLayout(
+      c, [&](const OneDnnConv& layouts, dnnl::algorithm algorithm) {
+        return BackwardDataPrimitiveOf(layouts, algorithm, engine);
+      });
 }
 
 dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPrimitive(
     const OneDnnConv& c, const dnnl::engine& engine) {
-  return WinogradWherePays(c, [&](dnnl::algorithm algorithm) {
-    return BackwardWeightsPrimitiveOf(c, algorithm, engine);
-  });
+  return FastestOnAnyLayout(
+      c, [&](const OneDnnConv& layouts, dnnl::algorithm algorithm) {
+        return BackwardWeightsPrimitiveOf(layouts, algorithm, engine);
+      });
 }
 
 }  // namespace scopeflow

@@ -85,8 +85,10 @@ dnnl::convolution_forward::primitive_desc ForwardPrimitiveOf(
     const ConvEpilogue& epilogue, const dnnl::engine& engine);
 
 // The primitive conv2d runs for `c`: Winograd's where WinogradPays and
-// oneDNN implements it on this CPU (AVX-512), otherwise direct. Throws
-// dnnl::error where oneDNN has neither.
+// oneDNN implements it on this CPU (AVX-512), otherwise direct; on the
+// layouts oneDNN chooses where it has only its reference kernel for ours
+// (a blocked op's NCHW Input of more channels than its first-convolution
+// kernels read). Throws dnnl::error where oneDNN has neither.
 dnnl::convolution_forward::primitive_desc ForwardPrimitive(
     const OneDnnConv& c, bool has_bias, const ConvEpilogue& epilogue,
     const dnnl::engine& engine);
@@ -104,7 +106,8 @@ dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPrimitiveOf(
 
 // The primitives conv2d_grad runs for `c`, chosen as ForwardPrimitive's,
 // each on its own: Winograd's where WinogradPays and oneDNN implements that
-// pass on this CPU (AVX-512), otherwise direct. Throw dnnl::error where
+// pass on this CPU (AVX-512), otherwise direct, on oneDNN's layouts where
+// it has only its reference kernel for ours. Throw dnnl::error where
 // oneDNN has neither.
 dnnl::convolution_backward_data::primitive_desc BackwardDataPrimitive(
     const OneDnnConv& c, const dnnl::engine& engine);

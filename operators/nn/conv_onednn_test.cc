@@ -112,6 +112,45 @@ TEST(ForwardPrimitiveTest, DirectWhereWinogradDoesNotPay) {
   }
 }
 
+// Whether `pd` is oneDNN's reference kernel, a plain loop.
+bool IsReference(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// A blocked op's NCHW Input of more channels than oneDNN's first-convolution
+// kernels read has only its reference kernel on our layouts, 100 to 1000
+// times slower: the primitives are then oneDNN's choice of layouts, which
+// conv2d reorders to and from.
+TEST(ForwardPrimitiveTest, NoReferenceKernelForWideNchwInputs) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  for (ImageFormat format : {ImageFormat::kNchw8c, ImageFormat::kNchw16c}) {
+    SCOPED_TRACE(ImageFormatName(format));
+    Conv2dAttrs a;
+    a.strides = {1, 1};
+    a.dilations = {1, 1};
+    a.padding = {0, 0, 0, 0};
+    a.groups = 1;
+    a.format = format;
+    const OneDnnConv c = DescribeConv(a, {1, 24, 16, 16}, ImageFormat::kNchw,
+                                      {144, 24, 1, 1}, {1, 144, 16, 16},
+                                      format);
+    // Only the reference kernel on our layouts (what conv2d ran before).
+    EXPECT_TRUE(IsReference(ForwardPrimitiveOf(
+        c, dnnl::algorithm::convolution_direct, /*has_bias=*/true,
+        ConvEpilogue{false, ConvActivation::kSilu}, engine)));
+    const dnnl::convolution_forward::primitive_desc forward =
+        ForwardPrimitive(c, /*has_bias=*/true,
+                         ConvEpilogue{false, ConvActivation::kSilu}, engine);
+    EXPECT_FALSE(IsReference(forward)) << forward.impl_info_str();
+    const dnnl::convolution_backward_data::primitive_desc data =
+        BackwardDataPrimitive(c, engine);
+    EXPECT_FALSE(IsReference(data)) << data.impl_info_str();
+    const dnnl::convolution_backward_weights::primitive_desc weights =
+        BackwardWeightsPrimitive(c, engine);
+    EXPECT_FALSE(IsReference(weights)) << weights.impl_info_str();
+  }
+}
+
 bool IsWinograd(const std::string& impl) {
   return impl.find("wino") != std::string::npos;
 }
@@ -216,12 +255,23 @@ TEST(BackwardPrimitivesTest, DirectOnOurLayoutsWhereWinogradDoesNotPay) {
     EXPECT_FALSE(IsWinograd(data.impl_info_str())) << data.impl_info_str();
     EXPECT_FALSE(IsWinograd(weights.impl_info_str()))
         << weights.impl_info_str();
-    // Direct kernels run on our NHWC, NCHW8c and NCHW16c layouts: no
-    // reorders.
-    EXPECT_TRUE(data.diff_src_desc() == c.src_md);
-    EXPECT_TRUE(data.diff_dst_desc() == c.dst_md);
-    EXPECT_TRUE(weights.src_desc() == c.src_md);
-    EXPECT_TRUE(weights.diff_dst_desc() == c.dst_md);
+    // Direct kernels run on our NHWC, NCHW8c and NCHW16c layouts (no
+    // reorders), except where oneDNN has only its reference kernel for
+    // them (a dilated filter's gradient on NCHW8c, on AVX-512 CPUs):
+    // there on its own layouts.
+    const auto direct = dnnl::algorithm::convolution_direct;
+    if (IsReference(BackwardDataPrimitiveOf(c, direct, engine))) {
+      EXPECT_FALSE(IsReference(data)) << data.impl_info_str();
+    } else {
+      EXPECT_TRUE(data.diff_src_desc() == c.src_md);
+      EXPECT_TRUE(data.diff_dst_desc() == c.dst_md);
+    }
+    if (IsReference(BackwardWeightsPrimitiveOf(c, direct, engine))) {
+      EXPECT_FALSE(IsReference(weights)) << weights.impl_info_str();
+    } else {
+      EXPECT_TRUE(weights.src_desc() == c.src_md);
+      EXPECT_TRUE(weights.diff_dst_desc() == c.dst_md);
+    }
   }
 }
 
