@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,15 +26,6 @@ using ::testing::Pointwise;
 
 // Channels last (data_format "NHWC"): the same pooling as channels first,
 // checked against the NCHW op run on the transposed input.
-
-std::string Ints(const std::string& name, const std::vector<int32_t>& values) {
-  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
-                      absl::StrJoin(values, ", "), "] } } ");
-}
-
-std::string Type(const std::string& type) {
-  return absl::StrCat("attrs { name: \"pooling_type\" s: \"", type, "\" } ");
-}
 
 constexpr char kNhwc[] = "attrs { name: \"data_format\" s: \"NHWC\" } ";
 constexpr char kNotExclusive[] = "attrs { name: \"exclusive\" b: false } ";

@@ -1,10 +1,12 @@
 #ifndef SCOPEFLOW_OPERATORS_NN_POOL2D_TEST_UTIL_H_
 #define SCOPEFLOW_OPERATORS_NN_POOL2D_TEST_UTIL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/op_test_util.h"
 
 namespace scopeflow {
@@ -16,6 +18,19 @@ inline std::string PoolOp(const std::string& attrs) {
            inputs { slot: "X" vars: "x" }
            outputs { slot: "Out" vars: "y" })pb",
       attrs);
+}
+
+// The attribute `name` holding the ints `values`, in text format.
+inline std::string Ints(const std::string& name,
+                        const std::vector<int32_t>& values) {
+  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
+                      absl::StrJoin(values, ", "), "] } } ");
+}
+
+// The pooling_type attribute `type`, in text format.
+inline std::string Type(const std::string& type) {
+  return absl::StrCat("attrs { name: \"pooling_type\" s: \"", type,
+                      "\" } ");
 }
 
 // start, start + 1, ..., n values.

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "framework/op_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operators/nn/pool2d_test_util.h"
 
 namespace scopeflow {
 namespace {
@@ -20,15 +20,6 @@ using ::testing::ElementsAre;
 using ::testing::FloatEq;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
-
-std::string Ints(const std::string& name, const std::vector<int32_t>& values) {
-  return absl::StrCat("attrs { name: \"", name, "\" ints { values: [",
-                      absl::StrJoin(values, ", "), "] } } ");
-}
-
-std::string Type(const std::string& type) {
-  return absl::StrCat("attrs { name: \"pooling_type\" s: \"", type, "\" } ");
-}
 
 constexpr char kNotExclusive[] = "attrs { name: \"exclusive\" b: false } ";
 constexpr char kCeil[] = "attrs { name: \"ceil_mode\" b: true } ";
@@ -42,12 +33,6 @@ std::string PoolOp(const std::string& type, const std::string& attrs,
       "\" inputs { slot: \"X\" vars: \"x\" } outputs { slot: "
       "\"Out\" vars: \"y\" } ",
       indices ? "outputs { slot: \"Indices\" vars: \"i\" } " : "", attrs);
-}
-
-std::vector<float> Iota(int n, float start = 0) {
-  std::vector<float> values(n);
-  for (int i = 0; i < n; ++i) values[i] = start + i;
-  return values;
 }
 
 absl::StatusOr<Tensor> Pool(const std::string& type, const std::string& attrs,
