@@ -31,6 +31,12 @@ constexpr DataTypeInfo kDataTypes[] = {
     {kFloat8E4M3FNUZ, "float8e4m3fnuz", 1},
     {kFloat8E5M2, "float8e5m2", 1},
     {kFloat8E5M2FNUZ, "float8e5m2fnuz", 1},
+    {kInt4, "int4", 1},
+    {kUInt4, "uint4", 1},
+    {kInt2, "int2", 1},
+    {kUInt2, "uint2", 1},
+    {kFloat4E2M1, "float4e2m1", 1},
+    {kFloat8E8M0, "float8e8m0", 1},
 };
 
 const DataTypeInfo* Find(DataType dtype) {

@@ -13,6 +13,7 @@
 #include "framework/bfloat16.h"
 #include "framework/float16.h"
 #include "framework/float8.h"
+#include "framework/small_types.h"
 #include "proto/framework.pb.h"
 
 namespace scopeflow {
@@ -34,13 +35,23 @@ inline constexpr DataType kFloat8E4M3FN = DATA_TYPE_FLOAT8E4M3FN;
 inline constexpr DataType kFloat8E4M3FNUZ = DATA_TYPE_FLOAT8E4M3FNUZ;
 inline constexpr DataType kFloat8E5M2 = DATA_TYPE_FLOAT8E5M2;
 inline constexpr DataType kFloat8E5M2FNUZ = DATA_TYPE_FLOAT8E5M2FNUZ;
+// framework/small_types.h: one element per byte in memory (it says why).
+inline constexpr DataType kInt4 = DATA_TYPE_INT4;
+inline constexpr DataType kUInt4 = DATA_TYPE_UINT4;
+inline constexpr DataType kInt2 = DATA_TYPE_INT2;
+inline constexpr DataType kUInt2 = DATA_TYPE_UINT2;
+inline constexpr DataType kFloat4E2M1 = DATA_TYPE_FLOAT4E2M1;
+inline constexpr DataType kFloat8E8M0 = DATA_TYPE_FLOAT8E8M0;
 
-// Bytes per element; 0 for DATA_TYPE_UNSPECIFIED and values outside the enum.
+// Bytes per element in memory (1 for the sub-byte dtypes, see
+// framework/small_types.h); 0 for DATA_TYPE_UNSPECIFIED and values outside the
+// enum.
 size_t SizeOf(DataType dtype);
 
 // "float32", "float64", "float16", "int32", "int64", "uint8", "bool",
 // "int8", "int16", "uint16", "uint32", "uint64", "bfloat16",
-// "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"; for
+// "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4",
+// "uint4", "int2", "uint2", "float4e2m1", "float8e8m0"; for
 // anything else "unspecified" or "DataType(N)".
 std::string DataTypeName(DataType dtype);
 
@@ -57,10 +68,12 @@ const std::vector<DataType>& AllDataTypes();
 // "float32, float64, ..., bfloat16": every element type's name, for errors.
 std::string AllDataTypeNames();
 
-// The integer element types, signed and unsigned (not bool).
+// The integer element types of 8 bits and more, signed and unsigned (not
+// bool; not the sub-byte ones, which only cast and (de)quantize).
 bool IsIntegerDataType(DataType dtype);
 
-// float16, bfloat16, float32, float64 and the float8 dtypes.
+// float16, bfloat16, float32, float64 and the float8 dtypes (not
+// float4e2m1 or float8e8m0, which only cast and (de)quantize).
 bool IsFloatDataType(DataType dtype);
 
 // The DataType of C++ element type T, e.g. DataTypeOf<float>() == kFloat32.
@@ -134,6 +147,30 @@ template <>
 constexpr DataType DataTypeOf<float8_e5m2fnuz>() {
   return kFloat8E5M2FNUZ;
 }
+template <>
+constexpr DataType DataTypeOf<qint4>() {
+  return kInt4;
+}
+template <>
+constexpr DataType DataTypeOf<quint4>() {
+  return kUInt4;
+}
+template <>
+constexpr DataType DataTypeOf<qint2>() {
+  return kInt2;
+}
+template <>
+constexpr DataType DataTypeOf<quint2>() {
+  return kUInt2;
+}
+template <>
+constexpr DataType DataTypeOf<float4_e2m1>() {
+  return kFloat4E2M1;
+}
+template <>
+constexpr DataType DataTypeOf<float8_e8m0>() {
+  return kFloat8E8M0;
+}
 
 // C++ element types as a list, for registering one kernel template per
 // type (OpSpec::Kernels), e.g. TypeList<float, double, int32_t>().
@@ -156,7 +193,12 @@ using NumberTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t,
 // The float8 types.
 using Float8Types =
     TypeList<float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz>;
-// Every element type: for kernels that move elements without computing.
+// The types of framework/small_types.h.
+using SmallTypes =
+    TypeList<qint4, quint4, qint2, quint2, float4_e2m1, float8_e8m0>;
+// Every element type but SmallTypes: for kernels that move elements without
+// computing. (The small types move byte-wise too, but no model has needed
+// them past a cast or a dequantization yet.)
 using AllTypes =
     TypeList<float, double, float16, bfloat16, int8_t, int16_t, int32_t,
              int64_t, uint8_t, uint16_t, uint32_t, uint64_t, bool,

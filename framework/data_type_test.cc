@@ -31,12 +31,14 @@ TEST(DataTypeTest, SizesAndNames) {
   EXPECT_EQ(SizeOf(DATA_TYPE_UNSPECIFIED), 0);
   EXPECT_EQ(SizeOf(static_cast<DataType>(99)), 0);
 
-  EXPECT_EQ(AllDataTypes().size(), 17u);
+  EXPECT_EQ(AllDataTypes().size(), 23u);
   for (DataType dtype : AllDataTypes()) {
     EXPECT_TRUE(IsValidDataType(dtype));
     EXPECT_EQ(*ParseDataType(DataTypeName(dtype)), dtype);
+    // The types of framework/small_types.h are neither: no arithmetic.
+    const bool small = IsSubByteDataType(dtype) || dtype == kFloat8E8M0;
     EXPECT_NE(IsIntegerDataType(dtype) || IsFloatDataType(dtype),
-              dtype == kBool)
+              dtype == kBool || small)
         << DataTypeName(dtype);
   }
   EXPECT_TRUE(IsIntegerDataType(kUInt64));
@@ -47,7 +49,8 @@ TEST(DataTypeTest, SizesAndNames) {
   EXPECT_EQ(AllDataTypeNames(),
             "float32, float64, float16, int32, int64, uint8, bool, int8, "
             "int16, uint16, uint32, uint64, bfloat16, float8e4m3fn, "
-            "float8e4m3fnuz, float8e5m2, float8e5m2fnuz");
+            "float8e4m3fnuz, float8e5m2, float8e5m2fnuz, int4, uint4, int2, "
+            "uint2, float4e2m1, float8e8m0");
   EXPECT_EQ(DataTypeName(kFloat16), "float16");
   EXPECT_EQ(DataTypeName(kUInt8), "uint8");
   EXPECT_EQ(DataTypeName(kInt8), "int8");
@@ -72,6 +75,14 @@ TEST(DataTypeTest, CppTypesMapToDataTypes) {
   static_assert(DataTypeOf<bfloat16>() == kBFloat16);
   static_assert(DataTypeOf<float8_e4m3fn>() == kFloat8E4M3FN);
   static_assert(DataTypeOf<float8_e5m2fnuz>() == kFloat8E5M2FNUZ);
+  static_assert(DataTypeOf<qint4>() == kInt4);
+  static_assert(DataTypeOf<quint4>() == kUInt4);
+  static_assert(DataTypeOf<qint2>() == kInt2);
+  static_assert(DataTypeOf<quint2>() == kUInt2);
+  static_assert(DataTypeOf<float4_e2m1>() == kFloat4E2M1);
+  static_assert(DataTypeOf<float8_e8m0>() == kFloat8E8M0);
+  EXPECT_EQ(SizeOf(kInt4), sizeof(qint4));
+  EXPECT_EQ(SizeOf(kFloat4E2M1), sizeof(float4_e2m1));
   EXPECT_EQ(SizeOf(DataTypeOf<bfloat16>()), sizeof(bfloat16));
   EXPECT_EQ(SizeOf(DataTypeOf<float16>()), sizeof(float16));
 }

@@ -255,6 +255,19 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadParams(
                   "parameter file %s is corrupt: checksum mismatch in tensor "
                   "\"%s\"",
                   path, header.name());
+    // int4 and the other dtypes of framework/small_types.h are stored one
+    // element per byte, as in memory: a byte outside the type's range is
+    // no value kernels may see.
+    const int64_t invalid = FindInvalidSmallElement(
+        header.dtype(), tensor.raw_data(), tensor.numel());
+    SF_CHECK_CODE(invalid < 0, absl::StatusCode::kDataLoss,
+                  "parameter file %s is corrupt: element %d of tensor \"%s\" "
+                  "is byte 0x%02x, no %s value",
+                  path, invalid, header.name(),
+                  invalid < 0
+                      ? 0
+                      : static_cast<const uint8_t*>(tensor.raw_data())[invalid],
+                  DataTypeName(header.dtype()));
     if (!place.is_cpu()) {
       SF_ASSIGN_OR_RETURN(tensor, tensor.CopyTo(place));
     }

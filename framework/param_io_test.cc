@@ -1,7 +1,9 @@
 #include "framework/param_io.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "framework/tensor.h"
 #include "gmock/gmock.h"
@@ -107,6 +109,53 @@ TEST_F(ParamIoTest, FailedSaveKeepsTheOldFile) {
   EXPECT_THAT(SaveParams(scope_, {"empty"}, path_).message(),
               HasSubstr("holds no tensor"));
   EXPECT_EQ(*ReadFile(path_), before);
+}
+
+}  // namespace
+}  // namespace scopeflow
+
+namespace scopeflow {
+namespace {
+
+// int4 and the other types of framework/small_types.h: a byte an element in
+// the file as in memory, so odd counts need no padding; a byte outside the
+// type's range is refused by name.
+TEST(ParamIoSmallTypesTest, RoundTripAndOutOfRangeBytes) {
+  Scope scope;
+  const std::vector<int8_t> int4 = {-8, 7, -1};
+  const std::vector<uint8_t> uint2 = {3, 0, 1, 2, 3};
+  Tensor* a = *scope.Var("a")->GetMutable<Tensor>();
+  ASSERT_TRUE(a->Allocate(CPUPlace(), kInt4, {3}).ok());
+  for (int i = 0; i < 3; ++i) a->data<qint4>()[i].value = int4[i];
+  Tensor* b = *scope.Var("b")->GetMutable<Tensor>();
+  ASSERT_TRUE(b->Allocate(CPUPlace(), kUInt2, {5}).ok());
+  for (int i = 0; i < 5; ++i) b->data<quint2>()[i].value = uint2[i];
+  Tensor* c = *scope.Var("c")->GetMutable<Tensor>();
+  ASSERT_TRUE(c->Allocate(CPUPlace(), kFloat8E8M0, {1}).ok());
+  c->data<float8_e8m0>()[0].bits = 0xff;
+  const std::string path = TempPath("small.params");
+  ASSERT_TRUE(SaveParams(scope, {"a", "b", "c"}, path).ok());
+  Scope loaded;
+  ASSERT_TRUE(LoadParams(path, loaded, CPUPlace()).ok());
+  const Tensor* la = *loaded.FindVar("a")->Get<Tensor>();
+  ASSERT_EQ(la->dtype(), kInt4);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(la->data<qint4>()[i].value, int4[i]);
+  const Tensor* lb = *loaded.FindVar("b")->Get<Tensor>();
+  ASSERT_EQ(lb->dtype(), kUInt2);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(lb->data<quint2>()[i].value, uint2[i]);
+  EXPECT_EQ((*loaded.FindVar("c")->Get<Tensor>())->data<float8_e8m0>()[0].bits,
+            0xff);
+
+  // 8 is no int4 (whose bytes hold -8 to 7).
+  a->data<qint4>()[1].value = 8;
+  const std::string bad = TempPath("bad_small.params");
+  ASSERT_TRUE(SaveParams(scope, {"a"}, bad).ok());
+  Scope rejected;
+  const absl::Status status = LoadParams(bad, rejected, CPUPlace()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(),
+              HasSubstr("is corrupt: element 1 of tensor \"a\" is byte 0x08, "
+                        "no int4 value"));
 }
 
 }  // namespace

@@ -38,6 +38,14 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
            expected, proto.data().size());
   Tensor tensor;
   SF_RETURN_IF_ERROR(tensor.Allocate(place, proto.dtype(), std::move(dims)));
+  // int4 and the other dtypes of framework/small_types.h are one element
+  // per byte, as in memory: a byte outside the type's range is refused.
+  const int64_t invalid = FindInvalidSmallElement(
+      proto.dtype(), proto.data().data(), tensor.numel());
+  SF_CHECK(invalid < 0, "tensor \"%s\": element %d is byte 0x%02x, no %s value",
+           proto.name(), invalid,
+           invalid < 0 ? 0 : static_cast<uint8_t>(proto.data()[invalid]),
+           DataTypeName(proto.dtype()));
   SF_RETURN_IF_ERROR(CopyBytes(place, tensor.raw_data(), CPUPlace(),
                                proto.data().data(), expected));
   return tensor;

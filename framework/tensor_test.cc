@@ -295,6 +295,18 @@ TEST(TensorProtoTest, RejectsInconsistentProtos) {
   proto.set_dims(0, -3);
   EXPECT_THAT(TensorFromProto(proto).status().message(),
               HasSubstr("negative dimension"));
+  // A byte an element for uint2 (framework/small_types.h); 4 is none.
+  proto.set_dtype(kUInt2);
+  proto.set_dims(0, 3);
+  proto.set_data(std::string("\x03\x00\x04", 3));
+  EXPECT_THAT(
+      TensorFromProto(proto).status().message(),
+      HasSubstr("tensor \"w\": element 2 is byte 0x04, no uint2 value"));
+  proto.set_data(std::string("\x03\x00\x01", 3));
+  absl::StatusOr<Tensor> uint2 = TensorFromProto(proto);
+  ASSERT_TRUE(uint2.ok()) << uint2.status();
+  EXPECT_EQ(uint2->data<quint2>()[0].value, 3);
+  EXPECT_EQ(uint2->data<quint2>()[2].value, 1);
 }
 
 }  // namespace

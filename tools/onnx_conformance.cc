@@ -132,6 +132,10 @@ double FloatAt(const Tensor& t, int64_t i) {
       return Float8ToFloat(t.data<float8_e5m2>()[i]);
     case kFloat8E5M2FNUZ:
       return Float8ToFloat(t.data<float8_e5m2fnuz>()[i]);
+    case kFloat4E2M1:
+      return Float4E2M1BitsToFloat(t.data<float4_e2m1>()[i].bits);
+    case kFloat8E8M0:
+      return Float8E8M0BitsToFloat(t.data<float8_e8m0>()[i].bits);
     default:
       return 0;
   }
@@ -159,12 +163,23 @@ int64_t IntAt(const Tensor& t, int64_t i) {
       return static_cast<int64_t>(t.data<uint64_t>()[i]);
     case kBool:
       return t.data<bool>()[i] ? 1 : 0;
+    case kInt4:
+      return t.data<qint4>()[i].value;
+    case kUInt4:
+      return t.data<quint4>()[i].value;
+    case kInt2:
+      return t.data<qint2>()[i].value;
+    case kUInt2:
+      return t.data<quint2>()[i].value;
     default:
       return 0;
   }
 }
 
-bool IsFloat(DataType dtype) { return IsFloatDataType(dtype); }
+bool IsFloat(DataType dtype) {
+  return IsFloatDataType(dtype) || dtype == kFloat4E2M1 ||
+         dtype == kFloat8E8M0;
+}
 
 // The index of flat element `flat` in a tensor of `dims`, e.g. "[1, 0]".
 std::string IndexOf(int64_t flat, const Dims& dims) {

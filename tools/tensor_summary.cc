@@ -47,6 +47,18 @@ double ElementAsDouble(const Tensor& tensor, int64_t i) {
       return Float8ToFloat(tensor.data<float8_e5m2fnuz>()[i]);
     case DATA_TYPE_BOOL:
       return tensor.data<bool>()[i] ? 1 : 0;
+    case DATA_TYPE_INT4:
+      return tensor.data<qint4>()[i].value;
+    case DATA_TYPE_UINT4:
+      return tensor.data<quint4>()[i].value;
+    case DATA_TYPE_INT2:
+      return tensor.data<qint2>()[i].value;
+    case DATA_TYPE_UINT2:
+      return tensor.data<quint2>()[i].value;
+    case DATA_TYPE_FLOAT4E2M1:
+      return Float4E2M1BitsToFloat(tensor.data<float4_e2m1>()[i].bits);
+    case DATA_TYPE_FLOAT8E8M0:
+      return Float8E8M0BitsToFloat(tensor.data<float8_e8m0>()[i].bits);
     default:
       return std::numeric_limits<double>::quiet_NaN();
   }

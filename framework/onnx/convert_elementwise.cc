@@ -314,28 +314,44 @@ absl::Status ConvertClip(NodeContext& context) {
   return context.Emit(op);
 }
 
-absl::Status ConvertCast(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(const int64_t to, context.IntAttr("to"));
-  // "saturate" concerns float8 targets (cast has it); "round_mode" the
-  // float8e8m0 target, which has no scopeflow dtype (rejected below).
+// Cast's "round_mode" (25) as cast's "e8m0_rounding": how a value
+// between two powers of two rounds into float8e8m0.
+absl::StatusOr<std::string> RoundModeAttr(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::string mode,
+                      context.StringAttr("round_mode", "up"));
+  if (mode != "up" && mode != "down" && mode != "nearest") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "attribute \"round_mode\" is \"%s\": expected \"up\", \"down\" or "
+        "\"nearest\"",
+        mode));
+  }
+  return mode;
+}
+
+// "saturate" concerns float8 targets, "round_mode" the float8e8m0 one;
+// cast has both.
+absl::Status EmitCast(NodeContext& context, DataType dtype) {
   SF_ASSIGN_OR_RETURN(const int64_t saturate, context.IntAttr("saturate", 1));
-  context.IgnoreAttr("round_mode");
-  SF_ASSIGN_OR_RETURN(const DataType dtype,
-                      DataTypeFromOnnx(static_cast<int32_t>(to)));
+  SF_ASSIGN_OR_RETURN(const std::string rounding, RoundModeAttr(context));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   return context.Emit(OpBuilder("cast")
                           .In("X", x)
                           .Out("Out", context.Output(0))
                           .Attr("out_dtype", static_cast<int32_t>(dtype))
-                          .Attr("saturate", saturate != 0));
+                          .Attr("saturate", saturate != 0)
+                          .Attr("e8m0_rounding", rounding));
 }
 
-// CastLike (15; 19 and 25 add saturate and round_mode, which concern float8
-// targets only, as Cast's): Cast to input 1's dtype, whose values are
-// unused.
+absl::Status ConvertCast(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const int64_t to, context.IntAttr("to"));
+  SF_ASSIGN_OR_RETURN(const DataType dtype,
+                      DataTypeFromOnnx(static_cast<int32_t>(to)));
+  return EmitCast(context, dtype);
+}
+
+// CastLike (15; 19 and 25 add saturate and round_mode, as Cast's): Cast to
+// input 1's dtype, whose values are unused.
 absl::Status ConvertCastLike(NodeContext& context) {
-  context.IgnoreAttr("saturate");
-  context.IgnoreAttr("round_mode");
   const DataType dtype = context.InputInfo(1).dtype;
   if (dtype == DATA_TYPE_UNSPECIFIED) {
     return Unsupported(absl::StrFormat(
@@ -343,11 +359,7 @@ absl::Status ConvertCastLike(NodeContext& context) {
         "scopeflow knows",
         context.InputName(1)));
   }
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
-  return context.Emit(OpBuilder("cast")
-                          .In("X", x)
-                          .Out("Out", context.Output(0))
-                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
+  return EmitCast(context, dtype);
 }
 
 // BitCast (26): X's bytes read as attribute "to", a type of X's element

@@ -89,10 +89,11 @@ absl::Status ConvertQuantizeLinear(NodeContext& context) {
              DataTypeName(out), DataTypeName(zero_point));
   } else if (out != DATA_TYPE_UNSPECIFIED) {
     if (out != kUInt8 && out != kInt8 && out != kUInt16 && out != kInt16 &&
-        !(SizeOf(out) == 1 && IsFloatDataType(out))) {
+        !(SizeOf(out) == 1 && IsFloatDataType(out)) &&
+        !IsSubByteDataType(out)) {
       return Unsupported(absl::StrFormat(
           "QuantizeLinear to %s: scopeflow quantizes to uint8, int8, uint16, "
-          "int16 and the float8 types",
+          "int16, the float8 types, int4, uint4, int2, uint2 and float4e2m1",
           DataTypeName(out)));
     }
     op.Attr("out_dtype", static_cast<int32_t>(out));

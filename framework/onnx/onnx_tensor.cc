@@ -40,6 +40,48 @@ absl::Status CopyTyped(const Field& values, const std::string& what,
   return absl::OkStatus();
 }
 
+// How many elements of a sub-byte dtype ONNX packs into a byte, in words.
+const char* PerByte(DataType dtype) {
+  return PackedBitsOf(dtype) == 4 ? "two per byte" : "four per byte";
+}
+
+// A tensor of sub-byte `dtype` (framework/small_types.h) from ONNX's packed
+// layout: raw_data, or int32_data holding one packed byte per entry, as
+// onnx.numpy_helper reads them. `out` is allocated, one element per byte.
+absl::Status ReadPacked(const onnx::TensorProto& proto, DataType dtype,
+                        Tensor& out) {
+  const std::string& what = proto.name();
+  const int64_t count = out.numel();
+  const int64_t bytes = PackedByteSize(dtype, count);
+  std::string packed;
+  if (proto.has_raw_data()) {
+    SF_CHECK(static_cast<int64_t>(proto.raw_data().size()) == bytes,
+             "tensor \"%s\": raw_data holds %d bytes, but %s %s packs its %d "
+             "elements (%s) into %d",
+             what, proto.raw_data().size(), OnnxTypeName(proto.data_type()),
+             DimsToString(out.dims()), count, PerByte(dtype), bytes);
+    packed = proto.raw_data();
+  } else {
+    SF_CHECK(proto.int32_data_size() == bytes,
+             "tensor \"%s\": int32_data holds %d entries, but %s %s packs "
+             "its %d elements (%s) into %d bytes, one per entry",
+             what, proto.int32_data_size(), OnnxTypeName(proto.data_type()),
+             DimsToString(out.dims()), count, PerByte(dtype), bytes);
+    packed.resize(bytes);
+    for (int64_t i = 0; i < bytes; ++i) {
+      const int32_t entry = proto.int32_data(i);
+      SF_CHECK(entry >= 0 && entry <= 255,
+               "tensor \"%s\": int32_data[%d] is %d: expected a packed byte "
+               "(0 to 255) of %s",
+               what, i, entry, OnnxTypeName(proto.data_type()));
+      packed[i] = static_cast<char>(entry);
+    }
+  }
+  UnpackSmallElements(dtype, packed, count,
+                      static_cast<uint8_t*>(out.raw_data()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string OnnxTypeName(int32_t onnx_type) {
@@ -85,6 +127,18 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
       return kFloat8E5M2FNUZ;
     case onnx::TensorProto::BOOL:
       return kBool;
+    case onnx::TensorProto::INT4:
+      return kInt4;
+    case onnx::TensorProto::UINT4:
+      return kUInt4;
+    case onnx::TensorProto::INT2:
+      return kInt2;
+    case onnx::TensorProto::UINT2:
+      return kUInt2;
+    case onnx::TensorProto::FLOAT4E2M1:
+      return kFloat4E2M1;
+    case onnx::TensorProto::FLOAT8E8M0:
+      return kFloat8E8M0;
     default:
       return absl::UnimplementedError(absl::StrCat(
           "element type ", OnnxTypeName(onnx_type),
@@ -128,6 +182,18 @@ int32_t OnnxTypeFromDataType(DataType dtype) {
       return onnx::TensorProto::FLOAT8E5M2FNUZ;
     case kBool:
       return onnx::TensorProto::BOOL;
+    case kInt4:
+      return onnx::TensorProto::INT4;
+    case kUInt4:
+      return onnx::TensorProto::UINT4;
+    case kInt2:
+      return onnx::TensorProto::INT2;
+    case kUInt2:
+      return onnx::TensorProto::UINT2;
+    case kFloat4E2M1:
+      return onnx::TensorProto::FLOAT4E2M1;
+    case kFloat8E8M0:
+      return onnx::TensorProto::FLOAT8E8M0;
     default:
       return onnx::TensorProto::UNDEFINED;
   }
@@ -164,7 +230,17 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
   }
   // The data must be in the file: check the count against what it holds
   // before allocating, so that a few bytes cannot ask for terabytes.
-  if (proto.has_raw_data()) {
+  if (IsSubByteDataType(*dtype)) {
+    // Packed: checked against the packed size by ReadPacked.
+    const int64_t held = proto.has_raw_data()
+                             ? static_cast<int64_t>(proto.raw_data().size())
+                             : proto.int32_data_size();
+    SF_CHECK(PackedByteSize(*dtype, numel) <= held,
+             "tensor \"%s\": %s %s packs its %d elements (%s) into %d "
+             "bytes, but the file holds %d",
+             what, OnnxTypeName(proto.data_type()), DimsToString(proto.dims()),
+             numel, PerByte(*dtype), PackedByteSize(*dtype, numel), held);
+  } else if (proto.has_raw_data()) {
     const size_t raw = proto.raw_data().size();
     const size_t size = SizeOf(*dtype);
     SF_CHECK(static_cast<uint64_t>(numel) <= raw / size &&
@@ -185,6 +261,10 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
   }
   Tensor tensor;
   SF_RETURN_IF_ERROR(tensor.Allocate(CPUPlace(), *dtype, dims));
+  if (IsSubByteDataType(*dtype)) {
+    SF_RETURN_IF_ERROR(ReadPacked(proto, *dtype, tensor));
+    return tensor;
+  }
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     SF_CHECK(raw.size() == tensor.nbytes(),
@@ -272,6 +352,10 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto) {
       SF_RETURN_IF_ERROR(CopyTyped<uint64_t>(proto.uint64_data(), what,
                                              "uint64_data", tensor));
       break;
+    case kFloat8E8M0:
+      SF_RETURN_IF_ERROR(CopyTyped<float8_e8m0>(proto.int32_data(), what,
+                                                "int32_data", tensor));
+      break;
     default:
       return absl::InternalError(absl::StrCat(
           "tensor \"", what, "\": unhandled dtype ", DataTypeName(*dtype)));
@@ -336,6 +420,18 @@ absl::StatusOr<double> TensorToScalar(const Tensor& tensor,
       return Float8ToFloat(tensor.data<float8_e5m2fnuz>()[0]);
     case kBool:
       return tensor.data<bool>()[0] ? 1.0 : 0.0;
+    case kInt4:
+      return tensor.data<qint4>()[0].value;
+    case kUInt4:
+      return tensor.data<quint4>()[0].value;
+    case kInt2:
+      return tensor.data<qint2>()[0].value;
+    case kUInt2:
+      return tensor.data<quint2>()[0].value;
+    case kFloat4E2M1:
+      return Float4E2M1BitsToFloat(tensor.data<float4_e2m1>()[0].bits);
+    case kFloat8E8M0:
+      return Float8E8M0BitsToFloat(tensor.data<float8_e8m0>()[0].bits);
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           what, " has dtype ", DataTypeName(tensor.dtype()), ": not a number"));

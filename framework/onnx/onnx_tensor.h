@@ -21,9 +21,9 @@ namespace onnx_import {
 std::string OnnxTypeName(int32_t onnx_type);
 
 // The scopeflow dtype of an ONNX element type: FLOAT, DOUBLE, FLOAT16,
-// INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BFLOAT16, BOOL
-// and the four FLOAT8 types have one. Unimplemented, naming the type, for
-// the others (STRING, INT4, FLOAT8E8M0, ...).
+// INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BFLOAT16, BOOL,
+// the five FLOAT8 types, INT4, UINT4, INT2, UINT2 and FLOAT4E2M1 have one.
+// Unimplemented, naming the type, for the others (STRING, COMPLEX64, ...).
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 
 // The ONNX element type of a scopeflow dtype.
@@ -31,9 +31,12 @@ int32_t OnnxTypeFromDataType(DataType dtype);
 
 // A CPU tensor holding the elements of `proto`, read from raw_data or from
 // the typed field its type uses (float_data, int32_data, int64_data,
-// double_data). Errors name the tensor: an element type without a scopeflow
-// dtype, external or segmented data (Unimplemented), an element count that
-// does not match the dims (InvalidArgument).
+// double_data). INT4, UINT4, INT2, UINT2 and FLOAT4E2M1 come packed (raw_data,
+// or int32_data with a packed byte per entry) and are unpacked to one
+// element per byte (framework/small_types.h). Errors name the tensor: an
+// element type without a scopeflow dtype, external or segmented data
+// (Unimplemented), an element count that does not match the dims
+// (InvalidArgument).
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto);
 
 // The elements of an INT32 or INT64 tensor, as int64; InvalidArgument for

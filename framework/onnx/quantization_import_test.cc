@@ -115,15 +115,16 @@ TEST(QuantizationImportTest, BlockSizeAndOutputDtypeFromOpset21) {
   EXPECT_THAT(Values<int16_t>((*out)[0]), ElementsAre(-300, 2, 4, 32767));
 
   // A type scopeflow does not quantize to is refused as unsupported.
-  onnx::ModelProto int4 = Model(21);
-  AddInput(int4, "x", {1, 4});
-  AddInitializer(int4, FloatProto("s", {}, {1}));
-  SetInt(AddNode(int4, "QuantizeLinear", {"x", "s"}, {"y"}), "output_dtype",
-         onnx::TensorProto::INT4);
-  AddOutput(int4, "y");
-  imported = ImportOnnx(int4);
+  onnx::ModelProto int32 = Model(21);
+  AddInput(int32, "x", {1, 4});
+  AddInitializer(int32, FloatProto("s", {}, {1}));
+  SetInt(AddNode(int32, "QuantizeLinear", {"x", "s"}, {"y"}), "output_dtype",
+         onnx::TensorProto::INT32);
+  AddOutput(int32, "y");
+  imported = ImportOnnx(int32);
   ASSERT_FALSE(imported.ok());
-  EXPECT_THAT(std::string(imported.status().message()), HasSubstr("INT4"));
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("QuantizeLinear to int32"));
 }
 
 TEST(QuantizationImportTest, OutputDtypeMustAgreeWithTheZeroPoint) {

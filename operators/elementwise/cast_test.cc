@@ -291,7 +291,7 @@ TEST(CastTest, ScalarAndEmpty) {
 }
 
 TEST(CastTest, BadOutDtype) {
-  for (int bad : {0, 18, -1, 42}) {
+  for (int bad : {0, 24, -1, 42}) {
     SCOPED_TRACE(bad);
     absl::Status status =
         PrepareOp(CastOp(bad), {{"x", MakeTensor<float>({1}, {1})}});
@@ -302,7 +302,9 @@ TEST(CastTest, BadOutDtype) {
                     "4 (int32), 5 (int64), 6 (uint8), 7 (bool), 8 (int8), "
                     "9 (int16), 10 (uint16), 11 (uint32), 12 (uint64), "
                     "13 (bfloat16), 14 (float8e4m3fn), 15 (float8e4m3fnuz), "
-                    "16 (float8e5m2), 17 (float8e5m2fnuz); got %d",
+                    "16 (float8e5m2), 17 (float8e5m2fnuz), 18 (int4), "
+                    "19 (uint4), 20 (int2), 21 (uint2), 22 (float4e2m1), "
+                    "23 (float8e8m0); got %d",
                     bad)));
   }
 }

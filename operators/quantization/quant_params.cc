@@ -40,6 +40,18 @@ std::vector<int32_t> IntsOf(const Tensor& tensor) {
       case kInt16:
         values[i] = tensor.data<int16_t>()[i];
         break;
+      case kInt4:
+        values[i] = tensor.data<qint4>()[i].value;
+        break;
+      case kUInt4:
+        values[i] = tensor.data<quint4>()[i].value;
+        break;
+      case kInt2:
+        values[i] = tensor.data<qint2>()[i].value;
+        break;
+      case kUInt2:
+        values[i] = tensor.data<quint2>()[i].value;
+        break;
       default:
         values[i] = tensor.data<int32_t>()[i];
     }

@@ -23,18 +23,20 @@ namespace scopeflow {
 inline constexpr DataType kQuantizedDtypes[] = {kUInt8, kInt8};
 // The dtypes quantize_linear writes and dequantize_linear reads (besides
 // int32): the 8-bit integers, the 16-bit ones of higher-precision
-// activations and the float8 types.
+// activations, the float8 types, and the 4- and 2-bit integers and
+// float4e2m1 of packed weights (framework/small_types.h).
 inline constexpr DataType kLinearQuantizedDtypes[] = {
-    kUInt8,        kInt8,           kUInt16,     kInt16,
-    kFloat8E4M3FN, kFloat8E4M3FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ};
+    kUInt8,          kInt8,       kUInt16,         kInt16, kFloat8E4M3FN,
+    kFloat8E4M3FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ, kInt4,  kUInt4,
+    kInt2,           kUInt2,      kFloat4E2M1};
 // The dtypes of scales (and of the float side of quantize/dequantize).
 inline constexpr DataType kScaleDtypes[] = {kFloat32, kFloat16};
 
 // The elements of a float32, float16 or float64 host tensor as floats.
 std::vector<float> FloatsOf(const Tensor& tensor);
 
-// The elements of a uint8, int8, uint16, int16 or int32 host tensor as
-// int32s.
+// The elements of a uint8, int8, uint16, int16, int32, int4, uint4, int2 or
+// uint2 host tensor as int32s.
 std::vector<int32_t> IntsOf(const Tensor& tensor);
 
 // `value` rounded half to even and saturated to Q's range; NaN gives

@@ -1,6 +1,7 @@
 // quantize_linear, dequantize_linear and dynamic_quantize_linear: ONNX's
 // QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear on uint8, int8,
-// uint16, int16 and the float8 types (dynamic: uint8), with a scale and zero
+// uint16, int16, the float8 types, int4, uint4, int2, uint2 and float4e2m1
+// (dynamic: uint8), with a scale and zero
 // point per tensor, per index of an axis or per block of an axis
 // (quant_params.h).
 //
@@ -9,7 +10,10 @@
 //
 // To a float8 type, quantize rounds X / Scale + ZeroPoint to the nearest
 // float8 value; attribute "saturate" (default true) says what becomes of
-// values beyond its range, as in cast (framework/float8.h).
+// values beyond its range, as in cast (framework/float8.h). To float4e2m1
+// likewise, always saturating at +-6 (framework/small_types.h); to int4,
+// uint4, int2 and uint2 as to the wider integers, saturating at the type's
+// own range ([-8, 7], [0, 15], [-2, 1], [0, 3]).
 //
 // Gradients: quantize_linear and dynamic_quantize_linear have none. Their
 // outputs are integers; rounding is piecewise constant, so its derivative
@@ -101,6 +105,13 @@ std::vector<double> ZeroPoints(const KernelContext& context, int64_t count) {
     case kFloat8E5M2FNUZ:
       decode(TypeTag<float8_e5m2fnuz>());
       break;
+    case kFloat4E2M1: {
+      const float4_e2m1* data = zero_point.data<float4_e2m1>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = Float4E2M1BitsToFloat(data[i].bits);
+      }
+      break;
+    }
     default: {
       const std::vector<int32_t> ints = IntsOf(zero_point);
       values.assign(ints.begin(), ints.end());
@@ -114,6 +125,10 @@ template <typename C, typename Q>
 C ValueAs(Q q) {
   if constexpr (kIsFloat8<Q>) {
     return static_cast<C>(Float8ToFloat(q));
+  } else if constexpr (std::is_same_v<Q, float4_e2m1>) {
+    return static_cast<C>(Float4E2M1BitsToFloat(q.bits));
+  } else if constexpr (kIsSmallInt<Q>) {
+    return static_cast<C>(q.value);
   } else {
     return static_cast<C>(q);
   }
@@ -134,7 +149,7 @@ absl::Status InferQuantize(InferContext& context) {
   } else {
     SF_CHECK(absl::c_linear_search(kLinearQuantizedDtypes, out),
              "attribute \"out_dtype\" is %s: expected uint8, int8, uint16, "
-             "int16 or a float8 dtype",
+             "int16, a float8 dtype, int4, uint4, int2, uint2 or float4e2m1",
              DataTypeName(out));
   }
   SF_RETURN_IF_ERROR(CheckScaleAndZeroPoint(
@@ -165,6 +180,18 @@ absl::Status Quantize(const KernelContext& context, const ParamLayout& layout) {
       out[index] = FloatToFloat8<Q::kFormat>(
           value / scale[param] + static_cast<float>(zero_point[param]),
           saturate);
+    } else if constexpr (std::is_same_v<Q, float4_e2m1>) {
+      out[index] = {FloatToFloat4E2M1Bits(
+          value / scale[param] + static_cast<float>(zero_point[param]))};
+    } else if constexpr (kIsSmallInt<Q>) {
+      // As below, within the type's own range rather than its storage's.
+      const double scaled =
+          std::nearbyint(value / scale[param]) + zero_point[param];
+      const double saturated =
+          std::isnan(scaled)
+              ? zero_point[param]
+              : std::min<double>(Q::kMax, std::max<double>(Q::kMin, scaled));
+      out[index] = {static_cast<typename Q::Storage>(saturated)};
     } else {
       // Rounded before the zero point is added, as ONNX's reference does;
       // the zero point is whole, so this is the same as after.
@@ -194,6 +221,16 @@ absl::Status QuantizeKernel(KernelContext& context) {
       return Quantize<T, float8_e5m2>(context, layout);
     case kFloat8E5M2FNUZ:
       return Quantize<T, float8_e5m2fnuz>(context, layout);
+    case kInt4:
+      return Quantize<T, qint4>(context, layout);
+    case kUInt4:
+      return Quantize<T, quint4>(context, layout);
+    case kInt2:
+      return Quantize<T, qint2>(context, layout);
+    case kUInt2:
+      return Quantize<T, quint2>(context, layout);
+    case kFloat4E2M1:
+      return Quantize<T, float4_e2m1>(context, layout);
     default:
       return Quantize<T, uint8_t>(context, layout);
   }
@@ -207,7 +244,8 @@ absl::Status InferDequantize(InferContext& context) {
   SF_RETURN_IF_ERROR(
       CheckDtypeIn(context, "X",
                    {kUInt8, kInt8, kUInt16, kInt16, kInt32, kFloat8E4M3FN,
-                    kFloat8E4M3FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ}));
+                    kFloat8E4M3FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ, kInt4,
+                    kUInt4, kInt2, kUInt2, kFloat4E2M1}));
   if (context.HasInput("ZeroPoint")) {
     const DataType x = context.Input("X").dtype;
     const DataType zero_point = context.Input("ZeroPoint").dtype;
@@ -355,7 +393,8 @@ absl::Status DynamicQuantizeKernel(KernelContext& context) {
 // The types dequantize_linear reads.
 using DequantizeTypes =
     TypeList<uint8_t, int8_t, uint16_t, int16_t, int32_t, float8_e4m3fn,
-             float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz>;
+             float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, qint4, quint4,
+             qint2, quint2, float4_e2m1>;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/float16.h"
@@ -272,6 +273,51 @@ TEST(QuantizeLinearTest, Float8RoundsToNearestAndSaturates) {
       {"y"});
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_THAT(Values<float>((*back)[0]), ElementsAre(4, -3));
+}
+
+// int4 and the others of framework/small_types.h: rounded half to even and
+// saturated at the type's own range; float4e2m1 to nearest even, at +-6.
+TEST(QuantizeLinearTest, SubByteTypesSaturateAtTheirOwnRanges) {
+  // x / 2 = -15, 1.5, 2.5, 50; + 1 into [-2, 1] (int2 = 20).
+  const Tensor x = MakeTensor<float>({4}, {-30, 3, 5, 100});
+  const Tensor s = MakeTensor<float>({}, {2});
+  auto int2 = RunOp(
+      QuantOp("quantize_linear", true),
+      {{"x", x}, {"s", s}, {"z", MakeTensor<qint2>({}, {qint2{1}})}}, {"y"});
+  ASSERT_TRUE(int2.ok()) << int2.status();
+  EXPECT_EQ((*int2)[0].dtype(), kInt2);
+  std::vector<int> values;
+  for (qint2 v : Values<qint2>((*int2)[0])) values.push_back(v.value);
+  EXPECT_THAT(values, ElementsAre(-2, 1, 1, 1));
+  // uint4 = 19, without a zero point: 0, 2, 2, 15.
+  auto uint4 = RunOp(
+      QuantOp("quantize_linear", false, "attrs { name: \"out_dtype\" i: 19 }"),
+      {{"x", x}, {"s", s}}, {"y"});
+  ASSERT_TRUE(uint4.ok()) << uint4.status();
+  values.clear();
+  for (quint4 v : Values<quint4>((*uint4)[0])) values.push_back(v.value);
+  EXPECT_THAT(values, ElementsAre(0, 2, 2, 15));
+  // float4e2m1 = 22: -15 -> -6, 1.5, 2.5 -> 2, 50 -> 6.
+  auto fp4 = RunOp(
+      QuantOp("quantize_linear", false, "attrs { name: \"out_dtype\" i: 22 }"),
+      {{"x", x}, {"s", s}}, {"y"});
+  ASSERT_TRUE(fp4.ok()) << fp4.status();
+  values.clear();
+  for (float4_e2m1 v : Values<float4_e2m1>((*fp4)[0])) values.push_back(v.bits);
+  EXPECT_THAT(values, ElementsAre(0xf, 0x3, 0x4, 0x7));
+  // And back: (X - ZeroPoint) * Scale.
+  auto back =
+      RunOp(QuantOp("dequantize_linear", true),
+            {{"x", MakeTensor<qint4>({3}, {qint4{-8}, qint4{0}, qint4{7}})},
+             {"s", s},
+             {"z", MakeTensor<qint4>({}, {qint4{-1}})}},
+            {"y"});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT(Values<float>((*back)[0]), ElementsAre(-14, 2, 16));
+  auto fp4_back = RunOp(QuantOp("dequantize_linear", false),
+                        {{"x", (*fp4)[0]}, {"s", s}}, {"y"});
+  ASSERT_TRUE(fp4_back.ok()) << fp4_back.status();
+  EXPECT_THAT(Values<float>((*fp4_back)[0]), ElementsAre(-12, 3, 4, 12));
 }
 
 TEST(DequantizeLinearTest, Errors) {
