@@ -1,5 +1,6 @@
 // Converters of ONNX's spatial ops, each onto the scopeflow op of the same
-// meaning: GridSample, AffineGrid, Col2Im, CenterCropPad and MaxUnpool.
+// meaning: GridSample, AffineGrid, Col2Im, CenterCropPad, MaxUnpool and
+// DeformConv.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -139,6 +140,30 @@ absl::Status ConvertMaxUnpool(NodeContext& context) {
                           .Attr("strides", strides));
 }
 
+// DeformConv (19, 22): 2-D only (scopeflow's deform_conv, as torchvision's);
+// B and mask are optional inputs.
+absl::Status ConvertDeformConv(NodeContext& context) {
+  SF_RETURN_IF_ERROR(RequireOpset(context, 19));
+  OpBuilder op("deform_conv");
+  for (const char* name : {"dilations", "kernel_shape", "pads", "strides"}) {
+    SF_ASSIGN_OR_RETURN(const std::vector<int64_t> values,
+                        context.IntsAttr(name, std::vector<int64_t>{}));
+    op.Attr(name, values);
+  }
+  SF_ASSIGN_OR_RETURN(const int64_t group, context.IntAttr("group", 1));
+  SF_ASSIGN_OR_RETURN(const int64_t offset_group,
+                      context.IntAttr("offset_group", 1));
+  const char* slots[] = {"X", "W", "Offset", "B", "Mask"};
+  for (int i = 0; i < 5; ++i) {
+    if (!context.HasInput(i)) continue;
+    SF_ASSIGN_OR_RETURN(const std::string var, context.Input(i));
+    op.In(slots[i], var);
+  }
+  return context.Emit(op.Out("Out", context.Output(0))
+                          .Attr("group", group)
+                          .Attr("offset_group", offset_group));
+}
+
 }  // namespace
 
 void AddSpatialConverters(ConverterMap& map) {
@@ -147,6 +172,7 @@ void AddSpatialConverters(ConverterMap& map) {
   map["Col2Im"] = &ConvertCol2Im;
   map["CenterCropPad"] = &ConvertCenterCropPad;
   map["MaxUnpool"] = &ConvertMaxUnpool;
+  map["DeformConv"] = &ConvertDeformConv;
 }
 
 }  // namespace onnx_import

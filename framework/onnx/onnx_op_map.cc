@@ -52,6 +52,7 @@ OnnxImportTable() {
           {"Cosh", {"cosh"}},
           {"CumProd", {"cumprod"}},
           {"CumSum", {"cumsum"}},
+          {"DeformConv", {"deform_conv"}},
           {"DepthToSpace", {"depth_to_space"}},
           {"DequantizeLinear", {"dequantize_linear"}},
           {"Div", {"div"}},

@@ -1,5 +1,5 @@
-// Importing GridSample (both namings of its modes), AffineGrid, Col2Im and
-// CenterCropPad: the ops they map to and what runs.
+// Importing GridSample (both namings of its modes), AffineGrid, Col2Im,
+// CenterCropPad and DeformConv: the ops they map to and what runs.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +16,7 @@ using onnx_testing::AddInitializer;
 using onnx_testing::AddInput;
 using onnx_testing::AddNode;
 using onnx_testing::AddOutput;
+using onnx_testing::FloatProto;
 using onnx_testing::Int64Proto;
 using onnx_testing::MakeTensor;
 using onnx_testing::Model;
@@ -111,6 +112,30 @@ TEST(SpatialImportTest, CenterCropPadOnChosenAxes) {
                                 {"shape", MakeTensor<int64_t>({1}, {2})}});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1, 0, 2, 0, 3, 0));
+}
+
+// A 1x1 kernel of weight 2 shifted half a row down, with the mask after
+// the absent bias.
+TEST(SpatialImportTest, DeformConvWithMaskAndNoBias) {
+  onnx::ModelProto model = Model(19);
+  AddInput(model, "x", {1, 1, 2, 1});
+  AddInitializer(model, FloatProto("w", {1, 1, 1, 1}, {2}));
+  AddInput(model, "offset", {1, 2, 2, 1});
+  AddInput(model, "mask", {1, 1, 2, 1});
+  AddNode(model, "DeformConv", {"x", "w", "offset", "", "mask"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported), ElementsAre("deform_conv"));
+  auto out =
+      RunNet(*imported,
+             {{"x", MakeTensor<float>({1, 1, 2, 1}, {4, 8})},
+              {"offset", MakeTensor<float>({1, 2, 2, 1}, {0.5f, 0.5f, 0, 0})},
+              {"mask", MakeTensor<float>({1, 1, 2, 1}, {1, 0.5f})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Row 0.5 reads 6; row 1.5 reads half of 8 (row 2 is outside), masked by
+  // a half.
+  EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(12, 4));
 }
 
 TEST(SpatialImportTest, Col2ImBeforeOpset18IsRejected) {

@@ -87,13 +87,20 @@ double Reflect(double x, double low, double high, double* slope) {
 
 AxisTaps TapsOf(double g, int64_t size, Mode mode, Padding padding,
                 bool align_corners) {
-  AxisTaps taps;
-  taps.count = mode == Mode::kNearest ? 1 : mode == Mode::kLinear ? 2 : 4;
   const double n = static_cast<double>(size);
   // Unnormalized: -1 and 1 are the centres of the corner cells with
   // align_corners, their outer edges without.
-  double x = align_corners ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2;
-  double dx = align_corners ? (n - 1) / 2 : n / 2;
+  const double x =
+      align_corners ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2;
+  const double dx = align_corners ? (n - 1) / 2 : n / 2;
+  return PixelTaps(x, dx, size, mode, padding, align_corners);
+}
+
+AxisTaps PixelTaps(double x, double dx, int64_t size, Mode mode,
+                   Padding padding, bool align_corners) {
+  AxisTaps taps;
+  taps.count = mode == Mode::kNearest ? 1 : mode == Mode::kLinear ? 2 : 4;
+  const double n = static_cast<double>(size);
   // The coordinates inside the image: cell centres with align_corners,
   // cell edges without.
   const double low = align_corners ? 0.0 : -0.5;

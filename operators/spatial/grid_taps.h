@@ -34,6 +34,12 @@ struct AxisTaps {
 AxisTaps TapsOf(double g, int64_t size, Mode mode, Padding padding,
                 bool align_corners);
 
+// The same for a pixel coordinate `x` (0 the centre of the first cell) and
+// its slope in whatever it derives from, `dx` (deform_conv samples at
+// pixel coordinates, with slope 1 in its offsets).
+AxisTaps PixelTaps(double x, double dx, int64_t size, Mode mode,
+                   Padding padding, bool align_corners);
+
 // ONNX's reflection of `x` into [low, high] by the nearer border, repeated
 // until inside; `*slope` becomes d result / d x (+1 or -1; 0 when the range
 // is empty and every x maps to `low`).
