@@ -158,6 +158,8 @@ absl::Status GridSampleKernel(KernelContext& context) {
   const T* grid = context.Input("Grid").data<T>();
   T* out = context.Output("Out")->data<T>();
   const int64_t points = s.batch * s.out_size;
+  // Points on separate threads write separate outputs; a thread's share
+  // should hold some 4096 samples (points times channels) to pay for it.
   ParallelFor(
       points, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.channels)),
       [&](int64_t begin, int64_t end) {

@@ -11,6 +11,7 @@
 // element a later one overwrote). Indices are integers: no gradient.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,7 +98,8 @@ bool SameShape(const VarInfo& a, const VarInfo& b) {
 absl::StatusOr<VarInfo> InferOutput(InferContext& context) {
   SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
   SF_RETURN_IF_ERROR(CheckDtypeIn(context, "Indices", kIndexDtypes));
-  SF_RETURN_IF_ERROR(CheckRank(context, "X", 3, 8));
+  SF_RETURN_IF_ERROR(
+      CheckRank(context, "X", 3, std::numeric_limits<int>::max()));
   const VarInfo& x = context.Input("X");
   const VarInfo& indices = context.Input("Indices");
   SF_CHECK(SameShape(x, indices), "%s: expected the shape of %s",
