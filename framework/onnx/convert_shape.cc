@@ -333,23 +333,37 @@ absl::Status ConvertTile(NodeContext& context) {
 
 // Binds the pads fed at run time (ONNX Pad's input 1) to `op`'s Paddings,
 // reordered from ONNX's [begins..., ends...] to scopeflow's [begin_0,
-// end_0, ...]: read as a [2, n] matrix, transposed and flattened. With
-// axes, only the identity order of every axis can be expressed so.
+// end_0, ...]: read as a [2, n] matrix, transposed and flattened. With axes
+// other than every axis in order, the [n, 2] rows are gathered per axis of
+// the input (of known rank) from them and a row of zeros for the axes not
+// named.
 absl::Status BindFedPads(NodeContext& context, OpBuilder& op, bool has_axes) {
+  std::vector<int64_t> rows;  // per axis of the input; empty: as given
   if (has_axes) {
     SF_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
                         context.ConstantInts(3, "it names the padded axes"));
     const VarInfo info = context.InputInfo(0);
     bool every_axis = info.has_dims && axes.size() == info.dims.size();
-    const int64_t rank = static_cast<int64_t>(axes.size());
-    for (int64_t k = 0; every_axis && k < rank; ++k) {
-      every_axis = axes[k] == k || axes[k] == k - rank;
+    const int64_t count = static_cast<int64_t>(axes.size());
+    for (int64_t k = 0; every_axis && k < count; ++k) {
+      every_axis = axes[k] == k || axes[k] == k - count;
     }
     if (!every_axis) {
-      return Unsupported(absl::StrFormat(
-          "pads fed at run time for axes %s: scopeflow pad's Paddings input "
-          "holds the pads of every axis in order",
-          IntsToString(axes)));
+      if (!info.has_dims) {
+        return Unsupported(absl::StrFormat(
+            "pads fed at run time for axes %s of an input of unknown rank: "
+            "scopeflow pad's Paddings input holds the pads of every axis",
+            IntsToString(axes)));
+      }
+      const int64_t rank = static_cast<int64_t>(info.dims.size());
+      rows.assign(rank, count);
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+        SF_CHECK(a >= 0 && a < rank && rows[a] == count,
+                 "axes %s: expected distinct axes of the rank-%d input",
+                 IntsToString(axes), rank);
+        rows[a] = k;
+      }
     }
   }
   SF_ASSIGN_OR_RETURN(const std::string pads, context.Input(1));
@@ -359,12 +373,38 @@ absl::Status BindFedPads(NodeContext& context, OpBuilder& op, bool has_axes) {
                        .In("X", pads)
                        .Out("Out", matrix)
                        .Attr("shape", std::vector<int64_t>{2, -1})));
-  const std::string pairs = context.Temp("pads_pairs");
+  std::string pairs = context.Temp("pads_pairs");
   SF_RETURN_IF_ERROR(
       context.Emit(OpBuilder("transpose")
                        .In("X", matrix)
                        .Out("Out", pairs)
                        .Attr("perm", std::vector<int32_t>{1, 0})));
+  if (!rows.empty()) {
+    Tensor zeros;
+    SF_RETURN_IF_ERROR(zeros.Allocate(CPUPlace(), kInt64, Dims{1, 2}));
+    zeros.data<int64_t>()[0] = zeros.data<int64_t>()[1] = 0;
+    const std::string stacked = context.Temp("pads_rows");
+    SF_RETURN_IF_ERROR(context.Emit(
+        OpBuilder("concat")
+            .In("X",
+                std::vector<std::string>{
+                    pairs, context.AddConstant("no_pads", std::move(zeros))})
+            .Out("Out", stacked)
+            .Attr("axis", int32_t{0})));
+    Tensor index;
+    SF_RETURN_IF_ERROR(index.Allocate(CPUPlace(), kInt64,
+                                      Dims{static_cast<int64_t>(rows.size())}));
+    std::copy(rows.begin(), rows.end(), index.data<int64_t>());
+    const std::string per_axis = context.Temp("pads_per_axis");
+    SF_RETURN_IF_ERROR(
+        context.Emit(OpBuilder("gather")
+                         .In("X", stacked)
+                         .In("Index", context.AddConstant("pads_row_of_axis",
+                                                          std::move(index)))
+                         .Out("Out", per_axis)
+                         .Attr("axis", int32_t{0})));
+    pairs = per_axis;
+  }
   const std::string paddings = context.Temp("paddings");
   SF_RETURN_IF_ERROR(
       context.Emit(OpBuilder("reshape")
@@ -616,8 +656,8 @@ absl::Status ConvertConstantOfShape(NodeContext& context) {
              IntsToString(shape));
   }
   Tensor filled;
-  SF_RETURN_IF_ERROR(
-      filled.Allocate(CPUPlace(), value.dtype(), Dims(shape.begin(), shape.end())));
+  SF_RETURN_IF_ERROR(filled.Allocate(CPUPlace(), value.dtype(),
+                                     Dims(shape.begin(), shape.end())));
   const size_t size = SizeOf(value.dtype());
   char* out = static_cast<char*>(filled.raw_data());
   for (int64_t i = 0; i < filled.numel(); ++i) {

@@ -338,19 +338,30 @@ TEST(OnnxImporterTest, PadWithFedPadsAndValue) {
   EXPECT_THAT(Values((*out)[0]),
               ElementsAre(9, 9, 9, 9, 1, 2, 9, 9, 3, 4, 9, 9));
 
-  // Fed pads for some axes only would need a scatter.
+  // Fed pads for some axes only: the other axes get none.
   onnx::ModelProto partial = Model(19);
   AddInput(partial, "x", {2, 2});
   AddInput(partial, "pads", {2}, onnx::TensorProto::INT64);
-  AddInitializer(partial, Int64Proto("axes", {1}, {1}));
+  AddInitializer(partial, Int64Proto("axes", {1}, {-1}));
   AddNode(partial, "Pad", {"x", "pads", "", "axes"}, {"y"});
   AddOutput(partial, "y");
-  absl::StatusOr<ImportedModel> rejected = ImportOnnx(partial);
-  EXPECT_EQ(rejected.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(rejected.status().message()),
-              HasSubstr("pads fed at run time for axes [1]: scopeflow pad's "
-                        "Paddings input holds the pads of every axis in "
-                        "order"));
+  absl::StatusOr<ImportedModel> some_axes = ImportOnnx(partial);
+  ASSERT_TRUE(some_axes.ok()) << some_axes.status();
+  out = RunNet(*some_axes, {{"x", FloatTensor({2, 2}, {1, 2, 3, 4})},
+                            {"pads", Int64Tensor({2}, {2, 1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT((*out)[0].dims(), ElementsAre(2, 5));
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(0, 0, 1, 2, 0, 0, 0, 3, 4, 0));
+
+  onnx::ModelProto twice = Model(19);
+  AddInput(twice, "x", {2, 2});
+  AddInput(twice, "pads", {4}, onnx::TensorProto::INT64);
+  AddInitializer(twice, Int64Proto("axes", {2}, {0, -2}));
+  AddNode(twice, "Pad", {"x", "pads", "", "axes"}, {"y"});
+  AddOutput(twice, "y");
+  EXPECT_THAT(std::string(ImportOnnx(twice).status().message()),
+              HasSubstr("axes [0, -2]: expected distinct axes of the rank-2 "
+                        "input"));
 }
 
 TEST(OnnxImporterTest, BatchNormalizationTrainingMode) {
