@@ -34,6 +34,7 @@ ConverterMap MakeConverters() {
   AddAttentionConverters(map);
   AddComposedConverters(map);
   AddCausalConvConverters(map);
+  AddSignalConverters(map);
   return map;
 }
 

@@ -43,6 +43,7 @@ void AddRmsNormConverters(ConverterMap& map);
 void AddAttentionConverters(ConverterMap& map);
 void AddComposedConverters(ConverterMap& map);
 void AddCausalConvConverters(ConverterMap& map);
+void AddSignalConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();
