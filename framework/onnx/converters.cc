@@ -35,6 +35,7 @@ ConverterMap MakeConverters() {
   AddComposedConverters(map);
   AddCausalConvConverters(map);
   AddSignalConverters(map);
+  AddRotaryConverters(map);
   return map;
 }
 

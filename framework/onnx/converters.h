@@ -44,6 +44,7 @@ void AddAttentionConverters(ConverterMap& map);
 void AddComposedConverters(ConverterMap& map);
 void AddCausalConvConverters(ConverterMap& map);
 void AddSignalConverters(ConverterMap& map);
+void AddRotaryConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -137,6 +137,7 @@ OnnxImportTable() {
           {"Reshape", {"reshape"}},
           {"Resize", {"resize"}},
           {"RoiAlign", {"roi_align"}},
+          {"RotaryEmbedding", {"rotary_embedding"}},
           {"Round", {"round"}},
           {"STFT", {"stft"}},
           {"Scan", {"recurrent"}},
