@@ -36,6 +36,7 @@ ConverterMap MakeConverters() {
   AddCausalConvConverters(map);
   AddSignalConverters(map);
   AddRotaryConverters(map);
+  AddUniqueConverters(map);
   return map;
 }
 

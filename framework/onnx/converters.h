@@ -45,6 +45,7 @@ void AddComposedConverters(ConverterMap& map);
 void AddCausalConvConverters(ConverterMap& map);
 void AddSignalConverters(ConverterMap& map);
 void AddRotaryConverters(ConverterMap& map);
+void AddUniqueConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -172,6 +172,7 @@ OnnxImportTable() {
           {"TopK", {"top_k"}},
           {"Transpose", {"transpose"}},
           {"Trilu", {"trilu"}},
+          {"Unique", {"unique"}},
           {"Unsqueeze", {"unsqueeze"}},
           {"Upsample", {"resize"}},
           {"Where", {"where"}},
