@@ -37,6 +37,7 @@ ConverterMap MakeConverters() {
   AddSignalConverters(map);
   AddRotaryConverters(map);
   AddUniqueConverters(map);
+  AddTfIdfConverters(map);
   return map;
 }
 

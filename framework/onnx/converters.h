@@ -46,6 +46,7 @@ void AddCausalConvConverters(ConverterMap& map);
 void AddSignalConverters(ConverterMap& map);
 void AddRotaryConverters(ConverterMap& map);
 void AddUniqueConverters(ConverterMap& map);
+void AddTfIdfConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -167,6 +167,7 @@ OnnxImportTable() {
           {"Swish", {"mul", "scale", "sigmoid", "silu"}},
           {"Tan", {"tan"}},
           {"Tanh", {"tanh"}},
+          {"TfIdfVectorizer", {"tfidf_vectorizer"}},
           {"ThresholdedRelu", {"greater", "where"}},
           {"Tile", {"tile"}},
           {"TopK", {"top_k"}},
