@@ -101,7 +101,7 @@ TEST(ImportOnnxCommandTest, RequiresAParameterPathWhenThereAreParameters) {
 
 TEST(ImportOnnxCommandTest, UnsupportedModelsNameThePath) {
   onnx::ModelProto model = AffineModel();
-  model.mutable_graph()->mutable_node(1)->set_op_type("TfIdfVectorizer");
+  model.mutable_graph()->mutable_node(1)->set_op_type("StringNormalizer");
   const std::string model_path = TempPath("unsupported.onnx");
   ASSERT_TRUE(WriteFileAtomically(model_path, model.SerializeAsString()).ok());
   absl::Status status =
@@ -109,7 +109,7 @@ TEST(ImportOnnxCommandTest, UnsupportedModelsNameThePath) {
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(status.message()), HasSubstr(model_path));
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr("(TfIdfVectorizer, opset 17)"));
+              HasSubstr("(StringNormalizer, opset 17)"));
 }
 
 }  // namespace

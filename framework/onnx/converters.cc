@@ -35,6 +35,10 @@ ConverterMap MakeConverters() {
   AddComposedConverters(map);
   AddCausalConvConverters(map);
   AddSpatialConverters(map);
+  AddSignalConverters(map);
+  AddRotaryConverters(map);
+  AddUniqueConverters(map);
+  AddTfIdfConverters(map);
   return map;
 }
 

@@ -44,6 +44,10 @@ void AddAttentionConverters(ConverterMap& map);
 void AddComposedConverters(ConverterMap& map);
 void AddCausalConvConverters(ConverterMap& map);
 void AddSpatialConverters(ConverterMap& map);
+void AddSignalConverters(ConverterMap& map);
+void AddRotaryConverters(ConverterMap& map);
+void AddUniqueConverters(ConverterMap& map);
+void AddTfIdfConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

@@ -378,14 +378,14 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   AddInput(model, "x", {1, 1, 4, 4});
   AddInput(model, "training", {}, onnx::TensorProto::BOOL);
   AddNode(model, "Relu", {"x"}, {"r"}, "fine");
-  AddNode(model, "TfIdfVectorizer", {"r"}, {"big"}, "tf_idf");
-  AddNode(model, "Unique", {"r"}, {"deconv"}, "unique");
+  AddNode(model, "StringNormalizer", {"r"}, {"big"}, "normalize");
+  AddNode(model, "ImageDecoder", {"r"}, {"deconv"}, "decode");
   // Dropout's training mode fed at run time: scopeflow needs it at import.
   AddNode(model, "Dropout", {"r", "", "training"}, {"flat"}, "drop_it");
   onnx::NodeProto* odd = AddNode(model, "Sigmoid", {"r"}, {"s"}, "odd");
   SetInt(odd, "no_such_attribute", 1);
   // Reads the output of a failed node: not reported again.
-  AddNode(model, "Relu", {"big"}, {"after"}, "after_tf_idf");
+  AddNode(model, "Relu", {"big"}, {"after"}, "after_normalize");
   AddOutput(model, "after");
   AddOutput(model, "deconv");
   AddOutput(model, "flat");
@@ -398,10 +398,10 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
   const std::string message(imported.status().message());
   EXPECT_THAT(message, HasSubstr("4 of 6 node(s) cannot be converted"));
   EXPECT_THAT(message,
-              HasSubstr("node 1 \"tf_idf\" (TfIdfVectorizer, opset 19): "
-                        "no converter for ONNX op TfIdfVectorizer"));
-  EXPECT_THAT(message, HasSubstr("node 2 \"unique\" (Unique, opset 19): "
-                                 "no converter for ONNX op Unique"));
+              HasSubstr("node 1 \"normalize\" (StringNormalizer, opset 19): "
+                        "no converter for ONNX op StringNormalizer"));
+  EXPECT_THAT(message, HasSubstr("node 2 \"decode\" (ImageDecoder, opset 19): "
+                                 "no converter for ONNX op ImageDecoder"));
   EXPECT_THAT(message, HasSubstr("node 3 \"drop_it\" (Dropout, opset 19): this "
                                  "input must be constant"));
   EXPECT_THAT(message, HasSubstr("input 2 (\"training\") is a graph input"));
@@ -409,10 +409,10 @@ TEST(OnnxImporterTest, ListsEveryUnsupportedNodeInOneError) {
                                  "attribute \"no_such_attribute\" not "
                                  "supported"));
   EXPECT_THAT(message, AllOf(Not(HasSubstr("\"fine\"")),
-                             Not(HasSubstr("after_tf_idf"))));
+                             Not(HasSubstr("after_normalize"))));
   ASSERT_THAT(report.problems, SizeIs(4));
   EXPECT_EQ(report.problems[0].node_index, 1);
-  EXPECT_EQ(report.problems[0].op_type, "TfIdfVectorizer");
+  EXPECT_EQ(report.problems[0].op_type, "StringNormalizer");
   EXPECT_EQ(report.problems[0].opset, 19);
   EXPECT_THAT(report.inputs_needed_as_constants, ElementsAre("training"));
 }
