@@ -43,6 +43,8 @@ void AddRmsNormConverters(ConverterMap& map);
 void AddAttentionConverters(ConverterMap& map);
 void AddComposedConverters(ConverterMap& map);
 void AddCausalConvConverters(ConverterMap& map);
+void AddDetScatterConverters(ConverterMap& map);
+void AddOptionalConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

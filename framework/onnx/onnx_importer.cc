@@ -15,6 +15,7 @@
 #include "framework/onnx/converters.h"
 #include "framework/onnx/fuse_decomposed.h"
 #include "framework/onnx/import_context.h"
+#include "framework/onnx/old_opsets.h"
 #include "framework/onnx/onnx_tensor.h"
 #include "framework/onnx/single_assignment.h"
 #include "framework/onnx/subgraph.h"
@@ -150,14 +151,16 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
   SF_CHECK(opset.has_value(),
            "the ONNX model imports no version of the default domain "
            "(opset_import)");
-  if (*opset < kMinOnnxOpset || *opset > kMaxOnnxOpset) {
+  // Models older than kMinOnnxOpset import node by node: those of ops
+  // unchanged since their opset convert (framework/onnx/old_opsets.h).
+  if (*opset < onnx_import::kOldestOnnxOpset || *opset > kMaxOnnxOpset) {
     ImportProblem problem;
     problem.op_type = "model";
     problem.node_name = graph_name;
     problem.opset = *opset;
     problem.reason = absl::StrFormat(
         "default-domain opset %d is outside the supported range %d to %d",
-        *opset, kMinOnnxOpset, kMaxOnnxOpset);
+        *opset, onnx_import::kOldestOnnxOpset, kMaxOnnxOpset);
     out_report.problems.push_back(problem);
     return ImportError(graph_name, *opset, graph.node_size(),
                        out_report.problems);
@@ -230,10 +233,16 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
       continue;
     }
     if (!value.type().has_tensor_type()) {
-      graph_problem("graph input", name,
-                    onnx_import::Unsupported(
-                        "not a tensor (sequence, map, optional or sparse "
-                        "values have no scopeflow equivalent)"));
+      const char* kind = value.type().has_sequence_type()   ? "a sequence"
+                         : value.type().has_optional_type() ? "an optional"
+                                                            : "not a tensor";
+      graph_problem(
+          "graph input", name,
+          onnx_import::Unsupported(absl::StrCat(
+              kind,
+              ": scopeflow has no sequence, map, optional or sparse graph "
+              "inputs (a sequence exists only inside a Loop's conversion, "
+              "an optional's presence is decided at import)")));
       state.tainted.insert(name);
       continue;
     }
