@@ -40,6 +40,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -284,11 +285,34 @@ CaseResult RunCase(const fs::path& dir, const std::set<std::string>& skip,
   const onnx::GraphProto& graph = model->graph();
   std::map<std::string, Tensor> inputs;
   for (int i = 0; i < graph.input_size(); ++i) {
-    // Sequence and optional values (SequenceProto, OptionalProto files)
-    // are no tensors: the importer refuses such graph inputs, saying so.
-    if (!graph.input(i).type().has_tensor_type()) continue;
-    absl::StatusOr<Tensor> tensor =
-        ReadOnnxTensor((data / absl::StrCat("input_", i, ".pb")).string());
+    const onnx::TypeProto& type = graph.input(i).type();
+    const std::string path =
+        (data / absl::StrCat("input_", i, ".pb")).string();
+    // An optional tensor (an OptionalProto file) is fed as the tensor it
+    // holds, which the importer makes a required input.
+    if (type.has_optional_type() &&
+        type.optional_type().elem_type().has_tensor_type()) {
+      absl::StatusOr<std::optional<Tensor>> held =
+          ReadOnnxOptionalTensor(path);
+      if (!held.ok()) {
+        result.detail = std::string(held.status().message());
+        return result;
+      }
+      if (!held->has_value()) {
+        result.detail = absl::StrFormat(
+            "input %d (\"%s\") is an empty optional, which scopeflow "
+            "cannot feed (it imports an optional tensor input as a "
+            "required tensor)",
+            i, graph.input(i).name());
+        return result;
+      }
+      inputs[graph.input(i).name()] = **std::move(held);
+      continue;
+    }
+    // Sequence values (SequenceProto files) are no tensors: the importer
+    // refuses such graph inputs, saying so.
+    if (!type.has_tensor_type()) continue;
+    absl::StatusOr<Tensor> tensor = ReadOnnxTensor(path);
     if (!tensor.ok()) {
       result.detail = std::string(tensor.status().message());
       return result;

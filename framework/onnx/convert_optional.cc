@@ -7,8 +7,10 @@
 //   OptionalHasElement(x)  -> the constant true for a tensor, false for a
 //                             left-out input;
 //   OptionalGetElement(x)  -> x itself for a tensor.
-// An empty Optional (no input) and graph inputs of optional type, whose
-// presence is known only at run time, are Unimplemented.
+// A graph input of optional tensor type imports as a required tensor input
+// (framework/onnx/onnx_importer.cc): every run feeds it, so it is present.
+// An empty Optional (no input), whose emptiness would have to reach run
+// time (through an If's branches, say), is Unimplemented.
 #include <string>
 
 #include "absl/strings/str_format.h"

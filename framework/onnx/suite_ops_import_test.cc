@@ -4,6 +4,9 @@
 // the ops they map to and what runs, against hand-computed values.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@ namespace {
 using onnx_testing::AddInput;
 using onnx_testing::AddNode;
 using onnx_testing::AddOutput;
+using onnx_testing::FloatProto;
 using onnx_testing::MakeTensor;
 using onnx_testing::Model;
 using onnx_testing::OpTypes;
@@ -252,6 +256,63 @@ TEST(SuiteOpsImportTest, OptionalsOfTensorsAreDecidedAtImport) {
   EXPECT_THAT(Values<bool>(out[1]), ElementsAre(false));
   EXPECT_THAT(Values<bool>(out[2]), ElementsAre(false));
   EXPECT_THAT(Values<float>(out[3]), ElementsAre(5, 6));
+}
+
+// An optional tensor graph input imports as the tensor, a required input:
+// every run feeds it, so it has an element.
+TEST(SuiteOpsImportTest, OptionalTensorInputImportsAsTheTensor) {
+  onnx::ModelProto model = Model(18);
+  AddInput(model, "x", {2});
+  onnx::TypeProto* type = model.mutable_graph()->mutable_input(0)->mutable_type();
+  onnx::TypeProto tensor = *type;
+  *type->mutable_optional_type()->mutable_elem_type() = tensor;
+  ASSERT_FALSE(type->has_tensor_type());
+  AddNode(model, "OptionalHasElement", {"x"}, {"has"});
+  AddNode(model, "OptionalGetElement", {"x"}, {"got"});
+  AddOutput(model, "has");
+  AddOutput(model, "got");
+  const std::vector<Tensor> out =
+      ImportAndRun(model, {{"x", MakeTensor<float>({2}, {5, 6})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(Values<bool>(out[0]), ElementsAre(true));
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(5, 6));
+  // An optional of a sequence is refused.
+  *type->mutable_optional_type()->mutable_elem_type()
+       ->mutable_sequence_type()->mutable_elem_type() = tensor;
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(imported.status().message()),
+              HasSubstr("an optional of a sequence: scopeflow has no "
+                        "sequence, map or sparse graph inputs"));
+}
+
+// The test cases' OptionalProto files: empty, holding a tensor, or holding
+// another kind of value.
+TEST(SuiteOpsImportTest, ReadsOptionalTensorFiles) {
+  const std::string path =
+      std::string(std::getenv("TEST_TMPDIR")) + "/optional.pb";
+  auto write = [&](const onnx::OptionalProto& proto) {
+    std::ofstream(path, std::ios::binary) << proto.SerializeAsString();
+  };
+  onnx::OptionalProto proto;
+  write(proto);
+  absl::StatusOr<std::optional<Tensor>> read = ReadOnnxOptionalTensor(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->has_value());
+  proto.set_elem_type(1);
+  *proto.mutable_tensor_value() = FloatProto("t", {2}, {3, 4});
+  write(proto);
+  read = ReadOnnxOptionalTensor(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  EXPECT_THAT(Values<float>(**read), ElementsAre(3, 4));
+  proto.clear_tensor_value();
+  proto.set_elem_type(3);
+  write(proto);
+  read = ReadOnnxOptionalTensor(path);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(read.status().message()),
+              HasSubstr("an optional of element kind 3, not a tensor"));
 }
 
 TEST(SuiteOpsImportTest, EmptyOptionalsAreRefused) {
