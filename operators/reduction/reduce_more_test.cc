@@ -173,5 +173,23 @@ TEST(ReduceMoreTest, ProdGradientWithZeros) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Over an empty axis the forward gives the identity and the gradient is
+// as empty as X (reduce_max refuses to make such an Out itself).
+TEST(ReduceMoreTest, MinGradientOfNoElementsIsEmpty) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto dx = RunOp(R"pb(type: "reduce_min_grad"
+                       inputs { slot: "X" vars: "x" }
+                       inputs { slot: "Out" vars: "out" }
+                       inputs { slot: "Out@GRAD" vars: "g" }
+                       outputs { slot: "X@GRAD" vars: "dx" }
+                       attrs { name: "axes" ints { values: [ 1 ] } })pb",
+                  {{"x", MakeTensor<float>({2, 0}, {})},
+                   {"out", MakeTensor<float>({2}, {inf, inf})},
+                   {"g", MakeTensor<float>({2}, {1, 2})}},
+                  {"dx"});
+  ASSERT_TRUE(dx.ok()) << dx.status();
+  EXPECT_THAT((*dx)[0].dims(), ElementsAre(2, 0));
+}
+
 }  // namespace
 }  // namespace scopeflow
