@@ -8,7 +8,9 @@
 //
 // DIR holds one folder per case (the layout of ONNX's
 // onnx/backend/test/data/node): model.onnx and test_data_set_0/ with
-// input_N.pb and output_N.pb, one per graph input and output. Each case
+// input_N.pb and output_N.pb, one per graph input and output (an optional
+// tensor input's file is an OptionalProto, fed as the tensor it holds; a
+// sequence input's is left unread, the importer refusing it). Each case
 // prints one line:
 //   PASS         the outputs match: float within atol + rtol * |expected|
 //                (NaN matching NaN), integers and bools exactly, dtypes and

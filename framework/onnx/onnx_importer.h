@@ -47,7 +47,9 @@
 
 namespace scopeflow {
 
-// The oldest and newest default-domain opsets the importer converts.
+// The default-domain opsets the importer converts every op of per its
+// definition there. Models of opsets 1 to 6 import node by node: ops
+// unchanged since the model's opset convert (framework/onnx/old_opsets.h).
 inline constexpr int64_t kMinOnnxOpset = 7;
 inline constexpr int64_t kMaxOnnxOpset = 27;
 
