@@ -8,7 +8,9 @@
 //
 // DIR holds one folder per case (the layout of ONNX's
 // onnx/backend/test/data/node): model.onnx and test_data_set_0/ with
-// input_N.pb and output_N.pb, one per graph input and output. Each case
+// input_N.pb and output_N.pb, one per graph input and output (an optional
+// tensor input's file is an OptionalProto, fed as the tensor it holds; a
+// sequence input's is left unread, the importer refusing it). Each case
 // prints one line:
 //   PASS         the outputs match: float within atol + rtol * |expected|
 //                (NaN matching NaN), integers and bools exactly, dtypes and
@@ -40,6 +42,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -248,6 +251,13 @@ absl::Status Compare(const Tensor& actual, const Tensor& expected, double rtol,
   return absl::OkStatus();
 }
 
+// What a graph value of a type other than a tensor is declared to be.
+std::string DeclaredKind(const onnx::TypeProto& type) {
+  if (type.has_sequence_type()) return "sequence";
+  if (type.has_optional_type()) return "optional";
+  return "map or sparse tensor";
+}
+
 // Every problem's reason, for an UNSUPPORTED line.
 std::string Reasons(const ImportReport& report) {
   std::vector<std::string> reasons;
@@ -292,8 +302,34 @@ CaseResult RunCase(const fs::path& dir, const std::set<std::string>& skip,
   const onnx::GraphProto& graph = model->graph();
   std::map<std::string, Tensor> inputs;
   for (int i = 0; i < graph.input_size(); ++i) {
-    absl::StatusOr<Tensor> tensor =
-        ReadOnnxTensor((data / absl::StrCat("input_", i, ".pb")).string());
+    const onnx::TypeProto& type = graph.input(i).type();
+    const std::string path =
+        (data / absl::StrCat("input_", i, ".pb")).string();
+    // An optional tensor (an OptionalProto file) is fed as the tensor it
+    // holds, which the importer makes a required input.
+    if (type.has_optional_type() &&
+        type.optional_type().elem_type().has_tensor_type()) {
+      absl::StatusOr<std::optional<Tensor>> held =
+          ReadOnnxOptionalTensor(path);
+      if (!held.ok()) {
+        result.detail = std::string(held.status().message());
+        return result;
+      }
+      if (!held->has_value()) {
+        result.detail = absl::StrFormat(
+            "input %d (\"%s\") is an empty optional, which scopeflow "
+            "cannot feed (it imports an optional tensor input as a "
+            "required tensor)",
+            i, graph.input(i).name());
+        return result;
+      }
+      inputs[graph.input(i).name()] = **std::move(held);
+      continue;
+    }
+    // Sequence values (SequenceProto files) are no tensors: the importer
+    // refuses such graph inputs, saying so.
+    if (!type.has_tensor_type()) continue;
+    absl::StatusOr<Tensor> tensor = ReadOnnxTensor(path);
     if (!tensor.ok()) {
       result.detail = std::string(tensor.status().message());
       return result;
@@ -357,6 +393,14 @@ CaseResult RunCase(const fs::path& dir, const std::set<std::string>& skip,
   }
   std::vector<std::string> mismatches;
   for (size_t i = 0; i < outputs->size(); ++i) {
+    if (static_cast<int>(i) < graph.output_size() &&
+        !graph.output(i).type().has_tensor_type()) {
+      result.detail = absl::StrFormat(
+          "output %d \"%s\" is declared a %s, which the runner does not "
+          "compare (it compares tensors)",
+          i, graph.output(i).name(), DeclaredKind(graph.output(i).type()));
+      return result;
+    }
     absl::StatusOr<Tensor> expected =
         ReadOnnxTensor((data / absl::StrCat("output_", i, ".pb")).string());
     if (!expected.ok()) {

@@ -1,7 +1,8 @@
 // Converters of ONNX ops that are compositions of scopeflow ops, as ONNX
 // itself defines most of them (function bodies): ThresholdedRelu and
 // Shrink (comparisons and where), Swish (silu, or scale, sigmoid and mul),
-// IsNaN and IsInf (equal), Hardmax (argmax then one_hot), LpNormalization
+// Celu (scale and elu), MeanVarianceNormalization (reduce_mean, mul, sub,
+// sqrt, div), IsNaN and IsInf (equal; float16 and bfloat16 cast to float32 first), Hardmax (argmax then one_hot), LpNormalization
 // (reduce_l1 / reduce_l2 then div), Compress (non_zero then gather) and
 // EyeLike (a constant: its output depends on its input's dims alone). Each
 // composed op has its own gradient where one exists, so the compositions
@@ -139,9 +140,25 @@ absl::Status ConvertSwish(NodeContext& context) {
       OpBuilder("mul").In("X", x).In("Y", gate).Out("Out", context.Output(0)));
 }
 
+// Input 0, cast to float32 when it is float16 or bfloat16: the comparison
+// kernels take float32 and float64, and the widening is exact (NaN and the
+// infinities included). Sets `dtype` to the returned variable's.
+absl::StatusOr<std::string> WidenedFloatInput(NodeContext& context,
+                                              DataType& dtype) {
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  dtype = context.InputInfo(0).dtype;
+  if (dtype != kFloat16 && dtype != kBFloat16) return x;
+  dtype = kFloat32;
+  return EmitTo(context,
+                OpBuilder("cast").In("X", x).Attr(
+                    "out_dtype", static_cast<int32_t>(kFloat32)),
+                "widened");
+}
+
 // IsNaN (9, 13, 20): x != x.
 absl::Status ConvertIsNaN(NodeContext& context) {
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  DataType dtype;
+  SF_ASSIGN_OR_RETURN(const std::string x, WidenedFloatInput(context, dtype));
   SF_ASSIGN_OR_RETURN(const std::string same,
                       Compare(context, "equal", x, x, "is_number"));
   return context.Emit(
@@ -155,15 +172,20 @@ absl::Status ConvertIsInf(NodeContext& context) {
                       context.IntAttr("detect_positive", 1));
   SF_ASSIGN_OR_RETURN(const int64_t negative,
                       context.IntAttr("detect_negative", 1));
-  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  DataType dtype;
+  SF_ASSIGN_OR_RETURN(const std::string x, WidenedFloatInput(context, dtype));
+  auto scalar = [&](absl::string_view hint,
+                    double value) -> absl::StatusOr<std::string> {
+    SF_ASSIGN_OR_RETURN(Tensor t, FloatScalar(dtype, value, context));
+    return context.AddConstant(hint, std::move(t));
+  };
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<std::string> hits;
   for (const auto& [wanted, value, hint] :
        {std::tuple<bool, double, const char*>{positive != 0, inf, "plus_inf"},
         {negative != 0, -inf, "minus_inf"}}) {
     if (!wanted) continue;
-    SF_ASSIGN_OR_RETURN(const std::string bound,
-                        ScalarLikeInput(context, hint, value));
+    SF_ASSIGN_OR_RETURN(const std::string bound, scalar(hint, value));
     SF_ASSIGN_OR_RETURN(const std::string hit,
                         Compare(context, "equal", x, bound, "is_inf"));
     hits.push_back(hit);
@@ -172,8 +194,7 @@ absl::Status ConvertIsInf(NodeContext& context) {
     // Nothing is detected: equal to NaN is false everywhere.
     SF_ASSIGN_OR_RETURN(
         const std::string nan,
-        ScalarLikeInput(context, "nan",
-                        std::numeric_limits<double>::quiet_NaN()));
+        scalar("nan", std::numeric_limits<double>::quiet_NaN()));
     return context.Emit(OpBuilder("equal").In("X", x).In("Y", nan).Out(
         "Out", context.Output(0)));
   }
@@ -184,6 +205,69 @@ absl::Status ConvertIsInf(NodeContext& context) {
   return context.Emit(OpBuilder("logical_or")
                           .In("X", hits[0])
                           .In("Y", hits[1])
+                          .Out("Out", context.Output(0)));
+}
+
+// Celu (12): alpha * elu(x / alpha) with elu's alpha 1, ONNX's function
+// body.
+absl::Status ConvertCelu(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const float alpha, context.FloatAttr("alpha", 1.0f));
+  SF_CHECK(alpha != 0.0f, "alpha = 0: Celu divides by alpha");
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  SF_ASSIGN_OR_RETURN(
+      const std::string scaled,
+      EmitTo(context, OpBuilder("scale").In("X", x).Attr("scale", 1.0f / alpha),
+             "scaled"));
+  SF_ASSIGN_OR_RETURN(
+      const std::string elu,
+      EmitTo(context, OpBuilder("elu").In("X", scaled).Attr("alpha", 1.0f),
+             "elu"));
+  return context.Emit(OpBuilder("scale")
+                          .In("X", elu)
+                          .Out("Out", context.Output(0))
+                          .Attr("scale", alpha));
+}
+
+// MeanVarianceNormalization (9, 13): (x - E[x]) / (sqrt(E[x^2] - E[x]^2) +
+// 1e-9), the means over `axes` (default [0, 2, 3]), as ONNX's function
+// body computes it.
+absl::Status ConvertMeanVarianceNormalization(NodeContext& context) {
+  SF_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
+                      context.IntsAttr("axes", std::vector<int64_t>{0, 2, 3}));
+  SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
+  auto mean_of = [&](const std::string& v, absl::string_view hint) {
+    return EmitTo(context,
+                  OpBuilder("reduce_mean")
+                      .In("X", v)
+                      .Attr("axes", axes)
+                      .Attr("keep_dim", true),
+                  hint);
+  };
+  auto binary = [&](const char* type, const std::string& a,
+                    const std::string& b, absl::string_view hint) {
+    return EmitTo(context, OpBuilder(type).In("X", a).In("Y", b), hint);
+  };
+  SF_ASSIGN_OR_RETURN(const std::string mean, mean_of(x, "mean"));
+  SF_ASSIGN_OR_RETURN(const std::string squares,
+                      binary("mul", x, x, "squares"));
+  SF_ASSIGN_OR_RETURN(const std::string mean_square,
+                      mean_of(squares, "mean_square"));
+  SF_ASSIGN_OR_RETURN(const std::string square_mean,
+                      binary("mul", mean, mean, "square_mean"));
+  SF_ASSIGN_OR_RETURN(const std::string variance,
+                      binary("sub", mean_square, square_mean, "variance"));
+  SF_ASSIGN_OR_RETURN(
+      const std::string deviation,
+      EmitTo(context, OpBuilder("sqrt").In("X", variance), "deviation"));
+  SF_ASSIGN_OR_RETURN(
+      const std::string divisor,
+      EmitTo(context, OpBuilder("scale").In("X", deviation).Attr("bias", 1e-9f),
+             "divisor"));
+  SF_ASSIGN_OR_RETURN(const std::string centred,
+                      binary("sub", x, mean, "centred"));
+  return context.Emit(OpBuilder("div")
+                          .In("X", centred)
+                          .In("Y", divisor)
                           .Out("Out", context.Output(0)));
 }
 
@@ -380,6 +464,8 @@ void AddComposedConverters(ConverterMap& map) {
   map["IsNaN"] = &ConvertIsNaN;
   map["IsInf"] = &ConvertIsInf;
   map["Hardmax"] = &ConvertHardmax;
+  map["Celu"] = &ConvertCelu;
+  map["MeanVarianceNormalization"] = &ConvertMeanVarianceNormalization;
   map["LpNormalization"] = &ConvertLpNormalization;
   map["Compress"] = &ConvertCompress;
   map["EyeLike"] = &ConvertEyeLike;

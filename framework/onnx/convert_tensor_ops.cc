@@ -50,7 +50,7 @@ absl::Status ConvertRange(NodeContext& context) {
   SF_ASSIGN_OR_RETURN(std::string limit, context.Input(1));
   SF_ASSIGN_OR_RETURN(std::string delta, context.Input(2));
   const DataType dtype = context.InputInfo(0).dtype;
-  if (dtype != kFloat16 || stash_type != 1) {
+  if ((dtype != kFloat16 && dtype != kBFloat16) || stash_type != 1) {
     return context.Emit(OpBuilder("range")
                             .In("Start", start)
                             .In("Limit", limit)
@@ -69,7 +69,7 @@ absl::Status ConvertRange(NodeContext& context) {
   return context.Emit(OpBuilder("cast")
                           .In("X", stashed)
                           .Out("Out", context.Output(0))
-                          .Attr("out_dtype", static_cast<int32_t>(kFloat16)));
+                          .Attr("out_dtype", static_cast<int32_t>(dtype)));
 }
 
 // CumSum (11; 14 widened the dtypes): the axis is an input, which cumsum

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/onnx/old_opsets.h"
 #include "platform/status_macros.h"
 
 namespace scopeflow {
@@ -39,6 +40,8 @@ ConverterMap MakeConverters() {
   AddRotaryConverters(map);
   AddUniqueConverters(map);
   AddTfIdfConverters(map);
+  AddDetScatterConverters(map);
+  AddOptionalConverters(map);
   return map;
 }
 
@@ -55,6 +58,7 @@ absl::Status ConvertNode(const onnx::NodeProto& node, NodeContext& context) {
         "domain \"%s\": only the default ONNX domain is supported",
         node.domain()));
   }
+  SF_RETURN_IF_ERROR(CheckOldOpset(node.op_type(), state.opset));
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string& name = node.input(i);
     if (name.empty()) continue;

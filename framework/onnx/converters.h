@@ -48,6 +48,8 @@ void AddSignalConverters(ConverterMap& map);
 void AddRotaryConverters(ConverterMap& map);
 void AddUniqueConverters(ConverterMap& map);
 void AddTfIdfConverters(ConverterMap& map);
+void AddDetScatterConverters(ConverterMap& map);
+void AddOptionalConverters(ConverterMap& map);
 
 // All of them; built once.
 const ConverterMap& Converters();

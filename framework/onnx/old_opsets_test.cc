@@ -39,22 +39,64 @@ absl::StatusOr<Tensor> ImportAndRun(const onnx::ModelProto& model,
 
 const Tensor kTwoByTwo = MakeTensor<float>({1, 1, 2, 2}, {1, 2, 3, 4});
 
-TEST(OldOpsetsTest, OpsetsFromSevenImport) {
-  for (int64_t opset : {6, 7, 9, 10, 26, 27, 28}) {
+TEST(OldOpsetsTest, OpsetsFromOneToTwentySevenImport) {
+  for (int64_t opset : {0, 1, 6, 7, 9, 10, 26, 27, 28}) {
     SCOPED_TRACE(opset);
     onnx::ModelProto model = Model(opset);
     AddInput(model, "x", {2});
     AddNode(model, "Relu", {"x"}, {"y"});
     AddOutput(model, "y");
     absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
-    if (opset >= kMinOnnxOpset && opset <= kMaxOnnxOpset) {
+    if (opset >= 6 && opset <= kMaxOnnxOpset) {
       EXPECT_TRUE(imported.ok()) << imported.status();
     } else {
       EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+    }
+    if (opset == 0 || opset == 28) {
       EXPECT_THAT(Message(imported.status()),
-                  HasSubstr("outside the supported range 7 to 27"));
+                  HasSubstr("outside the supported range 1 to 27"));
     }
   }
+}
+
+// Relu-1 (opsets 1 to 5) took consumed_inputs; Relu-6 is what converts.
+TEST(OldOpsetsTest, OpChangedSinceTheModelsOpsetIsRefused) {
+  onnx::ModelProto model = Model(5);
+  AddInput(model, "x", {2});
+  AddNode(model, "Relu", {"x"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(Message(imported.status()),
+              HasSubstr("at the model's opset 5, Relu means its version "
+                        "before Relu-6; scopeflow converts Relu-6 and later"));
+}
+
+// Not has had one version since opset 1: an opset-1 model converts, and
+// ONNX's example (test_not_2d) gives its values.
+TEST(OldOpsetsTest, OpUnchangedSinceOpsetOneConverts) {
+  onnx::ModelProto model = Model(1);
+  AddInput(model, "x", {3}, onnx::TensorProto::BOOL);
+  AddNode(model, "Not", {"x"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  Tensor x = MakeTensor<bool>({3}, {true, false, true});
+  absl::StatusOr<std::vector<Tensor>> out = RunNet(*imported, {{"x", x}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<bool>((*out)[0]), ElementsAre(false, true, false));
+}
+
+// An op that opset 7 does not define is no op of an older opset either.
+TEST(OldOpsetsTest, OpNewerThanOpsetSevenIsRefusedInAnOldModel) {
+  onnx::ModelProto model = Model(3);
+  AddInput(model, "x", {2});
+  AddNode(model, "Gelu", {"x"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(Message(imported.status()),
+              HasSubstr("Gelu is not an op of default-domain opset 3"));
 }
 
 // Upsample 7-8 takes the scales as an attribute; output = floor(in * scale),

@@ -15,6 +15,7 @@
 #include "framework/onnx/converters.h"
 #include "framework/onnx/fuse_decomposed.h"
 #include "framework/onnx/import_context.h"
+#include "framework/onnx/old_opsets.h"
 #include "framework/onnx/onnx_tensor.h"
 #include "framework/onnx/single_assignment.h"
 #include "framework/onnx/subgraph.h"
@@ -150,14 +151,16 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
   SF_CHECK(opset.has_value(),
            "the ONNX model imports no version of the default domain "
            "(opset_import)");
-  if (*opset < kMinOnnxOpset || *opset > kMaxOnnxOpset) {
+  // Models older than kMinOnnxOpset import node by node: those of ops
+  // unchanged since their opset convert (framework/onnx/old_opsets.h).
+  if (*opset < onnx_import::kOldestOnnxOpset || *opset > kMaxOnnxOpset) {
     ImportProblem problem;
     problem.op_type = "model";
     problem.node_name = graph_name;
     problem.opset = *opset;
     problem.reason = absl::StrFormat(
         "default-domain opset %d is outside the supported range %d to %d",
-        *opset, kMinOnnxOpset, kMaxOnnxOpset);
+        *opset, onnx_import::kOldestOnnxOpset, kMaxOnnxOpset);
     out_report.problems.push_back(problem);
     return ImportError(graph_name, *opset, graph.node_size(),
                        out_report.problems);
@@ -229,28 +232,44 @@ absl::StatusOr<ImportedModel> ImportOnnx(const onnx::ModelProto& model,
     if (state.constants.contains(name) || state.bad_constants.contains(name)) {
       continue;
     }
-    if (!value.type().has_tensor_type()) {
-      graph_problem("graph input", name,
-                    onnx_import::Unsupported(
-                        "not a tensor (sequence, map, optional or sparse "
-                        "values have no scopeflow equivalent)"));
+    // An optional tensor input imports as the tensor, which must be fed:
+    // scopeflow has no empty values at run time, so every run sees it
+    // present (OptionalHasElement of it is true).
+    const onnx::TypeProto& type =
+        value.type().has_optional_type() &&
+                value.type().optional_type().elem_type().has_tensor_type()
+            ? value.type().optional_type().elem_type()
+            : value.type();
+    if (!type.has_tensor_type()) {
+      const char* kind = value.type().has_sequence_type()
+                             ? "a sequence"
+                         : value.type().has_optional_type()
+                             ? "an optional of a sequence"
+                             : "not a tensor";
+      graph_problem(
+          "graph input", name,
+          onnx_import::Unsupported(absl::StrCat(
+              kind,
+              ": scopeflow has no sequence, map or sparse graph inputs (a "
+              "sequence exists only inside a Loop's conversion; an "
+              "optional tensor imports as the tensor)")));
       state.tainted.insert(name);
       continue;
     }
     absl::StatusOr<DataType> dtype =
-        DataTypeFromOnnx(value.type().tensor_type().elem_type());
+        DataTypeFromOnnx(type.tensor_type().elem_type());
     if (!dtype.ok()) {
       graph_problem("graph input", name, dtype.status());
       state.tainted.insert(name);
       continue;
     }
-    const VarInfo info = InfoFromOnnxType(value.type());
+    const VarInfo info = InfoFromOnnxType(type);
     VarDef* var = state.block->add_vars();
     var->set_name(name);
     var->set_kind(VAR_KIND_DENSE_TENSOR);
     var->set_dtype(*dtype);
     for (int64_t d : info.dims) var->add_shape(d);
-    onnx_import::SetDimNames(value.type(), *var);
+    onnx_import::SetDimNames(type, *var);
     state.infos[name] = info;
     state.fed_inputs.insert(name);
     result.inputs.push_back(name);
@@ -370,6 +389,26 @@ absl::StatusOr<Tensor> ReadOnnxTensor(const std::string& path) {
                         absl::StrCat(path, ": ", tensor.status().message()));
   }
   return tensor;
+}
+
+absl::StatusOr<std::optional<Tensor>> ReadOnnxOptionalTensor(
+    const std::string& path) {
+  SF_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
+  onnx::OptionalProto proto;
+  SF_CHECK(proto.ParseFromString(bytes),
+           "%s: not a serialized onnx.OptionalProto", path);
+  if (proto.elem_type() == 0) return std::optional<Tensor>();
+  if (proto.elem_type() != 1 || !proto.has_tensor_value()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: an optional of element kind %d, not a tensor (1)", path,
+        proto.elem_type()));
+  }
+  absl::StatusOr<Tensor> tensor = TensorFromOnnx(proto.tensor_value());
+  if (!tensor.ok()) {
+    return absl::Status(tensor.status().code(),
+                        absl::StrCat(path, ": ", tensor.status().message()));
+  }
+  return std::optional<Tensor>(*std::move(tensor));
 }
 
 absl::Status AddParamsToScope(const ImportedModel& model, Scope& scope) {

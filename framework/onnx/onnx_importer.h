@@ -33,6 +33,7 @@
 #define SCOPEFLOW_FRAMEWORK_ONNX_ONNX_IMPORTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,9 @@
 
 namespace scopeflow {
 
-// The oldest and newest default-domain opsets the importer converts.
+// The default-domain opsets the importer converts every op of per its
+// definition there. Models of opsets 1 to 6 import node by node: ops
+// unchanged since the model's opset convert (framework/onnx/old_opsets.h).
 inline constexpr int64_t kMinOnnxOpset = 7;
 inline constexpr int64_t kMaxOnnxOpset = 27;
 
@@ -151,6 +154,12 @@ absl::Status LoadOnnxExternalData(onnx::ModelProto& model,
 // Parses a binary onnx.TensorProto file (a test case's input_N.pb) into a
 // CPU tensor.
 absl::StatusOr<Tensor> ReadOnnxTensor(const std::string& path);
+
+// Parses a binary onnx.OptionalProto file (the input_N.pb of an optional
+// tensor) into its CPU tensor, or nullopt for an empty optional;
+// Unimplemented for an optional of another kind of value (a sequence).
+absl::StatusOr<std::optional<Tensor>> ReadOnnxOptionalTensor(
+    const std::string& path);
 
 // Stores the model's parameters as local variables of `scope`, sharing
 // their buffers, so that the net can run against it.

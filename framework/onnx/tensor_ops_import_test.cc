@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/bfloat16.h"
 #include "framework/onnx/onnx_importer.h"
 #include "framework/onnx/onnx_test_models.h"
 #include "gmock/gmock.h"
@@ -48,6 +49,31 @@ TEST(TensorOpsImportTest, RangeFromFedScalars) {
                            {"limit", MakeTensor<int64_t>({}, {3})}});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(0, 2));
+}
+
+// Opset 27's stash_type (1 by default) computes bfloat16 in float32.
+TEST(TensorOpsImportTest, RangeOfBFloat16IsComputedInFloat32) {
+  onnx::ModelProto model = Model(27);
+  for (const char* name : {"start", "limit", "delta"}) {
+    AddInput(model, name, {}, onnx::TensorProto::BFLOAT16);
+  }
+  AddNode(model, "Range", {"start", "limit", "delta"}, {"y"});
+  AddOutput(model, "y");
+  absl::StatusOr<ImportedModel> imported = ImportOnnx(model);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_THAT(OpTypes(*imported),
+              ElementsAre("cast", "cast", "cast", "range", "cast"));
+  auto scalar = [](float v) {
+    return MakeTensor<bfloat16>({}, {FloatToBFloat16(v)});
+  };
+  auto out = RunNet(*imported, {{"start", scalar(1)},
+                                {"limit", scalar(5)},
+                                {"delta", scalar(2)}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].dtype(), kBFloat16);
+  ASSERT_EQ((*out)[0].numel(), 2);
+  EXPECT_EQ(BFloat16ToFloat((*out)[0].data<bfloat16>()[0]), 1.0f);
+  EXPECT_EQ(BFloat16ToFloat((*out)[0].data<bfloat16>()[1]), 3.0f);
 }
 
 TEST(TensorOpsImportTest, RangeBeforeOpset11IsRejected) {

@@ -114,11 +114,10 @@ InferFn InferReduceGrad(bool reads_out) {
   InferFn grads = GradsLikeInputs({"X"});
   return [reads_out, grads](InferContext& context) -> absl::Status {
     SF_RETURN_IF_ERROR(CheckFloatInput(context, "X"));
-    // reduce_max's check that every output reduces some element holds here
-    // too: Out could not have been made otherwise.
+    // A gradient of no elements is empty whatever Out holds (reduce_min's
+    // identity, say); reduce_max refuses to make such an Out itself.
     VarInfo out;
-    SF_RETURN_IF_ERROR(
-        ReducedInfo(context, /*needs_elements=*/reads_out, &out));
+    SF_RETURN_IF_ERROR(ReducedInfo(context, /*needs_elements=*/false, &out));
     if (reads_out) SF_RETURN_IF_ERROR(CheckLikeOutput(context, "Out", out));
     SF_RETURN_IF_ERROR(CheckLikeOutput(context, "Out@GRAD", out));
     return grads(context);

@@ -18,7 +18,7 @@ namespace reduction {
 
 // The output's dtype and shape (the rank unknown if X's is, unless every
 // axis goes, or none; the dims unknown while Prepare cannot see the values
-// of "Axes"). With `needs_elements` (reduce_max, reduce_min), a reduction
+// of "Axes"). With `needs_elements` (reduce_max), a reduction
 // of no elements into a non-empty output is an error.
 absl::Status ReducedInfo(const InferContext& context, bool needs_elements,
                          VarInfo* out);

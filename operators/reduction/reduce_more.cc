@@ -3,7 +3,9 @@
 // reduce.cc), as ONNX ReduceMin, ReduceProd, ReduceL1, ReduceL2 and
 // ReduceLogSumExp:
 // - reduce_min (float32, float64, every integer type and bool, where it is
-//   "all"): NaN propagates; of no elements an error, as for reduce_max;
+//   "all"): NaN propagates; of no elements the identity, +inf (the
+//   type's largest value for integers, true for bool), as ONNX ReduceMin
+//   (18, 20) defines it;
 // - reduce_prod (float32, float64, int32, int64; 1 of no elements;
 //   integers wrap around);
 // - reduce_l1, the sum of |X| (the same dtypes; 0 of no elements);
@@ -113,7 +115,7 @@ absl::Status ReduceMin(KernelContext& context) {
         context, uint8_t{1}, [](uint8_t a, bool v) { return a & v; },
         [](uint8_t a) { return a != 0; });
   } else {
-    // Inference rejects a min of no elements, so the identity never shows.
+    // The min of no elements is the identity (ONNX ReduceMin 18, 20).
     const T highest = std::numeric_limits<T>::has_infinity
                           ? std::numeric_limits<T>::infinity()
                           : std::numeric_limits<T>::max();
@@ -288,7 +290,7 @@ SF_REGISTER_OP(reduce_min)
     .SF_REDUCTION_ATTRS
     .Infer(InferReduce({kFloat32, kFloat64, kInt8, kInt16, kInt32, kInt64,
                         kUInt8, kUInt16, kUInt32, kUInt64, kBool},
-                       /*needs_elements=*/true))
+                       /*needs_elements=*/false))
     .Grad(ReduceGradSpec("reduce_min_grad", /*reads_out=*/true))
     .Kernels(DeviceType::kCPU, NumberTypes(),
              [](auto t) { return &ReduceMin<typename decltype(t)::type>; })

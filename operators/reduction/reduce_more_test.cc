@@ -125,9 +125,21 @@ TEST(ReduceMoreTest, IntegersAndNoElements) {
   ASSERT_TRUE(empty_lse.ok()) << empty_lse.status();
   EXPECT_EQ(Values<float>(*empty_lse)[0],
             -std::numeric_limits<float>::infinity());
+  // ONNX ReduceMin 18, 20: +inf, or the type's largest value.
   auto empty_min = RunReduce("reduce_min", empty, kAxis1);
-  ASSERT_FALSE(empty_min.ok());
-  EXPECT_THAT(empty_min.status().message(),
+  ASSERT_TRUE(empty_min.ok()) << empty_min.status();
+  EXPECT_THAT(Values<float>(*empty_min),
+              ElementsAre(std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::infinity()));
+  auto empty_int_min =
+      RunReduce("reduce_min", MakeTensor<int32_t>({2, 0}, {}), kAxis1);
+  ASSERT_TRUE(empty_int_min.ok()) << empty_int_min.status();
+  EXPECT_THAT(Values<int32_t>(*empty_int_min),
+              ElementsAre(std::numeric_limits<int32_t>::max(),
+                          std::numeric_limits<int32_t>::max()));
+  auto empty_max = RunReduce("reduce_max", empty, kAxis1);
+  ASSERT_FALSE(empty_max.ok());
+  EXPECT_THAT(empty_max.status().message(),
               HasSubstr("reduces an axis of size 0"));
   auto int_l2 = RunReduce("reduce_l2", MakeTensor<int32_t>({1}, {3}), "");
   ASSERT_FALSE(int_l2.ok());
@@ -159,6 +171,24 @@ TEST(ReduceMoreTest, ProdGradientWithZeros) {
   absl::Status status =
       CheckGradient(ReduceOp("reduce_prod", kAxis1), {{"x", x}}, options);
   EXPECT_TRUE(status.ok()) << status;
+}
+
+// Over an empty axis the forward gives the identity and the gradient is
+// as empty as X (reduce_max refuses to make such an Out itself).
+TEST(ReduceMoreTest, MinGradientOfNoElementsIsEmpty) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto dx = RunOp(R"pb(type: "reduce_min_grad"
+                       inputs { slot: "X" vars: "x" }
+                       inputs { slot: "Out" vars: "out" }
+                       inputs { slot: "Out@GRAD" vars: "g" }
+                       outputs { slot: "X@GRAD" vars: "dx" }
+                       attrs { name: "axes" ints { values: [ 1 ] } })pb",
+                  {{"x", MakeTensor<float>({2, 0}, {})},
+                   {"out", MakeTensor<float>({2}, {inf, inf})},
+                   {"g", MakeTensor<float>({2}, {1, 2})}},
+                  {"dx"});
+  ASSERT_TRUE(dx.ok()) << dx.status();
+  EXPECT_THAT((*dx)[0].dims(), ElementsAre(2, 0));
 }
 
 }  // namespace
