@@ -1,6 +1,6 @@
 // One predict of a batch of 64 MLP images (examples/mlp) in each protocol's
 // body, without HTTP: decode, run, encode. What each wire format costs on
-// top of the run (docs/PERFORMANCE.md, "Serving protocols").
+// top of the run (docs/PERFORMANCE.md, "Serving").
 //   OMP_NUM_THREADS=1 bazel run --config=cpu_only
 //   //tools:serve_protocols_benchmark
 #include <cstdlib>
