@@ -91,7 +91,7 @@ if $all; then
   phase bash tools/zoo/run_all.sh
   # The library as installed by default: a --config=cpu_only build.
   phase bash tools/install_test.sh
-  for target in net onnx npy params; do
+  for target in net net_run onnx npy params; do
     FUZZ_TARGET=$target phase bash tools/fuzz/run.sh 600
   done
 fi

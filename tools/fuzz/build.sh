@@ -4,7 +4,8 @@
 # -fsanitize=fuzzer,address,undefined.
 #
 # Usage: tools/fuzz/build.sh
-#   FUZZ_TARGET     net (the net loader and Prepare), onnx (the ONNX
+#   FUZZ_TARGET     net (the net loader and Prepare), net_run (those nets
+#                   run on small random feeds), onnx (the ONNX
 #                   importer, then Prepare), npy (the .npy reader) or params
 #                   (parameter files and checkpoints); default net
 #   FUZZ_BUILD_DIR  where objects and the binary go (default: a per-checkout
@@ -28,7 +29,7 @@ target="${FUZZ_TARGET:-net}"
 # request_fuzzer.cc (the server's input) needs the server's sources, which
 # this build does not compile: it runs under Bazel only (tools/fuzz/BUILD).
 if [[ ! -f "$root/tools/fuzz/${target}_fuzzer.cc" || $target == request ]]; then
-  echo "fuzz: no target \"$target\" (FUZZ_TARGET is net, onnx, npy or params)" >&2
+  echo "fuzz: no target \"$target\" (FUZZ_TARGET is net, net_run, onnx, npy or params)" >&2
   exit 2
 fi
 

@@ -5,7 +5,9 @@
 # crashes/, FUZZ_TARGET=onnx tools/fuzz/onnx_fuzzer on onnx_corpus/ and
 # onnx_crashes/.
 #
-# Usage: [FUZZ_TARGET=net|onnx|npy|params] tools/fuzz/run.sh [SECONDS]
+# FUZZ_TARGET=net_run runs what net_fuzzer prepares, on net_fuzzer's seeds.
+#
+# Usage: [FUZZ_TARGET=net|net_run|onnx|npy|params] tools/fuzz/run.sh [SECONDS]
 # (npy and params: seeds in npy_corpus/ and params_corpus/, regression
 # inputs in npy_crashes/ and params_crashes/.)
 # FUZZ_BUILD_DIR and FUZZ_CXXFLAGS pass on to build.sh: e.g. to fuzz past a
@@ -24,6 +26,8 @@ target="${FUZZ_TARGET:-net}"
 export FUZZ_TARGET="$target"
 prefix=""
 [[ $target == net ]] || prefix="${target}_"
+seeds="${prefix}corpus"
+[[ $target == net_run ]] && seeds=corpus
 
 bin="$("$here/build.sh" | tail -n 1)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/scopeflow-fuzz.XXXXXX")"
@@ -40,7 +44,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 
 mkdir -p "$work/corpus" "$work/artifacts"
-cp "$here/${prefix}corpus"/* "$work/corpus/"
+cp "$here/$seeds"/* "$work/corpus/"
 
 # --- Regression inputs. -----------------------------------------------------
 still=0
@@ -61,7 +65,7 @@ fi
 # --- A dictionary of the words inputs are made of. -------------------------
 # Op types are looked up in hash maps, which libFuzzer cannot see through,
 # so the registered names (and slot and attribute names) are given to it.
-if [[ $target == net ]]; then
+if [[ $target == net || $target == net_run ]]; then
   {
     find "$root/operators" -name '*.cc' ! -name '*_test.cc' \
       ! -name '*_benchmark.cc' -print0 |
