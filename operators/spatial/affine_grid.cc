@@ -177,6 +177,8 @@ absl::Status AffineGridGradKernel(KernelContext& context) {
                  absl::StrFormat("input \"Out@GRAD\" (variable \"%s\")",
                                  context.InputName("Out@GRAD"))));
   const T* d_out = context.Input("Out@GRAD").data<T>();
+  // Not bound where no gradient of the input is wanted.
+  if (!context.HasOutput("Theta@GRAD")) return absl::OkStatus();
   T* d_theta = context.Output("Theta@GRAD")->data<T>();
   const int k = base.axes + 1;
   for (int64_t n = 0; n < base.batch; ++n) {
@@ -218,7 +220,7 @@ SF_REGISTER_OP(affine_grid_grad)
     .Input("Theta")
     .Input("Size", /*optional=*/true)
     .Input("Out@GRAD")
-    .Output("Theta@GRAD")
+    .Output("Theta@GRAD", /*optional=*/true)
     .Attr("size", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("align_corners", AttrType::kBool, AttrValue(false))
     .Infer(InferAffineGridGrad)

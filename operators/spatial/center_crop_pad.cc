@@ -136,6 +136,8 @@ absl::Status CenterCropPadKernel(KernelContext& context) {
 
 absl::Status CenterCropPadGradKernel(KernelContext& context) {
   const Tensor& d_out = context.Input("Out@GRAD");
+  // Not bound where no gradient of the input is wanted.
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   Tensor& d_x = *context.Output("X@GRAD");
   SF_RETURN_IF_ERROR(
       CheckTargets(context, d_x.dims(), d_out,
@@ -167,7 +169,7 @@ SF_REGISTER_OP(center_crop_pad_grad)
     .Input("X")
     .Input("Shape", /*optional=*/true)
     .Input("Out@GRAD")
-    .Output("X@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
     .Attr("shape", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("axes", AttrType::kInts, AttrValue(std::vector<int32_t>{}))
     .Infer(InferCenterCropPadGrad)

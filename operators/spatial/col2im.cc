@@ -206,6 +206,8 @@ absl::Status Col2ImKernel(KernelContext& context) {
 template <typename T>
 absl::Status Col2ImGradKernel(KernelContext& context) {
   const Tensor& d_out = context.Input("Out@GRAD");
+  // Not bound where no gradient of the input is wanted.
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   Tensor& d_x = *context.Output("X@GRAD");
   SF_ASSIGN_OR_RETURN(const Folding f,
                       FoldingAtRun(context, d_x.dims(), d_out.dims()));
@@ -248,7 +250,7 @@ SF_REGISTER_OP(col2im_grad)
     .Input("ImageShape", /*optional=*/true)
     .Input("BlockShape", /*optional=*/true)
     .Input("Out@GRAD")
-    .Output("X@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
     .Attr("image_shape", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("block_shape", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("dilations", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))

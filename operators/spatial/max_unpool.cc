@@ -161,6 +161,8 @@ absl::Status MaxUnpoolKernel(KernelContext& context) {
 template <typename T>
 absl::Status MaxUnpoolGradKernel(KernelContext& context) {
   const Tensor& d_out = context.Input("Out@GRAD");
+  // Not bound where no gradient of the input is wanted.
+  if (!context.HasOutput("X@GRAD")) return absl::OkStatus();
   Tensor& d_x = *context.Output("X@GRAD");
   SF_ASSIGN_OR_RETURN(const int64_t* offsets, Offsets(context, d_out.numel()));
   // The element each output cell last took its value from.
@@ -200,7 +202,7 @@ SF_REGISTER_OP(max_unpool_grad)
     .Input("Indices")
     .Input("OutputShape", /*optional=*/true)
     .Input("Out@GRAD")
-    .Output("X@GRAD")
+    .Output("X@GRAD", /*optional=*/true)
     .Attr("kernel_shape", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("strides", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
     .Attr("pads", AttrType::kInt64s, AttrValue(std::vector<int64_t>{}))
