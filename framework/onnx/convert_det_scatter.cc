@@ -12,16 +12,9 @@ namespace scopeflow {
 namespace onnx_import {
 namespace {
 
-absl::Status RequireOpsetSince(const NodeContext& context, int64_t since) {
-  if (context.opset() >= since) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "ONNX %s exists from opset %d on: the model imports opset %d",
-      context.op_type(), since, context.opset()));
-}
-
 // Det (11, 22).
 absl::Status ConvertDet(NodeContext& context) {
-  SF_RETURN_IF_ERROR(RequireOpsetSince(context, 11));
+  SF_RETURN_IF_ERROR(RequireOpset(context, 11));
   SF_ASSIGN_OR_RETURN(const std::string x, context.Input(0));
   return context.Emit(
       OpBuilder("det").In("X", x).Out("Out", context.Output(0)));
@@ -29,7 +22,7 @@ absl::Status ConvertDet(NodeContext& context) {
 
 // ReverseSequence (10).
 absl::Status ConvertReverseSequence(NodeContext& context) {
-  SF_RETURN_IF_ERROR(RequireOpsetSince(context, 10));
+  SF_RETURN_IF_ERROR(RequireOpset(context, 10));
   SF_ASSIGN_OR_RETURN(const int64_t batch_axis,
                       context.IntAttr("batch_axis", 1));
   SF_ASSIGN_OR_RETURN(const int64_t time_axis, context.IntAttr("time_axis", 0));
@@ -45,7 +38,7 @@ absl::Status ConvertReverseSequence(NodeContext& context) {
 
 // TensorScatter (24): write_indices is optional.
 absl::Status ConvertTensorScatter(NodeContext& context) {
-  SF_RETURN_IF_ERROR(RequireOpsetSince(context, 24));
+  SF_RETURN_IF_ERROR(RequireOpset(context, 24));
   SF_ASSIGN_OR_RETURN(const int64_t axis, context.IntAttr("axis", -2));
   SF_ASSIGN_OR_RETURN(const std::string mode,
                       context.StringAttr("mode", "linear"));

@@ -13,13 +13,6 @@ namespace scopeflow {
 namespace onnx_import {
 namespace {
 
-absl::Status RequireOpset(const NodeContext& context, int64_t since) {
-  SF_CHECK(context.opset() >= since,
-           "ONNX %s exists from opset %d on: the model imports opset %d",
-           context.op_type(), since, context.opset());
-  return absl::OkStatus();
-}
-
 // DFT (17): the axis is attribute "axis" (default 1); 20 makes it an
 // optional input (default -2, the last signal dimension). A constant axis
 // input becomes the attribute, so that Prepare knows Out's shape; a fed

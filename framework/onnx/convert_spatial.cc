@@ -13,13 +13,6 @@ namespace scopeflow {
 namespace onnx_import {
 namespace {
 
-absl::Status RequireOpset(const NodeContext& context, int64_t since) {
-  SF_CHECK(context.opset() >= since,
-           "ONNX %s exists from opset %d on: the model imports opset %d",
-           context.op_type(), since, context.opset());
-  return absl::OkStatus();
-}
-
 // GridSample (16, 20, 22): opset 16 names the modes bilinear, nearest and
 // bicubic and takes 4-D inputs only; 20 renamed them linear and cubic and
 // took N-D ones.

@@ -15,15 +15,6 @@ namespace scopeflow {
 namespace onnx_import {
 namespace {
 
-// OK unless the model's opset predates the op (`since`): a node the opset
-// does not define is malformed.
-absl::Status RequireOpset(const NodeContext& context, int64_t since) {
-  SF_CHECK(context.opset() >= since,
-           "ONNX %s exists from opset %d on: the model imports opset %d",
-           context.op_type(), since, context.opset());
-  return absl::OkStatus();
-}
-
 // A cast of `var` to `dtype`, into a fresh variable named after `hint`.
 absl::StatusOr<std::string> EmitCast(NodeContext& context,
                                      const std::string& var, DataType dtype,

@@ -51,6 +51,13 @@ bool IsDefaultDomain(const std::string& domain) {
 
 }  // namespace
 
+absl::Status RequireOpset(const NodeContext& context, int64_t since) {
+  SF_CHECK(context.opset() >= since,
+           "ONNX %s exists from opset %d on: the model imports opset %d",
+           context.op_type(), since, context.opset());
+  return absl::OkStatus();
+}
+
 absl::Status ConvertNode(const onnx::NodeProto& node, NodeContext& context) {
   const GraphState& state = context.graph_state();
   if (!IsDefaultDomain(node.domain())) {

@@ -60,6 +60,10 @@ std::string NoConverterReason(const std::string& op_type);
 
 // Shared by the families.
 
+// OK unless the model's opset predates the node's op (`since`): a node the
+// opset does not define is malformed (InvalidArgument).
+absl::Status RequireOpset(const NodeContext& context, int64_t since);
+
 // Padding of a 2-D window (conv2d) from ONNX's auto_pad and pads
 // attributes, as scopeflow's "paddings": [top, bottom, left, right].
 // `input` is the rank-4 NCHW input; `kernel`, `strides` and `dilations`
